@@ -1,0 +1,161 @@
+//! The `template.yaml` schema as written by operators. Unknown keys are errors, so a typo
+//! never silently weakens the policy.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Template {
+    #[serde(default)]
+    pub server: ServerSection,
+    #[serde(default)]
+    pub identities: Vec<IdentityEntry>,
+    #[serde(default)]
+    pub paths: PathsSection,
+    #[serde(default)]
+    pub commands: Vec<CommandEntry>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    pub preset: Option<String>,
+    /// A list of groups to switch on, or a map of group to on/off.
+    pub groups: Option<GroupSwitches>,
+    #[serde(default)]
+    pub endpoints: BTreeMap<String, bool>,
+    #[serde(default)]
+    pub limits: LimitsSection,
+    pub audit: Option<AuditMode>,
+    pub audit_file: Option<PathBuf>,
+    pub max_body_bytes: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum GroupSwitches {
+    List(Vec<String>),
+    Map(BTreeMap<String, bool>),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    #[serde(default)]
+    pub groups: BTreeMap<String, LimitEntry>,
+    #[serde(default)]
+    pub endpoints: BTreeMap<String, LimitEntry>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitEntry {
+    /// `N/s`, `N/m` or `N/h`, per identity.
+    pub rate: Option<String>,
+    pub burst: Option<u32>,
+    /// Requests (or open streams and sockets) in flight at once, all identities together.
+    pub concurrency: Option<u32>,
+    pub body_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditMode {
+    #[default]
+    Off,
+    Deny,
+    All,
+}
+
+impl AuditMode {
+    pub fn parse(s: &str) -> Option<AuditMode> {
+        match s {
+            "off" => Some(AuditMode::Off),
+            "deny" => Some(AuditMode::Deny),
+            "all" => Some(AuditMode::All),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityEntry {
+    pub id: String,
+    pub token: Option<String>,
+    /// Name of an environment variable holding the token, so the file holds no secret.
+    pub token_env: Option<String>,
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathsSection {
+    pub allow: Option<Vec<PathBuf>>,
+    #[serde(default)]
+    pub read_only: Vec<PathBuf>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    pub symlinks: Option<SymlinkPolicy>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SymlinkPolicy {
+    /// Follow links anywhere.
+    Allow,
+    /// Refuse any path with a symlink on it.
+    Deny,
+    /// Follow links whose target stays under an allowed directory.
+    #[default]
+    Within,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandEntry {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The program and its arguments; `{arg}` placeholders are filled per argument, never
+    /// through a shell.
+    pub argv: Vec<String>,
+    #[serde(default)]
+    pub args: Vec<CommandArgEntry>,
+    pub timeout_secs: Option<u64>,
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Scopes needed on top of the endpoint's `commands:run`.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandArgEntry {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: ArgKind,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub description: String,
+    pub default: Option<serde_json::Value>,
+    #[serde(rename = "enum")]
+    pub choices: Option<Vec<String>>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub max_length: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArgKind {
+    String,
+    Integer,
+    Number,
+    Boolean,
+}

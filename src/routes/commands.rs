@@ -1,0 +1,39 @@
+use crate::auth::Identity;
+use crate::error::{ApiError, ApiResult, Code};
+use crate::extract::{Json, Path};
+use crate::server::SharedState;
+use axum::Extension;
+use axum::extract::State;
+use serde_json::{Map, Value, json};
+
+pub async fn list(State(app): State<SharedState>) -> axum::Json<Value> {
+    axum::Json(json!({ "commands": app.settings.commands.list() }))
+}
+
+pub async fn run(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(name): Path<String>,
+    Json(args): Json<Map<String, Value>>,
+) -> ApiResult<axum::Json<Value>> {
+    let command = app.settings.commands.get(&name).ok_or_else(|| {
+        ApiError::new(
+            Code::CommandNotFound,
+            format!("no command named `{name}`; GET /commands lists them"),
+        )
+        .with_param("name")
+    })?;
+    let needed: Vec<&str> = command.scopes.iter().map(String::as_str).collect();
+    if let Some(scope) = identity.missing_scope(&needed) {
+        return Err(ApiError::new(
+            Code::MissingScope,
+            format!(
+                "the identity `{}` lacks the scope `{scope}` that command `{name}` needs",
+                identity.id
+            ),
+        )
+        .with_endpoint("commands_run"));
+    }
+    let argv = command.render(&args)?;
+    command.run(argv).await.map(axum::Json)
+}

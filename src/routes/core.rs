@@ -1,0 +1,31 @@
+use crate::auth::Identity;
+use crate::capabilities::{self, CheckRequest};
+use crate::error::ApiResult;
+use crate::extract::Json;
+use crate::server::SharedState;
+use axum::Extension;
+use axum::extract::State;
+use serde_json::{Value, json};
+
+pub async fn health(State(app): State<SharedState>) -> axum::Json<Value> {
+    axum::Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "uptime_s": app.started.elapsed().as_secs(),
+    }))
+}
+
+pub async fn capabilities(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+) -> axum::Json<Value> {
+    axum::Json(capabilities::document(&app, &identity))
+}
+
+pub async fn check(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Json(request): Json<CheckRequest>,
+) -> ApiResult<axum::Json<Value>> {
+    capabilities::check(&app, &identity, &request).map(axum::Json)
+}

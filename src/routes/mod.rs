@@ -1,0 +1,114 @@
+//! The router, built from the endpoint table and nothing else: one route per row, each
+//! behind its own admission pipeline. Unmatched paths and methods get the typed 404.
+
+mod agents;
+mod commands;
+mod core;
+
+use crate::endpoints::{ENDPOINTS, Endpoint, Method, Port, Status};
+use crate::error::{ApiError, Code};
+use crate::pipeline::{RouteState, admit, finish};
+use crate::server::SharedState;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::middleware::{from_fn_with_state};
+use axum::response::IntoResponse;
+use axum::routing::{MethodFilter, MethodRouter, on};
+use http::Uri;
+
+/// The main listener's routes.
+pub fn app(state: SharedState) -> Router {
+    build(state, Port::Main)
+}
+
+/// The terminal listener's routes (the PTY WebSocket).
+pub fn terminal_app(state: SharedState) -> Router {
+    build(state, Port::Terminal)
+}
+
+fn build(state: SharedState, port: Port) -> Router {
+    let mut router = Router::new();
+    for (index, endpoint) in ENDPOINTS.iter().enumerate().filter(|(_, e)| e.port == port) {
+        let route_state = RouteState {
+            app: state.clone(),
+            endpoint,
+            index,
+        };
+        let method_router = handler(endpoint).layer(from_fn_with_state(route_state, admit));
+        router = router.route(endpoint.path, method_router);
+    }
+    router
+        .fallback(unmatched)
+        .method_not_allowed_fallback(unmatched)
+        .layer(DefaultBodyLimit::disable())
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
+            ApiError::new(Code::Internal, "internal error; the server log has the details")
+                .into_response()
+        }))
+        .layer(from_fn_with_state(state.clone(), finish))
+        .with_state(state)
+}
+
+fn filter(method: Method) -> MethodFilter {
+    match method {
+        Method::Get => MethodFilter::GET,
+        Method::Post => MethodFilter::POST,
+        Method::Put => MethodFilter::PUT,
+        Method::Delete => MethodFilter::DELETE,
+    }
+}
+
+/// The handler of a row. Rows that later issues build answer one typed 501 from here.
+fn handler(endpoint: &'static Endpoint) -> MethodRouter<SharedState> {
+    let f = filter(endpoint.method);
+    match implemented(endpoint.id) {
+        Some(router) => router,
+        None if endpoint.status == Status::Refusal => on(f, move || agents::refusal(endpoint)),
+        None => on(f, move || not_implemented(endpoint)),
+    }
+}
+
+/// Every `Implemented` row must have a handler here (a unit test checks it).
+fn implemented(id: &str) -> Option<MethodRouter<SharedState>> {
+    Some(match id {
+        "health" => on(MethodFilter::GET, core::health),
+        "capabilities" => on(MethodFilter::GET, core::capabilities),
+        "capabilities_check" => on(MethodFilter::POST, core::check),
+        "commands_list" => on(MethodFilter::GET, commands::list),
+        "commands_run" => on(MethodFilter::POST, commands::run),
+        _ => return None,
+    })
+}
+
+async fn not_implemented(endpoint: &'static Endpoint) -> ApiError {
+    let by = match endpoint.status {
+        Status::Pending(by) => by,
+        _ => "a later version",
+    };
+    ApiError::new(
+        Code::NotImplemented,
+        format!("`{}` is not implemented yet (planned: {by})", endpoint.id),
+    )
+    .with_endpoint(endpoint.id)
+}
+
+async fn unmatched(uri: Uri) -> ApiError {
+    ApiError::not_found(uri.path())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_implemented_row_has_a_handler_and_no_other_does() {
+        for endpoint in ENDPOINTS {
+            assert_eq!(
+                implemented(endpoint.id).is_some(),
+                endpoint.status == Status::Implemented,
+                "{}",
+                endpoint.id
+            );
+        }
+    }
+}
