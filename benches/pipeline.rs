@@ -1,1 +1,123 @@
-fn main() {}
+//! `just bench`: requests per second and p50/p99 latency of GET /health and
+//! GET /capabilities through the full svc pipeline, against a bare axum hello-world served
+//! and loaded the same way in the same run. Target: /health at >= 0.8 of bare axum.
+//!
+//! Options (after `--`): `--seconds N` per measurement (default 5), `--concurrency N`
+//! (default 32).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use svc::config::Settings;
+use svc::server::AppState;
+
+struct Figures {
+    rps: f64,
+    p50_us: u64,
+    p99_us: u64,
+    errors: u64,
+}
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+async fn serve(router: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    addr
+}
+
+async fn load(url: String, concurrency: u64, duration: Duration) -> Figures {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(concurrency as usize)
+        .build()
+        .unwrap();
+    let deadline = Instant::now() + duration;
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let client = client.clone();
+        let url = url.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::with_capacity(100_000);
+            let mut errors = 0u64;
+            while Instant::now() < deadline {
+                let started = Instant::now();
+                match client.get(&url).send().await {
+                    Ok(r) if r.status().is_success() => {
+                        let _ = r.bytes().await;
+                        latencies.push(started.elapsed().as_micros() as u64);
+                    }
+                    _ => errors += 1,
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for task in tasks {
+        let (l, e) = task.await.unwrap();
+        all.extend(l);
+        errors += e;
+    }
+    all.sort_unstable();
+    let pct = |p: f64| {
+        all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0)
+    };
+    Figures {
+        rps: all.len() as f64 / duration.as_secs_f64(),
+        p50_us: pct(0.50),
+        p99_us: pct(0.99),
+        errors,
+    }
+}
+
+fn main() {
+    let seconds = arg("--seconds", 5);
+    let concurrency = arg("--concurrency", 32);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let bare = axum::Router::new().route(
+            "/health",
+            axum::routing::get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
+        );
+        let bare_addr = serve(bare).await;
+        let state = AppState::with_settings(Settings::defaults());
+        let svc_addr = serve(svc::app(Arc::clone(&state))).await;
+
+        let targets = [
+            ("bare axum GET /health", format!("http://{bare_addr}/health")),
+            ("svc GET /health", format!("http://{svc_addr}/health")),
+            ("svc GET /capabilities", format!("http://{svc_addr}/capabilities")),
+        ];
+        println!(
+            "pipeline benchmark: {concurrency} concurrent clients, {seconds} s per target, release build, same process"
+        );
+        println!("{:<26} {:>10} {:>9} {:>9} {:>7}", "target", "req/s", "p50 us", "p99 us", "errors");
+        let mut results = Vec::new();
+        for (name, url) in &targets {
+            // Warm up connections and caches before measuring.
+            load(url.clone(), concurrency, Duration::from_millis(500)).await;
+            let f = load(url.clone(), concurrency, Duration::from_secs(seconds)).await;
+            println!("{name:<26} {:>10.0} {:>9} {:>9} {:>7}", f.rps, f.p50_us, f.p99_us, f.errors);
+            results.push(f);
+        }
+        let ratio = results[1].rps / results[0].rps;
+        println!("ratio svc /health to bare axum: {ratio:.2} (target >= 0.80)");
+        if ratio < 0.8 {
+            println!("BELOW TARGET");
+        }
+    });
+}

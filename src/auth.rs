@@ -251,7 +251,10 @@ mod tests {
         assert!(reader.has_scope("files:read"));
         assert!(!reader.has_scope("files:write"));
         assert!(reader.has_scope("system:write"));
-        assert_eq!(reader.missing_scope(&["files:read", "agents:use"]), Some("agents:use"));
+        assert_eq!(
+            reader.missing_scope(&["files:read", "agents:use"]),
+            Some("agents:use")
+        );
         assert!(valid_scope("*") && valid_scope("a:b") && valid_scope("a:*"));
         assert!(!valid_scope("a") && !valid_scope(":b") && !valid_scope("a:b c"));
     }

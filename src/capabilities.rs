@@ -26,7 +26,10 @@ pub fn document(app: &AppState, identity: &Identity) -> Value {
             .filter(|(i, e)| e.group == group && app.policy.decision(*i).enabled)
             .count();
         groups.insert(group.name().into(), json!(enabled > 0));
-        summary.insert(group.name().into(), json!({"enabled": enabled, "total": total}));
+        summary.insert(
+            group.name().into(),
+            json!({"enabled": enabled, "total": total}),
+        );
     }
     json!({
         "api_version": API_VERSION,
@@ -89,12 +92,22 @@ pub struct CheckRequest {
 /// the path guard's decision, without running anything.
 pub fn check(app: &AppState, identity: &Identity, req: &CheckRequest) -> Result<Value, ApiError> {
     let Some(index) = ENDPOINTS.iter().position(|e| e.id == req.endpoint) else {
-        return Ok(answer(&req.endpoint, false, Some("unknown_endpoint"), None, None, json!({})));
+        return Ok(answer(
+            &req.endpoint,
+            false,
+            Some("unknown_endpoint"),
+            None,
+            None,
+            json!({}),
+        ));
     };
     let endpoint = &ENDPOINTS[index];
     let op = match &req.op {
         Some(name) => Op::parse(name).ok_or_else(|| {
-            ApiError::invalid("op", format!("`{name}` is not an op (read, list, write, delete, exec)"))
+            ApiError::invalid(
+                "op",
+                format!("`{name}` is not an op (read, list, write, delete, exec)"),
+            )
         })?,
         None => default_op(endpoint.access),
     };
@@ -107,12 +120,26 @@ pub fn check(app: &AppState, identity: &Identity, req: &CheckRequest) -> Result<
     let implemented = json!({"implemented": endpoint.status == Status::Implemented});
     match app.policy.verdict(index, identity) {
         Verdict::Disabled(rule) => {
-            return Ok(answer(endpoint.id, false, Some("endpoint_disabled"), Some(rule), Some(Code::EndpointDisabled), implemented));
+            return Ok(answer(
+                endpoint.id,
+                false,
+                Some("endpoint_disabled"),
+                Some(rule),
+                Some(Code::EndpointDisabled),
+                implemented,
+            ));
         }
         Verdict::MissingScope(scope) => {
             let mut extra = implemented;
             extra["scope"] = json!(scope);
-            return Ok(answer(endpoint.id, false, Some("missing_scope"), None, Some(Code::MissingScope), extra));
+            return Ok(answer(
+                endpoint.id,
+                false,
+                Some("missing_scope"),
+                None,
+                Some(Code::MissingScope),
+                extra,
+            ));
         }
         Verdict::Allowed => {}
     }
@@ -128,7 +155,14 @@ pub fn check(app: &AppState, identity: &Identity, req: &CheckRequest) -> Result<
         }
         Err(refusal) => {
             extra["message"] = json!(refusal.message);
-            Ok(answer(endpoint.id, false, Some(refusal.code.as_str()), None, Some(refusal.code), extra))
+            Ok(answer(
+                endpoint.id,
+                false,
+                Some(refusal.code.as_str()),
+                None,
+                Some(refusal.code),
+                extra,
+            ))
         }
     }
 }

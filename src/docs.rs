@@ -44,7 +44,11 @@ pub fn endpoints_markdown() -> String {
             let scopes = if e.scopes.is_empty() {
                 "-".to_owned()
             } else {
-                e.scopes.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(" ")
+                e.scopes
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             };
             let _ = writeln!(
                 out,

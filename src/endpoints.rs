@@ -64,7 +64,7 @@ impl fmt::Display for Group {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Method {
     Get,
@@ -367,8 +367,23 @@ mod tests {
     #[test]
     fn agents_has_four_refusals_and_every_agents_path_is_v1() {
         let agents: Vec<_> = in_group(Group::Agents).collect();
-        assert_eq!(agents.iter().filter(|e| e.status == Status::Refusal).count(), 4);
-        assert!(agents.iter().all(|e| e.is_v1() && e.scopes == ["agents:use"]));
-        assert!(ENDPOINTS.iter().filter(|e| !e.is_v1()).all(|e| e.group != Group::Agents));
+        assert_eq!(
+            agents
+                .iter()
+                .filter(|e| e.status == Status::Refusal)
+                .count(),
+            4
+        );
+        assert!(
+            agents
+                .iter()
+                .all(|e| e.is_v1() && e.scopes == ["agents:use"])
+        );
+        assert!(
+            ENDPOINTS
+                .iter()
+                .filter(|e| !e.is_v1())
+                .all(|e| e.group != Group::Agents)
+        );
     }
 }

@@ -140,7 +140,7 @@ impl Code {
         self.row().availability
     }
 
-    pub fn from_str(code: &str) -> Option<Code> {
+    pub fn parse(code: &str) -> Option<Code> {
         Code::ALL.iter().copied().find(|c| c.as_str() == code)
     }
 
@@ -165,7 +165,7 @@ pub struct ApiError {
     pub rule: Option<String>,
     pub retry_after_secs: Option<u64>,
     /// Extra members merged into the body (e.g. `x_svc.runtimes`).
-    pub extra: Option<Map<String, Value>>,
+    pub extra: Option<Box<Map<String, Value>>>,
 }
 
 impl ApiError {
@@ -210,7 +210,9 @@ impl ApiError {
     }
 
     pub fn with_extra(mut self, key: &str, value: Value) -> Self {
-        self.extra.get_or_insert_with(Map::new).insert(key.to_owned(), value);
+        self.extra
+            .get_or_insert_with(Default::default)
+            .insert(key.to_owned(), value);
         self
     }
 
@@ -257,7 +259,7 @@ impl ApiError {
 
     fn merge_extra(&self, obj: &mut Map<String, Value>) {
         if let Some(extra) = &self.extra {
-            for (k, v) in extra {
+            for (k, v) in extra.iter() {
                 obj.insert(k.clone(), v.clone());
             }
         }
@@ -325,7 +327,7 @@ mod tests {
         let names: HashSet<_> = Code::ALL.iter().map(|c| c.as_str()).collect();
         assert_eq!(names.len(), Code::ALL.len());
         for code in Code::ALL {
-            assert_eq!(Code::from_str(code.as_str()), Some(*code));
+            assert_eq!(Code::parse(code.as_str()), Some(*code));
         }
     }
 

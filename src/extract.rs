@@ -24,13 +24,18 @@ where
             if essence != "application/json" && !essence.ends_with("+json") {
                 return Err(ApiError::invalid(
                     "Content-Type",
-                    format!("the body must be JSON (Content-Type: application/json), not `{essence}`"),
+                    format!(
+                        "the body must be JSON (Content-Type: application/json), not `{essence}`"
+                    ),
                 ));
             }
         }
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::new(Code::PayloadTooLarge, "the request body is over the size limit")
+                ApiError::new(
+                    Code::PayloadTooLarge,
+                    "the request body is over the size limit",
+                )
             } else {
                 ApiError::new(Code::InvalidRequest, rejection.body_text())
             }

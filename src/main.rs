@@ -84,7 +84,8 @@ fn main() -> ExitCode {
 }
 
 fn load(args: &ConfigArgs) -> Result<Settings, ExitCode> {
-    let mut code_groups: Vec<(Group, bool)> = args.enable_groups.iter().map(|g| (*g, true)).collect();
+    let mut code_groups: Vec<(Group, bool)> =
+        args.enable_groups.iter().map(|g| (*g, true)).collect();
     code_groups.extend(args.disable_groups.iter().map(|g| (*g, false)));
     let options = LoadOptions {
         config_path: args.config.clone(),
@@ -184,7 +185,13 @@ fn print_endpoints(format: Format) {
         }
         Format::Table => {
             for e in svc::endpoints::ENDPOINTS {
-                println!("{:<40} {:<6} {:<12} {}", e.id, e.method.as_str(), e.group.name(), e.path);
+                println!(
+                    "{:<40} {:<6} {:<12} {}",
+                    e.id,
+                    e.method.as_str(),
+                    e.group.name(),
+                    e.path
+                );
             }
         }
     }

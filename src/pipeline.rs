@@ -41,6 +41,14 @@ pub async fn admit(State(route): State<RouteState>, req: Request, next: Next) ->
     match admission(&route, req, &mut audit) {
         Ok((req, permit)) => {
             let mut response = next.run(req).await;
+            // A guard or limit that refuses inside the handler (a chunked body over the
+            // limit, a path outside the allowed tree) names the endpoint like the pipeline.
+            if let Some(PendingError(error)) = response.extensions_mut().get_mut::<PendingError>()
+                && error.code.is_denial()
+                && error.endpoint.is_none()
+            {
+                error.endpoint = Some(endpoint.id);
+            }
             if let Some(permit) = permit {
                 response = hold_permit(response, permit);
             }
@@ -75,7 +83,10 @@ fn admission(
     if !decision.enabled {
         return Err(ApiError::new(
             Code::EndpointDisabled,
-            format!("the endpoint `{}` is disabled by {}", endpoint.id, decision.rule),
+            format!(
+                "the endpoint `{}` is disabled by {}",
+                endpoint.id, decision.rule
+            ),
         )
         .with_endpoint(endpoint.id)
         .with_rule(decision.rule.clone()));
@@ -97,19 +108,24 @@ fn admission(
         None
     } else {
         let key = identity.as_ref().map_or("-", |i| i.id.as_str());
-        limiter.admit(key).map_err(|refusal| match refusal {
-            Refusal::Rate { retry_after_secs } => ApiError::new(
-                Code::RateLimited,
-                format!("rate limit of `{}` reached; retry after {retry_after_secs} s", endpoint.id),
-            )
-            .with_retry_after(retry_after_secs),
-            Refusal::Concurrency => ApiError::new(
-                Code::ConcurrencyLimited,
-                format!("`{}` has as many calls in flight as it allows", endpoint.id),
-            )
-            .with_retry_after(1),
-        })
-        .map_err(|e| e.with_endpoint(endpoint.id))?
+        limiter
+            .admit(key)
+            .map_err(|refusal| match refusal {
+                Refusal::Rate { retry_after_secs } => ApiError::new(
+                    Code::RateLimited,
+                    format!(
+                        "rate limit of `{}` reached; retry after {retry_after_secs} s",
+                        endpoint.id
+                    ),
+                )
+                .with_retry_after(retry_after_secs),
+                Refusal::Concurrency => ApiError::new(
+                    Code::ConcurrencyLimited,
+                    format!("`{}` has as many calls in flight as it allows", endpoint.id),
+                )
+                .with_retry_after(1),
+            })
+            .map_err(|e| e.with_endpoint(endpoint.id))?
     };
 
     if let Some(query) = req.uri().query() {
@@ -179,7 +195,10 @@ pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) ->
     if let Some(PendingError(error)) = response.extensions_mut().remove::<PendingError>() {
         response = error.render(&path);
     } else if (response.status().is_client_error() || response.status().is_server_error())
-        && response.extensions().get::<crate::error::ErrorMeta>().is_none()
+        && response
+            .extensions()
+            .get::<crate::error::ErrorMeta>()
+            .is_none()
     {
         response = safety_net(response.status(), &path).render(&path);
     }
@@ -188,13 +207,8 @@ pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) ->
             .headers_mut()
             .insert("x-svc-local", HeaderValue::from_static("1"));
     }
-    app.audit.record(
-        &method,
-        &path,
-        audit.as_ref(),
-        &response,
-        started.elapsed(),
-    );
+    app.audit
+        .record(&method, &path, audit.as_ref(), &response, started.elapsed());
     response
 }
 
@@ -203,9 +217,18 @@ pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) ->
 fn safety_net(status: http::StatusCode, path: &str) -> ApiError {
     match status.as_u16() {
         404 | 405 => ApiError::not_found(path),
-        413 => ApiError::new(Code::PayloadTooLarge, "the request body is over the size limit"),
-        400..=499 => ApiError::new(Code::InvalidRequest, format!("the request was refused ({status})")),
-        _ => ApiError::new(Code::Internal, "internal error; the server log has the details"),
+        413 => ApiError::new(
+            Code::PayloadTooLarge,
+            "the request body is over the size limit",
+        ),
+        400..=499 => ApiError::new(
+            Code::InvalidRequest,
+            format!("the request was refused ({status})"),
+        ),
+        _ => ApiError::new(
+            Code::Internal,
+            "internal error; the server log has the details",
+        ),
     }
 }
 
@@ -221,5 +244,33 @@ mod tests {
         assert_eq!(e.param.as_deref(), Some("a"));
         // The same name percent-encoded is still the same parameter.
         assert!(reject_repeated_parameters("ab=1&a%62=2").is_err());
+    }
+
+    #[tokio::test]
+    async fn a_streaming_body_holds_its_concurrency_permit_until_it_ends() {
+        let semaphore = std::sync::Arc::new(tokio::sync::Semaphore::new(1));
+        let permit = semaphore.clone().try_acquire_owned().unwrap();
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(1);
+        let stream = futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        let response = Response::new(Body::from_stream(stream));
+        let response = hold_permit(response, permit);
+        assert_eq!(
+            semaphore.available_permits(),
+            0,
+            "handler returned, stream still open"
+        );
+        tx.send(Ok(bytes::Bytes::from_static(b"chunk")))
+            .await
+            .unwrap();
+        drop(tx);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"chunk");
+        assert_eq!(
+            semaphore.available_permits(),
+            1,
+            "released when the body ended"
+        );
     }
 }

@@ -212,7 +212,10 @@ fn resolve(
         revision: String::new(),
     };
     if let Some(bytes) = server.max_body_bytes {
-        apply_default_body_limit(&mut settings.limits, positive("server.max_body_bytes", bytes)?);
+        apply_default_body_limit(
+            &mut settings.limits,
+            positive("server.max_body_bytes", bytes)?,
+        );
     }
     env::apply(&mut settings, &mut identities, env, &mut warnings)?;
     settings.identities = Identities::new(identities)?;
@@ -283,11 +286,12 @@ fn resolve_limits(section: &template::LimitsSection) -> Result<Vec<LimitSpec>, C
     for endpoint in ENDPOINTS {
         let group = by_group.get(&endpoint.group);
         let own = by_endpoint.get(endpoint.id);
-        let pick = |f: fn(&LimitEntry) -> Option<String>| {
-            own.and_then(f).or_else(|| group.and_then(f))
-        };
+        let pick =
+            |f: fn(&LimitEntry) -> Option<String>| own.and_then(f).or_else(|| group.and_then(f));
         let rate = pick(|e| e.rate.clone());
-        let burst = own.and_then(|e| e.burst).or_else(|| group.and_then(|e| e.burst));
+        let burst = own
+            .and_then(|e| e.burst)
+            .or_else(|| group.and_then(|e| e.burst));
         let concurrency = own
             .and_then(|e| e.concurrency)
             .or_else(|| group.and_then(|e| e.concurrency));
@@ -296,7 +300,10 @@ fn resolve_limits(section: &template::LimitsSection) -> Result<Vec<LimitSpec>, C
             .or_else(|| group.and_then(|e| e.body_bytes));
         let rate = match rate {
             Some(text) => Some(parse_rate(&text).map_err(|m| {
-                ConfigError(format!("server.limits (endpoint {}): rate: {m}", endpoint.id))
+                ConfigError(format!(
+                    "server.limits (endpoint {}): rate: {m}",
+                    endpoint.id
+                ))
             })?),
             None => None,
         };
@@ -358,7 +365,10 @@ fn revision(
 
 pub(crate) fn require_absolute(key: &str, path: &Path) -> Result<(), ConfigError> {
     if !path.is_absolute() {
-        return err(format!("{key}: `{}` must be an absolute path", path.display()));
+        return err(format!(
+            "{key}: `{}` must be an absolute path",
+            path.display()
+        ));
     }
     Ok(())
 }

@@ -159,7 +159,9 @@ mod tests {
         assert!(limiter.admit("a").is_ok());
         assert!(limiter.admit("a").is_ok());
         match limiter.admit("a") {
-            Err(Refusal::Rate { retry_after_secs }) => assert!((1..=30).contains(&retry_after_secs)),
+            Err(Refusal::Rate { retry_after_secs }) => {
+                assert!((1..=30).contains(&retry_after_secs))
+            }
             _ => panic!("third call within the minute must be refused"),
         }
         assert!(limiter.admit("b").is_ok(), "rates are per identity");

@@ -23,7 +23,11 @@ pub async fn refusal(endpoint: &'static Endpoint) -> ApiError {
     };
     ApiError::new(
         Code::NotImplementedLocally,
-        format!("{} {} is not implemented locally: {why}", endpoint.method.as_str(), endpoint.path),
+        format!(
+            "{} {} is not implemented locally: {why}",
+            endpoint.method.as_str(),
+            endpoint.path
+        ),
     )
     .with_extra(
         "x_svc",

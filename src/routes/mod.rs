@@ -11,7 +11,7 @@ use crate::pipeline::{RouteState, admit, finish};
 use crate::server::SharedState;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::middleware::{from_fn_with_state};
+use axum::middleware::from_fn_with_state;
 use axum::response::IntoResponse;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use http::Uri;
@@ -42,8 +42,11 @@ fn build(state: SharedState, port: Port) -> Router {
         .method_not_allowed_fallback(unmatched)
         .layer(DefaultBodyLimit::disable())
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
-            ApiError::new(Code::Internal, "internal error; the server log has the details")
-                .into_response()
+            ApiError::new(
+                Code::Internal,
+                "internal error; the server log has the details",
+            )
+            .into_response()
         }))
         .layer(from_fn_with_state(state.clone(), finish))
         .with_state(state)

@@ -148,7 +148,11 @@ impl CommandSpec {
         }
         let mut values: BTreeMap<&str, String> = BTreeMap::new();
         for arg in &self.args {
-            match given.get(&arg.name).filter(|v| !v.is_null()).or(arg.default.as_ref()) {
+            match given
+                .get(&arg.name)
+                .filter(|v| !v.is_null())
+                .or(arg.default.as_ref())
+            {
                 Some(value) => {
                     values.insert(&arg.name, arg.check(value)?);
                 }
@@ -182,7 +186,11 @@ impl CommandSpec {
             program: program.clone(),
             args: parts.collect(),
             cwd: self.cwd.clone(),
-            env: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            env: self
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             timeout: self.timeout,
             output_cap: OUTPUT_CAP_BYTES,
         };
@@ -226,9 +234,8 @@ impl ArgSpec {
             max_length: entry.max_length,
         };
         if let Some(default) = &spec.default {
-            spec.check(default).map_err(|e| {
-                ConfigError(format!("{key}.default: {}", e.message))
-            })?;
+            spec.check(default)
+                .map_err(|e| ConfigError(format!("{key}.default: {}", e.message)))?;
         }
         Ok(spec)
     }
@@ -244,7 +251,10 @@ impl ArgSpec {
                 if let Some(max) = self.max_length
                     && s.chars().count() > max
                 {
-                    return Err(bad(format!("`{}` is longer than {max} characters", self.name)));
+                    return Err(bad(format!(
+                        "`{}` is longer than {max} characters",
+                        self.name
+                    )));
                 }
                 s.clone()
             }
@@ -260,16 +270,16 @@ impl ArgSpec {
                 )));
             }
         };
-        if let Some(number) = value.as_f64() {
-            if self.min.is_some_and(|min| number < min) || self.max.is_some_and(|max| number > max)
-            {
-                return Err(bad(format!(
-                    "`{}` must be between {} and {}",
-                    self.name,
-                    self.min.map_or("-inf".into(), |v| v.to_string()),
-                    self.max.map_or("inf".into(), |v| v.to_string())
-                )));
-            }
+        if let Some(number) = value.as_f64()
+            && (self.min.is_some_and(|min| number < min)
+                || self.max.is_some_and(|max| number > max))
+        {
+            return Err(bad(format!(
+                "`{}` must be between {} and {}",
+                self.name,
+                self.min.map_or("-inf".into(), |v| v.to_string()),
+                self.max.map_or("inf".into(), |v| v.to_string())
+            )));
         }
         if let Some(choices) = &self.choices
             && !choices.contains(&text)

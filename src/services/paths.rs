@@ -55,7 +55,10 @@ pub struct PathGuard {
 
 impl PathGuard {
     pub fn from_section(section: &PathsSection) -> Result<PathGuard, ConfigError> {
-        let allow = section.allow.clone().unwrap_or_else(|| vec![PathBuf::from("/")]);
+        let allow = section
+            .allow
+            .clone()
+            .unwrap_or_else(|| vec![PathBuf::from("/")]);
         for (i, p) in allow.iter().enumerate() {
             require_absolute(&format!("paths.allow[{i}]"), p)?;
         }
@@ -108,7 +111,10 @@ impl PathGuard {
                 if let Some(link) = first_symlink(&path) {
                     return Err(refuse(
                         Code::SymlinkDenied,
-                        format!("`{}` is a symbolic link and links are refused", link.display()),
+                        format!(
+                            "`{}` is a symbolic link and links are refused",
+                            link.display()
+                        ),
                     ));
                 }
             }
@@ -199,7 +205,10 @@ fn resolve_existing(path: &Path) -> PathBuf {
             }
             return normalize(&out);
         }
-        match (existing.file_name().map(|n| n.to_owned()), existing.parent()) {
+        match (
+            existing.file_name().map(|n| n.to_owned()),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_path_buf();

@@ -177,7 +177,11 @@ mod tests {
         let out = run(&sh(&script, 300)).await.unwrap();
         assert!(out.timed_out);
         assert_eq!(out.signal, Some(15));
-        let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         // The grandchild was in the group: it is gone (or a zombie of init, never running).
         tokio::time::sleep(Duration::from_millis(100)).await;
         let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();

@@ -1,1 +1,5 @@
+//! Integration tests of `svc` itself: one test binary (crates.io's layout).
 
+mod cli;
+mod coverage;
+mod docs;

@@ -1,0 +1,167 @@
+//! Runs the conformance suite against any svc-compatible server.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{CommandFactory as _, Parser, ValueEnum, error::ErrorKind};
+use conformance::report::{self, CaseResult};
+use conformance::runner::{self, Options, Target};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Pretty,
+    Json,
+}
+
+/// Black-box conformance suite for svc-compatible servers.
+#[derive(Debug, Parser)]
+#[command(name = "svc-conformance", version)]
+struct Cli {
+    /// Launch the server per profile: a shell command containing {port}
+    /// (replaced by 0); {config} becomes the profile's template.yaml path.
+    #[arg(long, value_name = "CMD", conflicts_with = "base_url")]
+    server_cmd: Option<String>,
+    /// Test an already running server; only profile-free cases run.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Bearer token sent by cases that authenticate.
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
+    /// Directory put first on the server's PATH (fake runtimes rt-one, rt-two).
+    #[arg(long, value_name = "DIR")]
+    runtimes_dir: Option<PathBuf>,
+    /// Skip cases carrying this tag (repeatable).
+    #[arg(long = "skip-tag", value_name = "TAG")]
+    skip_tags: Vec<String>,
+    /// Run only cases whose id contains this (repeatable; any may match).
+    #[arg(long = "filter", value_name = "SUBSTR")]
+    filters: Vec<String>,
+    /// Output on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Pretty)]
+    format: Format,
+    /// Also write the JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// List the selected case ids and exit.
+    #[arg(long)]
+    list: bool,
+    /// Compare the per-group summary table with FILE (a mismatch fails the run).
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
+    /// Rewrite the --summary FILE instead of comparing.
+    #[arg(long, requires = "summary")]
+    update_summary: bool,
+    /// Cases of one profile run at once.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
+    jobs: u64,
+    /// Per-case timeout in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    case_timeout: u64,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let cases = runner::select(conformance::all_cases(), &cli.filters);
+    if cli.list {
+        let mut out = std::io::stdout().lock();
+        for case in &cases {
+            let _ = writeln!(out, "{}", case.id);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let target = match (cli.server_cmd.clone(), cli.base_url.clone()) {
+        (Some(cmd), _) if !cmd.contains("{port}") => usage("--server-cmd must contain {port}"),
+        (Some(cmd), _) => Target::Launch(cmd),
+        (None, Some(url)) if !url.starts_with("http://") && !url.starts_with("https://") => {
+            usage("--base-url must start with http:// or https://")
+        }
+        (None, Some(url)) => Target::BaseUrl(url),
+        (None, None) => usage("give --server-cmd '<command with {port}>' or --base-url URL"),
+    };
+    quiet_insta();
+
+    let mut opts = Options::new(target);
+    opts.token = cli.token.clone();
+    opts.runtimes_dir = cli.runtimes_dir.clone();
+    opts.skip_tags = cli.skip_tags.clone();
+    opts.jobs = usize::try_from(cli.jobs).unwrap_or(8);
+    opts.case_timeout = Duration::from_secs(cli.case_timeout);
+    if cli.format == Format::Pretty {
+        let width = report::output_width();
+        opts.on_result = Some(Arc::new(move |r: &CaseResult| {
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "{}",
+                report::pretty_line(r, width)
+            );
+        }));
+    }
+
+    let report = runner::run_suite(cases, &opts);
+    let mut failed = report.has_failures();
+    if let Some(path) = &cli.report
+        && let Err(e) = std::fs::write(path, report.to_json())
+    {
+        eprintln!("error: writing the report {}: {e}", path.display());
+        failed = true;
+    }
+    if let Some(path) = &cli.summary
+        && let Err(e) = report::check_summary(&report, path, cli.update_summary)
+    {
+        eprintln!("error: {e:#}");
+        failed = true;
+    }
+    match cli.format {
+        Format::Pretty => {
+            println!("\n{}\n{}", report.summary_text(), report.final_line());
+        }
+        Format::Json => {
+            println!("{}", report.to_json());
+            // Stdout stays pure JSON; CI still finds its line.
+            eprintln!("{}", report.final_line());
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn usage(msg: &str) -> ! {
+    Cli::command()
+        .error(ErrorKind::MissingRequiredArgument, msg)
+        .exit()
+}
+
+/// Snapshot diffs are part of each failure message, so insta's own printing
+/// would only duplicate them and corrupt `--format json`. Insta reads its
+/// settings from the environment, which a running program cannot safely
+/// change, so re-exec once with them set.
+fn quiet_insta() {
+    use std::os::unix::process::CommandExt as _;
+    if std::env::var_os("INSTA_OUTPUT").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(std::env::args_os().skip(1))
+        .env("INSTA_OUTPUT", "none");
+    if std::env::var_os("INSTA_WORKSPACE_ROOT").is_none() {
+        // Otherwise insta runs `cargo metadata`, which another implementer may not have.
+        let root = conformance::launch::workspace_root();
+        let root = if root.is_dir() {
+            root
+        } else {
+            std::env::current_dir().unwrap_or(root)
+        };
+        cmd.env("INSTA_WORKSPACE_ROOT", root);
+    }
+    let err = cmd.exec();
+    eprintln!("warning: could not re-run with INSTA_OUTPUT=none ({err}); continuing");
+}

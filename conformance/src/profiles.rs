@@ -1,0 +1,206 @@
+//! Server profiles: how the runner configures the server it launches for a
+//! group of cases. `{dir}` in env values, the template, args and file contents
+//! stands for the profile's fresh temp dir.
+
+/// A server configuration cases can ask for.
+#[derive(Debug)]
+pub struct Profile {
+    /// Unique; shown in skip reasons and the report.
+    pub name: &'static str,
+    /// Extra environment for the server process.
+    pub env: &'static [(&'static str, &'static str)],
+    /// `template.yaml` text; written to `{dir}/template.yaml` and passed as
+    /// `SVC_CONFIG` and `{config}`.
+    pub template: Option<&'static str>,
+    /// Extra CLI args appended to the server command.
+    pub args: &'static [&'static str],
+    /// Extra files written into `{dir}` before launch: (relative path, content).
+    pub files: &'static [(&'static str, &'static str)],
+}
+
+impl Profile {
+    /// Only `ANY` cases run against a server the runner did not launch.
+    pub fn is_any(&self) -> bool {
+        std::ptr::eq(self, &ANY) || self.name == ANY.name
+    }
+}
+
+/// Cases that hold for any server whatever its configuration; the only ones
+/// run with `--base-url`.
+pub static ANY: Profile = Profile {
+    name: "any",
+    env: &[],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// No env, no template: anonymous caller, default groups.
+pub static DEFAULT: Profile = Profile {
+    name: "default",
+    env: &[],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// Three identities, named commands, audit of every call into `{dir}/audit.jsonl`.
+pub static SECURED: Profile = Profile {
+    name: "secured",
+    env: &[("DEPLOYER_TOKEN", "deployer-token")],
+    template: Some(
+        r#"
+server:
+  audit: all
+  audit_file: "{dir}/audit.jsonl"
+identities:
+  - {id: admin, token: admin-token, scopes: ["*"]}
+  - {id: reader, token: reader-token, scopes: ["files:read", "commands:read"]}
+  - {id: deployer, token_env: DEPLOYER_TOKEN, scopes: ["commands:*"]}
+commands:
+  - name: greet
+    description: Print a greeting
+    argv: ["echo", "hello,", "{who}"]
+    args:
+      - {name: who, type: string, required: true}
+  - name: deploy
+    description: Needs a scope of its own
+    argv: ["echo", "deployed"]
+    scopes: ["ops:deploy"]
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
+/// `SVC_SERVER_TOKEN` alone.
+pub static SERVER_TOKEN: Profile = Profile {
+    name: "server-token",
+    env: &[("SVC_SERVER_TOKEN", "the-one-token")],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// Every template and environment rule kind at once, and `audit: deny`.
+pub static POLICY: Profile = Profile {
+    name: "policy",
+    env: &[("SVC_SERVER_ENABLED_GROUPS", "dev_tools,-process")],
+    template: Some(
+        r#"
+server:
+  preset: read-only
+  audit: deny
+  audit_file: "{dir}/audit.jsonl"
+  groups: {terminal: false}
+  endpoints: {system_info: false, pty_list: true}
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
+/// Group switches chosen by the launching program (`svc serve --disable-group system
+/// --enable-group browser`); implementations without such flags skip `needs:code-layer`.
+pub static CODE_LAYER: Profile = Profile {
+    name: "code-layer",
+    env: &[],
+    template: None,
+    args: &["--disable-group", "system", "--enable-group", "browser"],
+    files: &[],
+};
+
+/// Rate, concurrency and body limits on a few endpoints.
+pub static LIMITS: Profile = Profile {
+    name: "limits",
+    env: &[],
+    template: Some(
+        r#"
+server:
+  limits:
+    endpoints:
+      commands_list: {rate: "2/m"}
+      commands_run: {concurrency: 1}
+      capabilities_check: {body_bytes: 1024}
+commands:
+  - name: nap
+    description: Sleeps a little, to hold a concurrency slot
+    argv: ["sleep", "1.5"]
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
+/// Path rules: one allowed tree with a read-only part, deny patterns, symlinks refused.
+pub static PATHS: Profile = Profile {
+    name: "paths",
+    env: &[],
+    template: Some(
+        r#"
+paths:
+  allow: ["{dir}/work"]
+  read_only: ["{dir}/work/vendor"]
+  deny: ["**/.env", "**/.git/**"]
+  symlinks: deny
+"#,
+    ),
+    args: &[],
+    files: &[
+        ("work/vendor/lib.txt", "vendored\n"),
+        ("work/notes.txt", "notes\n"),
+    ],
+};
+
+/// Named commands, anonymous caller.
+pub static COMMANDS: Profile = Profile {
+    name: "commands",
+    env: &[],
+    template: Some(
+        r#"
+commands:
+  - name: greet
+    description: Print a greeting
+    argv: ["echo", "hello,", "{who}"]
+    args:
+      - {name: who, type: string, required: true, description: Whom to greet, max_length: 512}
+      - {name: times, type: integer, min: 1, max: 3, default: 1, description: Unused count}
+  - name: fail
+    description: Exits with status 3
+    argv: ["sh", "-c", "echo failing >&2; exit 3"]
+  - name: slow
+    description: Runs past its timeout
+    argv: ["sleep", "30"]
+    timeout_secs: 1
+  - name: missing
+    description: Names a program that does not exist
+    argv: ["/nonexistent/svc-conformance-program"]
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
+/// The agents group switched on through the environment.
+pub static AGENTS: Profile = Profile {
+    name: "agents",
+    env: &[("SVC_SERVER_ENABLED_GROUPS", "agents")],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// Only implemented endpoints reachable: the groups still pending are switched off, so
+/// no generated request can reach a 501.
+pub static FUZZ: Profile = Profile {
+    name: "fuzz",
+    env: &[],
+    template: Some(
+        r#"
+server:
+  groups: {file_ops: false, process: false, terminal: false, system: false}
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
