@@ -11,6 +11,24 @@ use serde_json::{Map, Value, json};
 
 pub const API_VERSION: &str = "1";
 
+/// The serialized document per identity. The configuration is fixed for the life of the
+/// server, so a caller's document never changes and is built once.
+#[derive(Default)]
+pub struct DocumentCache(std::sync::RwLock<std::collections::HashMap<String, bytes::Bytes>>);
+
+impl DocumentCache {
+    pub fn get_or_build(&self, app: &AppState, identity: &Identity) -> bytes::Bytes {
+        if let Some(doc) = self.0.read().ok().and_then(|m| m.get(&identity.id).cloned()) {
+            return doc;
+        }
+        let doc = bytes::Bytes::from(document(app, identity).to_string());
+        if let Ok(mut map) = self.0.write() {
+            map.insert(identity.id.clone(), doc.clone());
+        }
+        doc
+    }
+}
+
 pub fn document(app: &AppState, identity: &Identity) -> Value {
     let mut endpoints = Map::new();
     for (index, endpoint) in ENDPOINTS.iter().enumerate() {

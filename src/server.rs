@@ -22,6 +22,7 @@ pub struct AppState {
     pub started: Instant,
     /// Relative paths are judged against this directory (the server's working directory).
     pub base_dir: PathBuf,
+    pub capabilities: crate::capabilities::DocumentCache,
 }
 
 pub type SharedState = Arc<AppState>;
@@ -29,23 +30,22 @@ pub type SharedState = Arc<AppState>;
 impl AppState {
     pub fn new(settings: Settings) -> std::io::Result<SharedState> {
         let audit = Audit::start(settings.audit, settings.audit_file.as_deref())?;
-        Ok(Arc::new(AppState {
+        Ok(AppState::build(settings, audit))
+    }
+
+    /// Audit off: for tests, benchmarks and embedding.
+    pub fn with_settings(settings: Settings) -> SharedState {
+        AppState::build(settings, Audit::off())
+    }
+
+    fn build(settings: Settings, audit: Audit) -> SharedState {
+        Arc::new(AppState {
             policy: Policy::new(&settings),
             settings,
             audit,
             started: Instant::now(),
             base_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
-        }))
-    }
-
-    /// Defaults, audit off: for tests and embedding.
-    pub fn with_settings(settings: Settings) -> SharedState {
-        Arc::new(AppState {
-            policy: Policy::new(&settings),
-            settings,
-            audit: Audit::off(),
-            started: Instant::now(),
-            base_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            capabilities: Default::default(),
         })
     }
 }

@@ -5,6 +5,7 @@ use crate::extract::Json;
 use crate::server::SharedState;
 use axum::Extension;
 use axum::extract::State;
+use axum::response::IntoResponse;
 use serde_json::{Value, json};
 
 pub async fn health(State(app): State<SharedState>) -> axum::Json<Value> {
@@ -18,8 +19,9 @@ pub async fn health(State(app): State<SharedState>) -> axum::Json<Value> {
 pub async fn capabilities(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
-) -> axum::Json<Value> {
-    axum::Json(capabilities::document(&app, &identity))
+) -> impl IntoResponse {
+    let doc = app.capabilities.get_or_build(&app, &identity);
+    ([(http::header::CONTENT_TYPE, "application/json")], doc)
 }
 
 pub async fn check(
