@@ -93,7 +93,10 @@ fn main() {
     let seconds = arg("--seconds", 2);
     let rounds = arg("--rounds", 5).max(1) as usize;
     let concurrency = arg("--concurrency", 32);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     runtime.block_on(async move {
         let bare = axum::Router::new().route(
             "/health",

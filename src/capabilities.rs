@@ -18,7 +18,12 @@ pub struct DocumentCache(std::sync::RwLock<std::collections::HashMap<String, byt
 
 impl DocumentCache {
     pub fn get_or_build(&self, app: &AppState, identity: &Identity) -> bytes::Bytes {
-        if let Some(doc) = self.0.read().ok().and_then(|m| m.get(&identity.id).cloned()) {
+        if let Some(doc) = self
+            .0
+            .read()
+            .ok()
+            .and_then(|m| m.get(&identity.id).cloned())
+        {
             return doc;
         }
         let doc = bytes::Bytes::from(document(app, identity).to_string());
