@@ -59,7 +59,6 @@ const FILES: Availability = Pending("file_ops issue");
 const PROCESS: Availability = Pending("process issue");
 const SYSTEM: Availability = Pending("system issue");
 const DEV_TOOLS: Availability = Pending("dev_tools issue");
-const SESSIONS: Availability = Pending("issue 3 (simulator and sessions)");
 const RESPONSES: Availability = Pending("issue 4 (responses, definitions, models, files)");
 const GUARDED: Availability = Pending("issue 5 (environments, vaults, webhooks)");
 
@@ -99,7 +98,7 @@ error_table! {
     NotImplemented         => "not_implemented",         501, "NotImplementedError",      false, false, Live;
     Internal               => "internal_error",          500, "InternalServerError",      true,  false, Live;
     // Agents group (first document, 7).
-    ToolResultUnsupported  => "agents.tool_result_unsupported", 400, "BadRequestError", false, false, SESSIONS;
+    ToolResultUnsupported  => "agents.tool_result_unsupported", 400, "BadRequestError", false, false, Live;
     AgentsFileExists       => "agents.file_exists",      400, "BadRequestError",          false, false, GUARDED;
     PathRefused            => "agents.path_refused",     400, "BadRequestError",          false, true,  GUARDED;
     CredentialUnavailable  => "agents.credential_unavailable", 400, "BadRequestError",    false, false, GUARDED;
@@ -109,10 +108,11 @@ error_table! {
     NotCancellable         => "agents.not_cancellable",  400, "BadRequestError",          false, false, RESPONSES;
     WebsocketUpgradeRequired => "agents.websocket_upgrade_required", 400, "BadRequestError", false, false, RESPONSES;
     NotImplementedLocally  => "agents.not_implemented_locally", 404, "NotFoundError",     false, false, Live;
-    CursorNotFound         => "agents.cursor_not_found", 404, "NotFoundError",            false, false, SESSIONS;
-    ResourceNotFound       => "resource_not_found",      404, "NotFoundError",            false, false, SESSIONS;
+    RuntimeNotInstalled    => "agents.runtime_not_installed", 400, "BadRequestError",     false, false, Live;
+    CursorNotFound         => "agents.cursor_not_found", 404, "NotFoundError",            false, false, Live;
+    ResourceNotFound       => "resource_not_found",      404, "NotFoundError",            false, false, Live;
     ModelNotFound          => "model_not_found",         404, "NotFoundError",            false, false, RESPONSES;
-    IdempotencyMismatch    => "idempotency.mismatch",    409, "ConflictError",            false, false, SESSIONS;
+    IdempotencyMismatch    => "idempotency.mismatch",    409, "ConflictError",            false, false, Live;
 }
 
 impl Code {

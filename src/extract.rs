@@ -74,3 +74,21 @@ where
             .map_err(|e| ApiError::new(Code::InvalidRequest, e.body_text()))
     }
 }
+
+/// Query parameters.
+pub struct Query<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Query<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|q| Query(q.0))
+            .map_err(|e| ApiError::new(Code::InvalidRequest, e.body_text()))
+    }
+}

@@ -1,6 +1,7 @@
 //! `svc`: an in-sandbox agent server. One policy-guarded HTTP API (118 endpoints, see
 //! [`endpoints::ENDPOINTS`]) for coding agents, files, processes and terminals.
 
+pub mod agents;
 pub mod audit;
 pub mod auth;
 pub mod capabilities;

@@ -162,11 +162,18 @@ fn serve(args: ServeArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        let stop = match server::StopSignal::install() {
+            Ok(stop) => stop,
+            Err(e) => {
+                eprintln!("svc: error: cannot install the SIGINT/SIGTERM handlers: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         tracing::info!(terminal = %server::url_of(terminal), "terminal WebSocket listening");
         let mut stdout = std::io::stdout();
         let _ = writeln!(stdout, "listening on {}", server::url_of(main));
         let _ = stdout.flush();
-        match server::run(state, listeners, server::stop_signal()).await {
+        match server::run(state, listeners, stop.wait()).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("svc: error: {e}");

@@ -23,6 +23,7 @@ pub struct AppState {
     /// Relative paths are judged against this directory (the server's working directory).
     pub base_dir: PathBuf,
     pub capabilities: crate::capabilities::DocumentCache,
+    pub agents: crate::agents::Agents,
 }
 
 pub type SharedState = Arc<AppState>;
@@ -40,6 +41,7 @@ impl AppState {
 
     fn build(settings: Settings, audit: Audit) -> SharedState {
         Arc::new(AppState {
+            agents: crate::agents::Agents::new(settings.agents.clone()),
             policy: Policy::new(&settings),
             settings,
             audit,
@@ -111,18 +113,27 @@ pub async fn run(
     Ok(())
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        tracing::error!("cannot install signal handlers; stop the server with SIGKILL");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+/// SIGINT and SIGTERM handlers, installed before the server says it is ready so that a
+/// signal sent right after the `listening on` line stops it cleanly instead of killing it.
+pub struct StopSignal {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl StopSignal {
+    pub fn install() -> std::io::Result<StopSignal> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(StopSignal {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Resolves on the first SIGINT or SIGTERM.
+    pub async fn wait(mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
     }
 }

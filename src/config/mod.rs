@@ -86,6 +86,7 @@ pub struct Settings {
     pub audit_file: Option<PathBuf>,
     pub paths: PathGuard,
     pub commands: CommandRegistry,
+    pub agents: crate::agents::settings::AgentsSettings,
     pub warnings: Vec<String>,
     pub revision: String,
 }
@@ -112,7 +113,10 @@ impl Settings {
             None => Template::default(),
         };
         let mut settings = resolve(template, source.clone(), env)?;
-        settings.configured = text.is_some() || env.keys().any(|k| env::is_server_var(k));
+        settings.configured = text.is_some()
+            || env
+                .keys()
+                .any(|k| env::is_server_var(k) || k.starts_with("SVC_AGENTS_"));
         for (group, on) in &options.code_groups {
             settings.code_groups.insert(*group, *on);
         }
@@ -208,6 +212,7 @@ fn resolve(
         audit_file: server.audit_file,
         paths,
         commands,
+        agents: Default::default(),
         warnings: Vec::new(),
         revision: String::new(),
     };
@@ -218,6 +223,7 @@ fn resolve(
         );
     }
     env::apply(&mut settings, &mut identities, env, &mut warnings)?;
+    settings.agents = crate::agents::settings::AgentsSettings::from_env(env, &mut warnings)?;
     settings.identities = Identities::new(identities)?;
     if settings.identities.is_empty() {
         warnings.push(
@@ -355,6 +361,10 @@ fn revision(
     for (k, v) in env.iter().filter(|(k, _)| env::is_server_var(k)) {
         hasher.update(k.as_bytes());
         hasher.update(Sha256::digest(v.as_bytes()));
+    }
+    for (k, v) in env.iter().filter(|(k, _)| k.starts_with("SVC_AGENTS_")) {
+        hasher.update(k.as_bytes());
+        hasher.update(v.as_bytes());
     }
     for (g, on) in code_groups {
         hasher.update(format!("{g}={on}").as_bytes());

@@ -79,6 +79,31 @@ fn implemented(id: &str) -> Option<MethodRouter<SharedState>> {
         "capabilities_check" => on(MethodFilter::POST, core::check),
         "commands_list" => on(MethodFilter::GET, commands::list),
         "commands_run" => on(MethodFilter::POST, commands::run),
+        "agents_runtimes_list" => on(MethodFilter::GET, agents::runtimes_list),
+        "agents_sessions_create" => on(MethodFilter::POST, agents::create),
+        "agents_sessions_list" => on(MethodFilter::GET, agents::list),
+        "agents_sessions_get" => on(MethodFilter::GET, agents::get),
+        "agents_sessions_update" => on(MethodFilter::POST, agents::update),
+        "agents_sessions_delete" => on(MethodFilter::DELETE, agents::delete),
+        "agents_sessions_events_create" => on(MethodFilter::POST, agents::events_create),
+        "agents_sessions_events_stream" => on(MethodFilter::GET, agents::events_stream),
+        "agents_sessions_items_list" => on(MethodFilter::GET, agents::items_list),
+        "agents_sessions_turns_list" => on(MethodFilter::GET, agents::turns_list),
+        "agents_sessions_turns_get" => on(MethodFilter::GET, agents::turns_get),
+        "agents_sessions_turns_items_list" => on(MethodFilter::GET, agents::turns_items_list),
+        "agents_artifacts_list" => on(MethodFilter::GET, agents::artifacts_list),
+        "agents_artifacts_get" => on(MethodFilter::GET, agents::artifacts_get),
+        "agents_artifacts_delete" => on(MethodFilter::DELETE, agents::artifacts_delete),
+        "agents_artifacts_content" => on(MethodFilter::GET, agents::artifacts_content),
+        "agents_traces_list" => on(MethodFilter::GET, agents::traces_list),
+        "agents_subagents_list" => on(MethodFilter::GET, agents::subagents_list),
+        "agents_subagents_get" => on(MethodFilter::GET, agents::subagents_get),
+        "agents_subagents_items_list" => on(MethodFilter::GET, agents::subagents_items_list),
+        "agents_subagents_turns_list" => on(MethodFilter::GET, agents::subagents_turns_list),
+        "agents_subagents_turns_get" => on(MethodFilter::GET, agents::subagents_turns_get),
+        "agents_subagents_turns_items_list" => {
+            on(MethodFilter::GET, agents::subagents_turns_items_list)
+        }
         _ => return None,
     })
 }

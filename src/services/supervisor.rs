@@ -112,6 +112,172 @@ pub async fn stop_group(
     }
 }
 
+/// Longest stdout line kept whole; a longer line is cut (the reader still consumes it).
+pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+/// How much of stderr is kept for error messages.
+pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+
+/// A child whose stdout is read line by line while it runs (agent runtimes, shells).
+pub struct Streaming {
+    child: tokio::process::Child,
+    group: Option<Pid>,
+    lines: tokio::sync::mpsc::Receiver<String>,
+    stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct StreamSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    /// Written to stdin, which is then closed.
+    pub stdin: Option<String>,
+}
+
+impl Streaming {
+    pub fn spawn(spec: &StreamSpec) -> std::io::Result<Streaming> {
+        use tokio::io::AsyncWriteExt;
+        let mut command = Command::new(&spec.program);
+        command
+            .args(&spec.args)
+            .stdin(if spec.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(cwd) = &spec.cwd {
+            command.current_dir(cwd);
+        }
+        for (k, v) in &spec.env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn()?;
+        let group = child.id().map(|id| Pid::from_raw(id as i32));
+        if let (Some(text), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
+            tokio::spawn(async move {
+                let _ = stdin.write_all(text.as_bytes()).await;
+            });
+        }
+        let stdout = child.stdout.take().expect("piped");
+        let stderr_pipe = child.stderr.take().expect("piped");
+        let (tx, lines) = tokio::sync::mpsc::channel(256);
+        tokio::spawn(read_lines(stdout, tx));
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        tokio::spawn(keep_tail(stderr_pipe, stderr.clone()));
+        Ok(Streaming {
+            child,
+            group,
+            lines,
+            stderr,
+        })
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.group.map(|p| p.as_raw() as u32)
+    }
+
+    /// The next stdout line, or `None` once stdout is closed.
+    pub async fn next_line(&mut self) -> Option<String> {
+        self.lines.recv().await
+    }
+
+    /// Waits for the exit, then clears whatever the child left in its group.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        let status = self.child.wait().await?;
+        if let Some(pgid) = self.group {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        Ok(status)
+    }
+
+    /// TERM to the group, a grace period, then KILL; reaps the child.
+    pub async fn stop(&mut self) -> std::io::Result<ExitStatus> {
+        let status = stop_group(&mut self.child, self.group).await?;
+        if let Some(pgid) = self.group {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        Ok(status)
+    }
+
+    /// The last few KiB the child wrote to stderr, for error messages.
+    pub fn stderr_tail(&self) -> String {
+        let bytes = self.stderr.lock().map(|b| b.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).trim().to_owned()
+    }
+}
+
+async fn read_lines(stdout: impl AsyncRead + Unpin, tx: tokio::sync::mpsc::Sender<String>) {
+    use tokio::io::AsyncBufReadExt;
+    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let mut cut = false;
+        // Read one line, keeping at most MAX_LINE_BYTES of it.
+        loop {
+            let buf = match reader.fill_buf().await {
+                Ok(buf) => buf,
+                Err(_) => return,
+            };
+            if buf.is_empty() {
+                break;
+            }
+            let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+                Some(i) => (&buf[..i], Some(i + 1)),
+                None => (buf, None),
+            };
+            let room = MAX_LINE_BYTES.saturating_sub(line.len());
+            cut |= chunk.len() > room;
+            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            let used = done.unwrap_or(buf.len());
+            reader.consume(used);
+            if done.is_some() {
+                break;
+            }
+        }
+        if line.is_empty() && !cut {
+            // Either EOF or an empty line; only EOF ends the loop.
+            if reader
+                .fill_buf()
+                .await
+                .map(|b| b.is_empty())
+                .unwrap_or(true)
+            {
+                return;
+            }
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line).into_owned();
+        if tx.send(text).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn keep_tail(
+    mut stderr: impl AsyncRead + Unpin,
+    tail: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+) {
+    let mut buf = vec![0u8; 8 * 1024];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if let Ok(mut t) = tail.lock() {
+                    t.extend_from_slice(&buf[..n]);
+                    let excess = t.len().saturating_sub(STDERR_TAIL_BYTES);
+                    t.drain(..excess);
+                }
+            }
+        }
+    }
+}
+
 fn signal_of(status: ExitStatus) -> Option<i32> {
     use std::os::unix::process::ExitStatusExt;
     status.signal()
@@ -167,6 +333,47 @@ mod tests {
         assert_eq!(out.stdout.bytes.len(), 8);
         assert!(out.stdout.truncated);
         assert_eq!(out.exit_code, Some(0));
+    }
+
+    #[tokio::test]
+    async fn streaming_lines_arrive_while_the_child_runs_and_stop_ends_the_group() {
+        let spec = StreamSpec {
+            program: "sh".into(),
+            args: vec![
+                "-c".into(),
+                "echo one; echo two; echo warn >&2; sleep 30 & wait".into(),
+            ],
+            ..StreamSpec::default()
+        };
+        let mut child = Streaming::spawn(&spec).unwrap();
+        assert_eq!(child.next_line().await.as_deref(), Some("one"));
+        assert_eq!(child.next_line().await.as_deref(), Some("two"));
+        let status = child.stop().await.unwrap();
+        assert_eq!(signal_of(status), Some(15));
+        assert_eq!(
+            child.next_line().await,
+            None,
+            "stdout closed with the group"
+        );
+        assert_eq!(child.stderr_tail(), "warn");
+    }
+
+    #[tokio::test]
+    async fn streaming_reads_stdin_and_huge_lines() {
+        let spec = StreamSpec {
+            program: "sh".into(),
+            args: vec![
+                "-c".into(),
+                "cat; head -c 3000000 /dev/zero | tr '\\0' x; echo".into(),
+            ],
+            stdin: Some("from stdin\n".into()),
+            ..StreamSpec::default()
+        };
+        let mut child = Streaming::spawn(&spec).unwrap();
+        assert_eq!(child.next_line().await.as_deref(), Some("from stdin"));
+        assert_eq!(child.next_line().await.map(|l| l.len()), Some(3_000_000));
+        assert_eq!(child.next_line().await, None);
+        assert!(child.wait().await.unwrap().success());
     }
 
     #[tokio::test]

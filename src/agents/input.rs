@@ -1,0 +1,288 @@
+//! Reading request bodies of the sessions routes: every refusal names the field (`param`).
+
+use crate::error::{ApiError, Code};
+use serde_json::{Map, Value};
+
+pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> ApiError {
+    ApiError::invalid(param, message)
+}
+
+pub fn object<'a>(value: &'a Value, param: &str) -> Result<&'a Map<String, Value>, ApiError> {
+    value
+        .as_object()
+        .ok_or_else(|| invalid(param, format!("`{param}` must be an object")))
+}
+
+/// Refuses any key outside `allowed`, naming it.
+pub fn only_keys(map: &Map<String, Value>, allowed: &[&str], prefix: &str) -> Result<(), ApiError> {
+    match map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(key) => {
+            let param = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            Err(invalid(
+                param.clone(),
+                format!("unknown or unsupported parameter `{param}`"),
+            ))
+        }
+        None => Ok(()),
+    }
+}
+
+pub fn opt_str<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+    param: &str,
+) -> Result<Option<&'a str>, ApiError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(invalid(param, format!("`{param}` must be a string"))),
+    }
+}
+
+/// Metadata: string scalars (numbers and booleans are kept as their text); 16 keys of up
+/// to 64 characters, values up to 512.
+pub fn metadata(value: Option<&Value>, param: &str) -> Result<Map<String, Value>, ApiError> {
+    let Some(value) = value else {
+        return Ok(Map::new());
+    };
+    let map = object(value, param)?;
+    if map.len() > 16 {
+        return Err(invalid(param, format!("`{param}` takes at most 16 keys")));
+    }
+    let mut out = Map::new();
+    for (key, v) in map {
+        let field = format!("{param}.{key}");
+        if key.is_empty() || key.chars().count() > 64 {
+            return Err(invalid(field, "metadata keys are 1 to 64 characters"));
+        }
+        let text = match v {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => {
+                return Err(invalid(
+                    field.clone(),
+                    format!("`{field}` must be a string scalar, not an object, array or null"),
+                ));
+            }
+        };
+        if text.chars().count() > 512 {
+            return Err(invalid(field, "metadata values are at most 512 characters"));
+        }
+        out.insert(key.clone(), Value::String(text));
+    }
+    Ok(out)
+}
+
+/// The text of an input: a string, a message (`{role, content}`), or a list of messages.
+pub fn input_text(value: &Value, param: &str) -> Result<String, ApiError> {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        Value::Array(messages) => {
+            let mut parts = Vec::new();
+            for (i, m) in messages.iter().enumerate() {
+                parts.push(message_text(m, &format!("{param}[{i}]"))?);
+            }
+            parts.join("\n\n")
+        }
+        Value::Object(_) => message_text(value, param)?,
+        _ => {
+            return Err(invalid(
+                param,
+                format!("`{param}` must be a string or a message"),
+            ));
+        }
+    };
+    if text.trim().is_empty() {
+        return Err(invalid(param, format!("`{param}` has no text")));
+    }
+    Ok(text)
+}
+
+fn message_text(value: &Value, param: &str) -> Result<String, ApiError> {
+    let map = object(value, param)?;
+    only_keys(map, &["role", "content", "type", "text"], param)?;
+    if let Some(role) = map.get("role")
+        && !matches!(role.as_str(), Some("user" | "system" | "developer"))
+    {
+        return Err(invalid(
+            format!("{param}.role"),
+            "only user, system and developer messages are accepted as input",
+        ));
+    }
+    if let Some(kind) = map.get("type")
+        && kind != "message"
+    {
+        return Err(invalid(
+            format!("{param}.type"),
+            "an input message has `type: message`",
+        ));
+    }
+    match (map.get("content"), map.get("text")) {
+        (Some(content), _) => content_text(content, &format!("{param}.content")),
+        (None, Some(Value::String(text))) => Ok(text.clone()),
+        _ => Err(invalid(
+            format!("{param}.content"),
+            "a message needs `content`",
+        )),
+    }
+}
+
+/// `content` as a string or a list of `input_text` parts; images and files are refused.
+pub fn content_text(value: &Value, param: &str) -> Result<String, ApiError> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(parts) => {
+            let mut texts = Vec::new();
+            for (i, part) in parts.iter().enumerate() {
+                let p = format!("{param}[{i}]");
+                let map = object(part, &p)?;
+                match map.get("type").and_then(Value::as_str) {
+                    Some("input_text" | "text") => match map.get("text") {
+                        Some(Value::String(t)) => texts.push(t.clone()),
+                        _ => {
+                            return Err(invalid(
+                                format!("{p}.text"),
+                                "an input_text part needs `text`",
+                            ));
+                        }
+                    },
+                    Some(kind @ ("input_image" | "input_file")) => {
+                        return Err(invalid(
+                            format!("{p}.type"),
+                            format!("`{kind}` input is not supported by local runtimes; send text"),
+                        ));
+                    }
+                    _ => {
+                        return Err(invalid(
+                            format!("{p}.type"),
+                            "content parts must be `input_text`",
+                        ));
+                    }
+                }
+            }
+            Ok(texts.join("\n"))
+        }
+        _ => Err(invalid(
+            param,
+            format!("`{param}` must be a string or a list of parts"),
+        )),
+    }
+}
+
+/// One event of POST .../events.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionInput {
+    Message(String),
+    Cancel,
+}
+
+pub fn events(body: &Value) -> Result<Vec<SessionInput>, ApiError> {
+    let map = object(body, "body")?;
+    if let Some(input) = map.get("input").filter(|_| !map.contains_key("events")) {
+        only_keys(map, &["input"], "")?;
+        return Ok(vec![SessionInput::Message(input_text(input, "input")?)]);
+    }
+    only_keys(map, &["events"], "")?;
+    let list = match map.get("events") {
+        Some(Value::Array(list)) if !list.is_empty() => list,
+        _ => {
+            return Err(invalid(
+                "events",
+                "`events` must be a non-empty array of events",
+            ));
+        }
+    };
+    let mut out = Vec::new();
+    for (i, event) in list.iter().enumerate() {
+        let param = format!("events[{i}]");
+        let map = object(event, &param)?;
+        let kind = map.get("type").and_then(Value::as_str).unwrap_or_default();
+        match kind {
+            "agent.session.input.message" | "input.message" => {
+                only_keys(map, &["type", "input", "content", "text"], &param)?;
+                let text = if let Some(v) = map.get("input") {
+                    input_text(v, &format!("{param}.input"))?
+                } else if let Some(v) = map.get("content") {
+                    content_text(v, &format!("{param}.content"))?
+                } else if let Some(v) = map.get("text") {
+                    input_text(v, &format!("{param}.text"))?
+                } else {
+                    return Err(invalid(
+                        param,
+                        "a message event needs `input`, `content` or `text`",
+                    ));
+                };
+                if text.trim().is_empty() {
+                    return Err(invalid(param, "the message has no text"));
+                }
+                out.push(SessionInput::Message(text));
+            }
+            "agent.session.input.cancel" | "input.cancel" => out.push(SessionInput::Cancel),
+            "agent.session.input.tool_result"
+            | "tool_result"
+            | "agent.session.input.computer_use_approval_request_result"
+            | "computer_use_approval_request_result" => {
+                return Err(ApiError::new(
+                    Code::ToolResultUnsupported,
+                    format!("`{kind}`: local runtimes run their own tools; no tool result can be sent to them"),
+                )
+                .with_param(format!("{param}.type")));
+            }
+            _ => {
+                return Err(invalid(
+                    format!("{param}.type"),
+                    format!(
+                        "unknown event type `{kind}` (send agent.session.input.message or agent.session.input.cancel)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sdk_message_events_and_shortcuts() {
+        let sdk = json!({"events":[{"type":"agent.session.input.message","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]}]},{"type":"agent.session.input.cancel"}]});
+        assert_eq!(
+            events(&sdk).unwrap(),
+            [SessionInput::Message("hi".into()), SessionInput::Cancel]
+        );
+        assert_eq!(
+            events(&json!({"input": "yo"})).unwrap(),
+            [SessionInput::Message("yo".into())]
+        );
+        assert_eq!(
+            events(&json!({"events":[{"type":"input.message","text":"t"}]})).unwrap(),
+            [SessionInput::Message("t".into())]
+        );
+    }
+
+    #[test]
+    fn refusals_name_their_param() {
+        let e = events(&json!({"events":[{"type":"tool_result"}]})).unwrap_err();
+        assert_eq!(e.code, Code::ToolResultUnsupported);
+        let e = events(&json!({"events":[{"type":"input.message","content":[{"type":"input_image","image_url":"x"}]}]})).unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("events[0].content[0].type"));
+        let e = events(&json!({"events":[]})).unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("events"));
+        let e = events(&json!({"events":[{"type":"dance"}]})).unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("events[0].type"));
+        let e = metadata(Some(&json!({"a": {"b": 1}})), "metadata").unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("metadata.a"));
+        assert_eq!(
+            metadata(Some(&json!({"n": 3})), "metadata").unwrap()["n"],
+            "3"
+        );
+    }
+}

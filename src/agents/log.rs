@@ -1,0 +1,127 @@
+//! A session's event log: every event gets the next sequence number and is kept (up to a
+//! cap) for replay; live readers wait on a watch of the newest number and read from the
+//! log, so a slow reader costs no memory beyond the capped log itself.
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
+
+pub struct EventLog {
+    inner: Mutex<Inner>,
+    newest: watch::Sender<u64>,
+    session_id: String,
+    cap: usize,
+}
+
+struct Inner {
+    events: VecDeque<Arc<Event>>,
+    next_seq: u64,
+}
+
+#[derive(Debug)]
+pub struct Event {
+    pub seq: u64,
+    pub kind: String,
+    /// The serialized JSON payload (`data:` of the SSE frame).
+    pub data: String,
+}
+
+/// What a reader gets for a position: the events after it, and whether some were dropped.
+pub struct Slice {
+    pub events: Vec<Arc<Event>>,
+    pub dropped: Option<(u64, u64)>,
+}
+
+impl EventLog {
+    pub fn new(session_id: &str, cap: usize) -> EventLog {
+        let (newest, _) = watch::channel(0);
+        EventLog {
+            inner: Mutex::new(Inner {
+                events: VecDeque::new(),
+                next_seq: 1,
+            }),
+            newest,
+            session_id: session_id.to_owned(),
+            cap: cap.max(1),
+        }
+    }
+
+    /// Appends an event of `kind` with the given members; returns its sequence number.
+    pub fn push(&self, kind: &str, mut body: Value) -> u64 {
+        let mut inner = self.inner.lock().expect("log lock");
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        let mut event = json!({
+            "type": kind,
+            "event_id": format!("evt_{seq}"),
+            "sequence_number": seq,
+            "session_id": self.session_id,
+        });
+        if let (Some(obj), Some(extra)) = (event.as_object_mut(), body.as_object_mut()) {
+            obj.append(extra);
+        }
+        inner.events.push_back(Arc::new(Event {
+            seq,
+            kind: kind.to_owned(),
+            data: event.to_string(),
+        }));
+        while inner.events.len() > self.cap {
+            inner.events.pop_front();
+        }
+        drop(inner);
+        self.newest.send_replace(seq);
+        seq
+    }
+
+    /// Events with a sequence number above `after`.
+    pub fn after(&self, after: u64) -> Slice {
+        let inner = self.inner.lock().expect("log lock");
+        let oldest = inner.events.front().map_or(inner.next_seq, |e| e.seq);
+        let dropped = (after + 1 < oldest).then_some((after + 1, oldest - 1));
+        let events = inner
+            .events
+            .iter()
+            .filter(|e| e.seq > after)
+            .cloned()
+            .collect();
+        Slice { events, dropped }
+    }
+
+    pub fn newest(&self) -> u64 {
+        *self.newest.borrow()
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.newest.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_numbers_and_replay() {
+        let log = EventLog::new("agsess_x", 3);
+        for i in 0..5 {
+            log.push("t", json!({"n": i}));
+        }
+        let slice = log.after(0);
+        assert_eq!(
+            slice.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [3, 4, 5]
+        );
+        assert_eq!(slice.dropped, Some((1, 2)));
+        let slice = log.after(3);
+        assert_eq!(
+            slice.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [4, 5]
+        );
+        assert_eq!(slice.dropped, None);
+        let v: Value = serde_json::from_str(&slice.events[0].data).unwrap();
+        assert_eq!(v["event_id"], "evt_4");
+        assert_eq!(v["session_id"], "agsess_x");
+        assert_eq!(v["n"], 3);
+    }
+}

@@ -1,0 +1,16 @@
+//! The agents group's services: runtimes, adapters, sessions and turns. Nothing here knows
+//! HTTP; `routes::agents` is a thin layer over it.
+
+pub mod adapters;
+pub mod ids;
+pub mod input;
+pub mod log;
+pub mod mapper;
+pub mod model;
+pub mod paging;
+pub mod runtimes;
+pub mod sessions;
+pub mod settings;
+pub mod turn;
+
+pub use sessions::Agents;

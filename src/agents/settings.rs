@@ -1,0 +1,129 @@
+//! `SVC_AGENTS_*` settings, read once at start-up like the rest of the configuration.
+
+use crate::agents::runtimes;
+use crate::config::ConfigError;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+pub const WORKSPACE: &str = "SVC_AGENTS_WORKSPACE";
+pub const DEFAULT: &str = "SVC_AGENTS_DEFAULT";
+pub const CONFIG: &str = "SVC_AGENTS_CONFIG";
+pub const TRACES: &str = "SVC_AGENTS_TRACES";
+pub const EVENT_HISTORY: &str = "SVC_AGENTS_EVENT_HISTORY";
+/// Variables of later features: known, so they draw no warning.
+const LATER: &[&str] = &[
+    "SVC_AGENTS_MAX_FILE_BYTES",
+    "SVC_AGENTS_MAX_VAULTS",
+    "SVC_AGENTS_WEBHOOK_ALLOW_HTTP",
+    "SVC_AGENTS_ALLOW_PRIVATE_URLS",
+];
+
+#[derive(Debug, Clone)]
+pub struct AgentsSettings {
+    /// Where sessions run their runtime (`/workspace` unless configured).
+    pub workspace: PathBuf,
+    /// The runtime used when a request names none.
+    pub default_runtime: &'static str,
+    pub traces: bool,
+    /// Events kept per session for replay; older ones are dropped (and a replay from
+    /// before them gets a typed gap signal).
+    pub event_history: usize,
+}
+
+impl Default for AgentsSettings {
+    fn default() -> Self {
+        AgentsSettings {
+            workspace: PathBuf::from("/workspace"),
+            default_runtime: "rt-one",
+            traces: false,
+            event_history: 10_000,
+        }
+    }
+}
+
+impl AgentsSettings {
+    pub fn from_env(
+        env: &BTreeMap<String, String>,
+        warnings: &mut Vec<String>,
+    ) -> Result<AgentsSettings, ConfigError> {
+        let mut s = AgentsSettings::default();
+        if let Some(dir) = env.get(WORKSPACE).filter(|d| !d.is_empty()) {
+            let path = PathBuf::from(dir);
+            if !path.is_absolute() {
+                return Err(ConfigError(format!(
+                    "{WORKSPACE}: `{dir}` must be an absolute path"
+                )));
+            }
+            s.workspace = path;
+        }
+        if let Some(raw) = env.get(CONFIG)
+            && let Some(name) = default_from_json(CONFIG, raw)?
+        {
+            s.default_runtime = implemented_runtime(CONFIG, &name)?;
+        }
+        if let Some(raw) = env.get(DEFAULT) {
+            let name = if raw.trim_start().starts_with('{') {
+                default_from_json(DEFAULT, raw)?
+            } else {
+                Some(raw.trim().to_owned())
+            };
+            if let Some(name) = name {
+                s.default_runtime = implemented_runtime(DEFAULT, &name)?;
+            }
+        }
+        if let Some(raw) = env.get(TRACES) {
+            s.traces = match raw.as_str() {
+                "1" | "true" => true,
+                "0" | "false" | "" => false,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "{TRACES}: expected 1 or 0, got `{raw}`"
+                    )));
+                }
+            };
+        }
+        if let Some(raw) = env.get(EVENT_HISTORY) {
+            s.event_history = raw.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                ConfigError(format!(
+                    "{EVENT_HISTORY}: expected a positive number, got `{raw}`"
+                ))
+            })?;
+        }
+        let known = [WORKSPACE, DEFAULT, CONFIG, TRACES, EVENT_HISTORY];
+        for name in env.keys().filter(|k| k.starts_with("SVC_AGENTS_")) {
+            if !known.contains(&name.as_str()) && !LATER.contains(&name.as_str()) {
+                warnings.push(format!("{name} is not a known variable and was ignored"));
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// `{"default": "rt-two"}` or `{"agents": {"default": "rt-two"}}`.
+fn default_from_json(var: &str, raw: &str) -> Result<Option<String>, ConfigError> {
+    let value: serde_json::Value = serde_json::from_str(raw)
+        .map_err(|e| ConfigError(format!("{var}: not valid JSON: {e}")))?;
+    let pick = value
+        .get("default")
+        .or_else(|| value.get("agents").and_then(|a| a.get("default")));
+    match pick {
+        None => Ok(None),
+        Some(serde_json::Value::String(name)) => Ok(Some(name.clone())),
+        Some(other) => Err(ConfigError(format!(
+            "{var}: `default` must be a runtime name, got {other}"
+        ))),
+    }
+}
+
+fn implemented_runtime(var: &str, name: &str) -> Result<&'static str, ConfigError> {
+    match runtimes::resolve(name) {
+        Some(r) if r.implemented => Ok(r.id),
+        Some(r) => Err(ConfigError(format!(
+            "{var}: `{}` is declared but has no local backend (implemented: rt-one, rt-two)",
+            r.id
+        ))),
+        None => Err(ConfigError(format!(
+            "{var}: unknown runtime `{name}` (implemented: rt-one, rt-two)"
+        ))),
+    }
+}

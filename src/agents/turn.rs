@@ -1,0 +1,318 @@
+//! Running turns: one worker per session takes queued turns in order, starts the runtime
+//! through its adapter in its own process group, maps what it prints to items and events,
+//! and settles the turn (completed, failed with exit code and stderr, or cancelled).
+
+use crate::agents::adapters::{Adapter, TurnRequest, Usage};
+use crate::agents::ids;
+use crate::agents::mapper::{Mapper, Terminal};
+use crate::agents::model::{SessionStatus, TurnStatus, add_usage, turn_usage, usage_json};
+use crate::agents::sessions::SessionHandle;
+use crate::services::supervisor::{StreamSpec, Streaming};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Takes queued turns until none is left, then settles the session.
+pub async fn work(handle: Arc<SessionHandle>) {
+    loop {
+        let next = {
+            let mut state = handle.lock();
+            if state.deleted {
+                state.worker_active = false;
+                return;
+            }
+            match state.queue.pop_front() {
+                Some(id) => id,
+                None => {
+                    state.worker_active = false;
+                    if state.status == SessionStatus::InProgress {
+                        let failed = state
+                            .turns
+                            .last()
+                            .is_some_and(|t| t.status == TurnStatus::Failed);
+                        state.status = if failed {
+                            SessionStatus::Failed
+                        } else {
+                            SessionStatus::Idle
+                        };
+                        let kind = if failed {
+                            "agent.session.failed"
+                        } else {
+                            "agent.session.idle"
+                        };
+                        handle
+                            .log
+                            .push(kind, json!({"session": state.to_json(&handle.id)}));
+                    }
+                    return;
+                }
+            }
+        };
+        run(&handle, &next).await;
+    }
+}
+
+enum Outcome {
+    Completed(Option<Usage>),
+    Failed(String),
+    Cancelled,
+}
+
+async fn run(handle: &Arc<SessionHandle>, turn_id: &str) {
+    let started = Instant::now();
+    let (request, adapter, mut stop) = match begin(handle, turn_id) {
+        Some(parts) => parts,
+        None => return,
+    };
+    let mut mapper = Mapper::new(handle.clone(), turn_id.to_owned());
+    let outcome = execute(&request, adapter, &mut stop, &mut mapper).await;
+    finish(handle, turn_id, outcome, mapper, started);
+}
+
+/// Marks the turn running and builds its request; `None` when the session went away.
+fn begin(
+    handle: &Arc<SessionHandle>,
+    turn_id: &str,
+) -> Option<(
+    TurnRequest,
+    &'static dyn Adapter,
+    tokio::sync::watch::Receiver<bool>,
+)> {
+    let mut state = handle.lock();
+    if state.deleted {
+        return None;
+    }
+    let now = ids::now();
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    state.running = Some((turn_id.to_owned(), tx));
+    if state.status != SessionStatus::InProgress {
+        state.status = SessionStatus::InProgress;
+        state.error = None;
+        handle.log.push(
+            "agent.session.in_progress",
+            json!({"session": state.to_json(&handle.id)}),
+        );
+    }
+    state.last_active_at = now;
+    let turn = state.turn_mut(turn_id)?;
+    turn.status = TurnStatus::InProgress;
+    turn.started_at = Some(now);
+    let prompt = turn.prompt.clone();
+    let turn_json = state.turn(turn_id)?.to_json(&handle.id, &state.agent);
+    handle.log.push(
+        "agent.session.turn.in_progress",
+        json!({"turn_id": turn_id, "turn": turn_json}),
+    );
+    let user = json!({
+        "id": ids::new("item"),
+        "type": "message",
+        "role": "user",
+        "status": "completed",
+        "content": [{"type": "input_text", "text": prompt}],
+        "turn_id": turn_id,
+        "created_at": now,
+    });
+    state.items.push(user.clone());
+    handle.log.push(
+        "agent.session.turn.item.added",
+        json!({"turn_id": turn_id, "item": user, "output_index": 0}),
+    );
+    let agent = &state.agent;
+    let request = TurnRequest {
+        prompt,
+        model: agent.model_for_cli.clone(),
+        resume: state.thread_id.clone(),
+        cwd: state.workspace.clone(),
+        instructions: agent.instructions.clone(),
+        reasoning_effort: agent.reasoning_effort.clone(),
+        mcp_servers: Vec::new(),
+        extra_args: Vec::new(),
+    };
+    let adapter = agent.runtime.adapter()?;
+    Some((request, adapter, rx))
+}
+
+async fn execute(
+    request: &TurnRequest,
+    adapter: &'static dyn Adapter,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+    mapper: &mut Mapper,
+) -> Outcome {
+    let runtime = mapper.runtime();
+    let Some(program) = runtime.locate() else {
+        return Outcome::Failed(format!(
+            "the runtime `{}` is no longer installed (no `{}` on PATH)",
+            runtime.id, runtime.binary
+        ));
+    };
+    if let Err(e) = std::fs::create_dir_all(&request.cwd) {
+        return Outcome::Failed(format!(
+            "cannot create the workspace {}: {e}",
+            request.cwd.display()
+        ));
+    }
+    let launch = adapter.launch(request);
+    let spec = StreamSpec {
+        program: program.display().to_string(),
+        args: launch.args,
+        cwd: Some(request.cwd.clone()),
+        env: Vec::new(),
+        stdin: launch.stdin,
+    };
+    let mut child = match Streaming::spawn(&spec) {
+        Ok(child) => child,
+        Err(e) => return Outcome::Failed(format!("cannot start `{}`: {e}", spec.program)),
+    };
+    let mut parser = adapter.parser();
+    let cancelled = loop {
+        tokio::select! {
+            line = child.next_line() => match line {
+                Some(line) => {
+                    for event in parser.parse(&line) {
+                        mapper.apply(event);
+                    }
+                }
+                None => break false,
+            },
+            changed = stop.changed() => {
+                if changed.is_err() || *stop.borrow() {
+                    let _ = child.stop().await;
+                    break true;
+                }
+            }
+        }
+    };
+    for event in parser.finish() {
+        mapper.apply(event);
+    }
+    if cancelled {
+        return Outcome::Cancelled;
+    }
+    let status = child.wait().await;
+    let exit = match &status {
+        Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(s)) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(sig)) => format!("signal {sig}"),
+            _ => "an unknown status".to_owned(),
+        },
+        Err(e) => format!("an error while waiting: {e}"),
+    };
+    mapper.exit_code = status.as_ref().ok().and_then(|s| s.code());
+    let success = status.as_ref().is_ok_and(|s| s.success());
+    let stderr = child.stderr_tail();
+    let tail = if stderr.is_empty() {
+        String::new()
+    } else {
+        let lines: Vec<&str> = stderr.lines().rev().take(5).collect();
+        let lines: Vec<&str> = lines.into_iter().rev().collect();
+        format!("; stderr: {}", lines.join(" | "))
+    };
+    match mapper.terminal.take() {
+        Some(Terminal::Completed(usage)) if success => Outcome::Completed(usage),
+        Some(Terminal::Failed(message)) => Outcome::Failed(format!(
+            "{message} ({} ended with {exit}){tail}",
+            runtime.id
+        )),
+        _ => Outcome::Failed(format!(
+            "{} ended with {exit} before finishing the turn{tail}",
+            runtime.id
+        )),
+    }
+}
+
+fn finish(
+    handle: &Arc<SessionHandle>,
+    turn_id: &str,
+    outcome: Outcome,
+    mapper: Mapper,
+    started: Instant,
+) {
+    let mut state = handle.lock();
+    state.running = None;
+    let now = ids::now();
+    let traces = state.traces_enabled;
+    let item_types = mapper.close_open_items(&mut state);
+    let cumulative = state
+        .agent
+        .runtime
+        .adapter()
+        .is_some_and(|a| a.cumulative_usage());
+    let outcome = match outcome {
+        Outcome::Completed(Some(reported)) if cumulative => {
+            let own = turn_usage(reported, state.runtime_total);
+            state.runtime_total = Some(reported);
+            Outcome::Completed(Some(own))
+        }
+        other => other,
+    };
+    let (status, usage, error, kind) = match outcome {
+        Outcome::Completed(usage) => (
+            TurnStatus::Completed,
+            usage,
+            None,
+            "agent.session.turn.completed",
+        ),
+        Outcome::Failed(message) => (
+            TurnStatus::Failed,
+            None,
+            Some(message),
+            "agent.session.turn.failed",
+        ),
+        Outcome::Cancelled => (
+            TurnStatus::Cancelled,
+            None,
+            None,
+            "agent.session.turn.cancelled",
+        ),
+    };
+    if let Some(u) = &usage {
+        add_usage(&mut state.usage, u);
+    }
+    if let Some(message) = &error {
+        state.error = Some(message.clone());
+    }
+    state.last_active_at = now;
+    for sub in state
+        .subagents
+        .iter_mut()
+        .filter(|s| s["x_svc"]["turn_id"] == turn_id)
+    {
+        sub["status"] = json!("closed");
+        sub["closed_at"] = json!(now);
+    }
+    let Some(turn) = state.turn_mut(turn_id) else {
+        return;
+    };
+    turn.status = status;
+    turn.completed_at = Some(now);
+    turn.usage = usage;
+    turn.error = error;
+    turn.exit_code = mapper.exit_code;
+    let turn_json = state
+        .turn(turn_id)
+        .map(|t| t.to_json(&handle.id, &state.agent));
+    if traces {
+        let item_count: usize = item_types.values().sum();
+        state.traces.push(json!({
+            "id": ids::new("trace"),
+            "object": "agent.session.trace",
+            "session_id": handle.id,
+            "turn_id": turn_id,
+            "created_at": now,
+            "otlp": {
+                "duration_ms": started.elapsed().as_millis() as u64,
+                "item_count": item_count,
+                "items_by_type": item_types,
+                "status": status.as_str(),
+            },
+        }));
+    }
+    if state.deleted {
+        return;
+    }
+    let mut event = json!({"turn_id": turn_id, "turn": turn_json});
+    if let Some(u) = usage {
+        event["usage"] = usage_json(&u);
+    }
+    handle.log.push(kind, event);
+}

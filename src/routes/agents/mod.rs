@@ -1,0 +1,12 @@
+//! Thin handlers of the agents group: they read the request, call `agents::Agents`, and
+//! shape the answer.
+
+mod lists;
+mod refusals;
+mod sessions;
+mod stream;
+
+pub use lists::*;
+pub use refusals::refusal;
+pub use sessions::*;
+pub use stream::events_stream;
