@@ -6,10 +6,30 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 default:
     @just --list
 
-# Everything CI runs: format check, clippy -D warnings, unit, integration and conformance tests.
+# Everything CI runs: format check, clippy -D warnings, unit, integration, conformance and Python SDK tests.
 test: fmt-check lint
     cargo build --workspace --bins
     cargo test --workspace
+    just test-python
+
+# The official client check: the openai Python SDK (strict validation) against our server.
+test-python: python-env
+    cargo build --workspace --bins
+    "${SVC_VENV:-$HOME/.cache/svc/venv}/bin/python" -m pytest -q tests/python
+
+# The venv of the Python checks (pinned tests/python/requirements.txt); reinstalled only when they change.
+python-env:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    venv="${SVC_VENV:-$HOME/.cache/svc/venv}"
+    req=tests/python/requirements.txt
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    want="$(sha256sum "$req" | cut -d' ' -f1)"
+    if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
+        echo "installing $req into $venv"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
+        echo "$want" >"$venv/.requirements.sha256"
+    fi
 
 # Check formatting.
 fmt-check:
@@ -36,7 +56,9 @@ conformance *args:
 
 # Benchmarks (release build): pipeline throughput and latency against bare axum.
 bench *args:
+    cargo build --release -p fake-runtimes
     cargo bench --bench pipeline -- {{args}}
+    RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench sessions
 
 # Regenerate docs/endpoints.md from the endpoint table.
 docs:

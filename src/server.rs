@@ -5,6 +5,7 @@ use crate::audit::Audit;
 use crate::config::Settings;
 use crate::policy::Policy;
 use crate::routes;
+use axum::serve::ListenerExt;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -84,6 +85,12 @@ pub fn url_of(addr: SocketAddr) -> String {
     format!("http://{addr}")
 }
 
+fn no_delay(tcp: &mut tokio::net::TcpStream) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!("cannot set TCP_NODELAY: {e}");
+    }
+}
+
 /// Serves until `stop` resolves, then lets open requests finish for [`SHUTDOWN_GRACE`].
 pub async fn run(
     state: SharedState,
@@ -94,10 +101,15 @@ pub async fn run(
     let signal = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stopped| *stopped).await;
     };
-    let main = axum::serve(listeners.main, routes::app(state.clone()))
+    // Streams write many small frames; without TCP_NODELAY each can wait on the peer's
+    // delayed ACK (40 ms on Linux).
+    let main = axum::serve(listeners.main.tap_io(no_delay), routes::app(state.clone()))
         .with_graceful_shutdown(signal(rx.clone()));
-    let terminal = axum::serve(listeners.terminal, routes::terminal_app(state))
-        .with_graceful_shutdown(signal(rx));
+    let terminal = axum::serve(
+        listeners.terminal.tap_io(no_delay),
+        routes::terminal_app(state),
+    )
+    .with_graceful_shutdown(signal(rx));
     let main = tokio::spawn(async move { main.await });
     let terminal = tokio::spawn(async move { terminal.await });
     stop.await;

@@ -204,3 +204,84 @@ server:
     args: &[],
     files: &[],
 };
+
+/// Agents sessions (issue 3): the fake runtimes run turns in `{dir}/workspace`, keep
+/// their conversations in `{dir}/rt-state` and report a fixed clock.
+pub static AGENTS_SESSIONS: Profile = Profile {
+    name: "agents-sessions",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("RT_FAKE_FIXED_CLOCK", "1"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// Agents sessions with `rt-two` as the default runtime and traces switched on.
+pub static AGENTS_SESSIONS_TWO: Profile = Profile {
+    name: "agents-sessions-two",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("RT_FAKE_FIXED_CLOCK", "1"),
+        ("SVC_AGENTS_DEFAULT", "rt-two"),
+        ("SVC_AGENTS_TRACES", "1"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// Agents sessions keeping only 20 events per session, to provoke the gap signal.
+pub static AGENTS_SESSIONS_SMALL_HISTORY: Profile = Profile {
+    name: "agents-sessions-small-history",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("RT_FAKE_FIXED_CLOCK", "1"),
+        ("SVC_AGENTS_EVENT_HISTORY", "20"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// Agents sessions with two identities holding every scope, for owner isolation.
+pub static AGENTS_SESSIONS_OWNERS: Profile = Profile {
+    name: "agents-sessions-owners",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("RT_FAKE_FIXED_CLOCK", "1"),
+    ],
+    template: Some(
+        r#"
+identities:
+  - {id: alice, token: alice-token, scopes: ["*"]}
+  - {id: bob, token: bob-token, scopes: ["*"]}
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
+/// Agents sessions with a PATH that holds no runtime binary (the profile's env is
+/// applied after the runner's PATH, so it replaces it): rt-one and rt-two are not installed.
+/// The server command must name the server by an absolute path.
+pub static AGENTS_SESSIONS_NO_RUNTIMES: Profile = Profile {
+    name: "agents-sessions-no-runtimes",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("PATH", "{dir}/bin:/usr/local/bin:/usr/bin:/bin"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};

@@ -23,8 +23,24 @@ struct Inner {
 pub struct Event {
     pub seq: u64,
     pub kind: String,
-    /// The serialized JSON payload (`data:` of the SSE frame).
-    pub data: String,
+    /// The whole SSE frame, rendered once and shared by every reader.
+    pub frame: bytes::Bytes,
+    /// Where the JSON payload (`data:`) lies in `frame`.
+    data: std::ops::Range<usize>,
+}
+
+impl Event {
+    pub fn data(&self) -> &str {
+        std::str::from_utf8(&self.frame[self.data.clone()]).unwrap_or_default()
+    }
+
+    /// The session settled: a live reader stops here.
+    pub fn settles(&self) -> bool {
+        matches!(
+            self.kind.as_str(),
+            "agent.session.idle" | "agent.session.failed"
+        )
+    }
 }
 
 /// What a reader gets for a position: the events after it, and whether some were dropped.
@@ -61,10 +77,14 @@ impl EventLog {
         if let (Some(obj), Some(extra)) = (event.as_object_mut(), body.as_object_mut()) {
             obj.append(extra);
         }
+        let head = format!("id: {seq}\nevent: {kind}\ndata: ");
+        let data = event.to_string();
+        let range = head.len()..head.len() + data.len();
         inner.events.push_back(Arc::new(Event {
             seq,
             kind: kind.to_owned(),
-            data: event.to_string(),
+            frame: bytes::Bytes::from(format!("{head}{data}\n\n")),
+            data: range,
         }));
         while inner.events.len() > self.cap {
             inner.events.pop_front();
@@ -119,7 +139,12 @@ mod tests {
             [4, 5]
         );
         assert_eq!(slice.dropped, None);
-        let v: Value = serde_json::from_str(&slice.events[0].data).unwrap();
+        let v: Value = serde_json::from_str(slice.events[0].data()).unwrap();
+        assert!(
+            slice.events[0]
+                .frame
+                .starts_with(b"id: 4\nevent: t\ndata: {")
+        );
         assert_eq!(v["event_id"], "evt_4");
         assert_eq!(v["session_id"], "agsess_x");
         assert_eq!(v["n"], 3);

@@ -30,11 +30,15 @@ pub struct Mapper {
     texts: HashMap<String, String>,
     pub terminal: Option<Terminal>,
     pub exit_code: Option<i32>,
+    /// The session's agent: the sender of its sub-agent calls.
+    agent_id: String,
 }
 
 impl Mapper {
     pub fn new(handle: Arc<SessionHandle>, turn_id: String) -> Mapper {
+        let agent_id = handle.lock().agent.id.clone();
         Mapper {
+            agent_id,
             handle,
             turn_id,
             keys: HashMap::new(),
@@ -125,6 +129,9 @@ impl Mapper {
         });
         self.keys.insert(item.key.clone(), (item_id.clone(), index));
         let mut json = item_json(&item_id, &self.turn_id, item);
+        if json["type"] == "wait_for_subagents_call" {
+            json["sender_agent_id"] = json!(self.agent_id);
+        }
         if let (ItemKind::Message { text }, Some(streamed)) =
             (&item.kind, self.texts.get(&item.key))
             && text.is_empty()
@@ -289,6 +296,20 @@ pub fn item_json(id: &str, turn_id: &str, item: &RuntimeItem) -> Value {
             output,
         } => json!({
             "type": "tool_call", "tool_name": tool_name, "arguments": input, "output": output,
+        }),
+        // The SDK's own sub-agent item types, so strict clients accept them.
+        ItemKind::SubagentCall {
+            agent_id,
+            prompt,
+            output,
+        } => json!({
+            "type": "create_subagent_call", "agent_id": agent_id.clone().unwrap_or_default(),
+            "content": [{"type": "output_text", "text": prompt.clone().unwrap_or_default()}],
+            "output": output,
+        }),
+        ItemKind::SubagentWait { agent_ids } => json!({
+            "type": "wait_for_subagents_call", "recipient_agent_ids": agent_ids,
+            "sender_agent_id": "",
         }),
     };
     let obj = json.as_object_mut().expect("object literal");

@@ -135,8 +135,10 @@ pub fn select(
     let runtime = resolve(name)
         .filter(|r| r.implemented)
         .ok_or_else(|| not_local(name))?;
+    // Only an implemented runtime's name or alias means "the CLI's default model"; any
+    // other id, a declared runtime's name included, is a model for the CLI.
     let model = match model {
-        Some(m) if resolve(m).is_some() => None,
+        Some(_) if model_names_runtime.is_some() => None,
         Some(m) => Some(m.to_owned()),
         None => None,
     };

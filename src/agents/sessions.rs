@@ -17,10 +17,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub struct Agents {
     pub settings: AgentsSettings,
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
+    next_serial: std::sync::atomic::AtomicU64,
 }
 
 pub struct SessionHandle {
     pub id: String,
+    /// Creation order, which timestamps in whole seconds cannot give.
+    pub serial: u64,
     pub owner: String,
     pub state: Mutex<SessionState>,
     pub log: EventLog,
@@ -71,6 +74,7 @@ impl Agents {
         Agents {
             settings,
             sessions: Mutex::new(HashMap::new()),
+            next_serial: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -174,6 +178,9 @@ impl Agents {
             idempotency: HashMap::new(),
         };
         let handle = Arc::new(SessionHandle {
+            serial: self
+                .next_serial
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             log: EventLog::new(&id, self.settings.event_history),
             id: id.clone(),
             owner: owner.to_owned(),
@@ -197,17 +204,13 @@ impl Agents {
             .filter(|h| h.owner == owner)
             .cloned()
             .collect();
-        let mut sessions: Vec<(i64, String, Value)> = handles
+        let mut sessions: Vec<(u64, Value)> = handles
             .iter()
-            .map(|h| {
-                let state = h.lock();
-                (state.created_at, h.id.clone(), state.to_json(&h.id))
-            })
-            .filter(|(_, _, v)| agent_id.is_none_or(|a| v["agent"]["id"] == a))
+            .map(|h| (h.serial, h.snapshot()))
+            .filter(|(_, v)| agent_id.is_none_or(|a| v["agent"]["id"] == a))
             .collect();
-        // Creation order; ids break ties within a second by insertion-independent order.
-        sessions.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-        sessions.into_iter().map(|(_, _, v)| v).collect()
+        sessions.sort_by_key(|(serial, _)| *serial);
+        sessions.into_iter().map(|(_, v)| v).collect()
     }
 
     pub fn update(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
@@ -240,8 +243,10 @@ impl Agents {
         };
         if let Some(stop) = running {
             let _ = stop.send(true);
-            // Wait until the runtime's process group is gone before answering.
+            // Wait until the runtime's process group is gone before answering: the channel
+            // closes when the runner drops its sender, so ours must go first.
             let mut rx = stop.subscribe();
+            drop(stop);
             let _ = tokio::time::timeout(std::time::Duration::from_secs(10), async {
                 while handle.lock().running.is_some() {
                     if rx.changed().await.is_err() {

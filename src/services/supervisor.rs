@@ -123,6 +123,7 @@ pub struct Streaming {
     group: Option<Pid>,
     lines: tokio::sync::mpsc::Receiver<String>,
     stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -168,12 +169,13 @@ impl Streaming {
         let (tx, lines) = tokio::sync::mpsc::channel(256);
         tokio::spawn(read_lines(stdout, tx));
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        tokio::spawn(keep_tail(stderr_pipe, stderr.clone()));
+        let stderr_reader = Some(tokio::spawn(keep_tail(stderr_pipe, stderr.clone())));
         Ok(Streaming {
             child,
             group,
             lines,
             stderr,
+            stderr_reader,
         })
     }
 
@@ -189,19 +191,26 @@ impl Streaming {
     /// Waits for the exit, then clears whatever the child left in its group.
     pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
         let status = self.child.wait().await?;
-        if let Some(pgid) = self.group {
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
+        self.after_exit().await;
         Ok(status)
     }
 
     /// TERM to the group, a grace period, then KILL; reaps the child.
     pub async fn stop(&mut self) -> std::io::Result<ExitStatus> {
         let status = stop_group(&mut self.child, self.group).await?;
+        self.after_exit().await;
+        Ok(status)
+    }
+
+    /// Ends the rest of the group and lets the stderr reader reach the end, so the tail
+    /// holds the child's last words.
+    async fn after_exit(&mut self) {
         if let Some(pgid) = self.group {
             let _ = killpg(pgid, Signal::SIGKILL);
         }
-        Ok(status)
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), reader).await;
+        }
     }
 
     /// The last few KiB the child wrote to stderr, for error messages.
@@ -341,7 +350,7 @@ mod tests {
             program: "sh".into(),
             args: vec![
                 "-c".into(),
-                "echo one; echo two; echo warn >&2; sleep 30 & wait".into(),
+                "echo warn >&2; echo one; echo two; sleep 30 & wait".into(),
             ],
             ..StreamSpec::default()
         };

@@ -10,6 +10,16 @@ mod core;
 mod fuzz;
 mod pipeline;
 mod raw;
+mod runtimes;
+mod sessions;
+mod sessions_artifacts;
+mod sessions_checks;
+mod sessions_common;
+mod sessions_events;
+mod sessions_input;
+mod sessions_items;
+mod sessions_lists;
+mod sessions_turns;
 
 pub fn all() -> Vec<Case> {
     let mut all = Vec::new();
@@ -20,5 +30,13 @@ pub fn all() -> Vec<Case> {
     all.extend(commands::cases());
     all.extend(agents::cases());
     all.extend(fuzz::cases());
+    all.extend(runtimes::cases());
+    all.extend(sessions::cases());
+    all.extend(sessions_input::cases());
+    all.extend(sessions_turns::cases());
+    all.extend(sessions_items::cases());
+    all.extend(sessions_events::cases());
+    all.extend(sessions_lists::cases());
+    all.extend(sessions_artifacts::cases());
     all
 }

@@ -132,6 +132,17 @@ pub enum ItemKind {
         input: Value,
         output: Option<Value>,
     },
+    /// The runtime starts a sub-agent (codex `spawn_agent`, claude `Task`). The agent id
+    /// may be unknown until the call completes.
+    SubagentCall {
+        agent_id: Option<String>,
+        prompt: Option<String>,
+        output: Option<Value>,
+    },
+    /// The runtime waits for sub-agents (codex `wait`).
+    SubagentWait {
+        agent_ids: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

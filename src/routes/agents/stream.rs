@@ -1,8 +1,10 @@
 //! GET .../events: the session's events as server-sent events. With `after` (or
 //! `Last-Event-ID`) the kept history after that position is replayed and the stream
 //! closes; without it the stream follows live until the session next settles.
+//!
+//! The body reads the session's log directly (no task or channel per reader) and sends
+//! frames rendered once for all readers, so a thousand followers cost little more than one.
 
-use crate::agents::log::{Event, EventLog};
 use crate::agents::sessions::SessionHandle;
 use crate::auth::Identity;
 use crate::error::{ApiError, ApiResult};
@@ -16,9 +18,10 @@ use bytes::Bytes;
 use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::json;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::watch;
 
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
 
@@ -57,20 +60,19 @@ pub async fn events_stream(
         (None, Some(v)) => Some(position(v.to_str().unwrap_or_default(), "Last-Event-ID")?),
         (None, None) => None,
     };
-    let (tx, rx) = mpsc::channel::<Bytes>(64);
-    match after {
-        Some(after) => {
-            tokio::spawn(replay(handle, after, tx));
-        }
-        None => {
-            let from = handle.log.newest();
-            tokio::spawn(follow(handle, from, tx));
-        }
-    }
-    let body = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
+    let reader = Reader {
+        newest: handle.log.subscribe(),
+        position: after.unwrap_or_else(|| handle.log.newest()),
+        replay_only: after.is_some(),
+        pending: VecDeque::new(),
+        done: false,
+        handle,
+    };
+    let body = futures::stream::unfold(reader, |mut reader| async move {
+        reader
+            .next()
             .await
-            .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), rx))
+            .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), reader))
     });
     Ok((
         [
@@ -82,19 +84,68 @@ pub async fn events_stream(
         .into_response())
 }
 
-fn frame(event: &Event) -> Bytes {
-    Bytes::from(format!(
-        "id: {}\nevent: {}\ndata: {}\n\n",
-        event.seq, event.kind, event.data
-    ))
+struct Reader {
+    handle: Arc<SessionHandle>,
+    newest: watch::Receiver<u64>,
+    position: u64,
+    replay_only: bool,
+    pending: VecDeque<Bytes>,
+    done: bool,
+}
+
+impl Reader {
+    async fn next(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(chunk) = self.pending.pop_front() {
+                return Some(chunk);
+            }
+            if self.done {
+                return None;
+            }
+            self.fill();
+            if !self.pending.is_empty() || self.done {
+                continue;
+            }
+            if self.handle.lock().deleted {
+                return None;
+            }
+            // A version pushed since the last read makes `changed` return at once: no
+            // event is missed between reading the log and waiting.
+            match tokio::time::timeout(KEEPALIVE, self.newest.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return None,
+                Err(_) => self
+                    .pending
+                    .push_back(Bytes::from_static(b": keep-alive\n\n")),
+            }
+        }
+    }
+
+    fn fill(&mut self) {
+        let slice = self.handle.log.after(self.position);
+        if let Some((from, to)) = slice.dropped {
+            self.pending.push_back(gap(&self.handle.id, from, to));
+        }
+        for event in &slice.events {
+            self.position = event.seq;
+            self.pending.push_back(event.frame.clone());
+            if !self.replay_only && event.settles() {
+                self.done = true;
+                return;
+            }
+        }
+        if self.replay_only {
+            self.done = true;
+        }
+    }
 }
 
 /// The typed gap signal: positions `from..=to` were dropped from the kept history.
-fn gap(log_session: &str, from: u64, to: u64) -> Bytes {
+fn gap(session_id: &str, from: u64, to: u64) -> Bytes {
     let data = json!({
         "type": "error",
         "event_id": format!("evt_gap_{from}_{to}"),
-        "session_id": log_session,
+        "session_id": session_id,
         "error": {
             "type": "events_dropped",
             "code": "agents.events_dropped",
@@ -103,59 +154,4 @@ fn gap(log_session: &str, from: u64, to: u64) -> Bytes {
         },
     });
     Bytes::from(format!("event: error\ndata: {data}\n\n"))
-}
-
-/// Sends the slice after `after`; returns the new position and whether the session settled.
-async fn send_after(
-    log: &EventLog,
-    session_id: &str,
-    after: u64,
-    tx: &mpsc::Sender<Bytes>,
-) -> Option<(u64, bool)> {
-    let slice = log.after(after);
-    if let Some((from, to)) = slice.dropped {
-        tx.send(gap(session_id, from, to)).await.ok()?;
-    }
-    let mut position = after;
-    let mut settled = false;
-    for event in &slice.events {
-        tx.send(frame(event)).await.ok()?;
-        position = event.seq;
-        settled |= matches!(
-            event.kind.as_str(),
-            "agent.session.idle" | "agent.session.failed"
-        );
-    }
-    Some((position, settled))
-}
-
-async fn replay(handle: Arc<SessionHandle>, after: u64, tx: mpsc::Sender<Bytes>) {
-    let _ = send_after(&handle.log, &handle.id, after, &tx).await;
-}
-
-async fn follow(handle: Arc<SessionHandle>, mut position: u64, tx: mpsc::Sender<Bytes>) {
-    let mut newest = handle.log.subscribe();
-    loop {
-        let Some((now_at, settled)) = send_after(&handle.log, &handle.id, position, &tx).await
-        else {
-            return;
-        };
-        position = now_at;
-        if settled || handle.lock().deleted {
-            return;
-        }
-        match tokio::time::timeout(KEEPALIVE, newest.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => return,
-            Err(_) => {
-                if tx
-                    .send(Bytes::from_static(b": keep-alive\n\n"))
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-            }
-        }
-    }
 }

@@ -153,17 +153,28 @@ impl Parser {
                         }
                     }
                 }
-                ItemKind::ToolCall {
-                    tool_name: if tool.is_empty() {
-                        item_type.to_owned()
-                    } else {
-                        tool.to_owned()
+                let output = item
+                    .get("agents_states")
+                    .filter(|_| phase == "item.completed")
+                    .cloned();
+                match tool {
+                    "spawn_agent" => ItemKind::SubagentCall {
+                        agent_id: receivers.first().map(|id| (*id).to_owned()),
+                        prompt: prompt.map(str::to_owned),
+                        output,
                     },
-                    input: json!({ "prompt": prompt, "receiver_thread_ids": receivers }),
-                    output: item
-                        .get("agents_states")
-                        .filter(|_| phase == "item.completed")
-                        .cloned(),
+                    "wait" => ItemKind::SubagentWait {
+                        agent_ids: receivers.iter().map(|id| (*id).to_owned()).collect(),
+                    },
+                    _ => ItemKind::ToolCall {
+                        tool_name: if tool.is_empty() {
+                            item_type.to_owned()
+                        } else {
+                            tool.to_owned()
+                        },
+                        input: json!({ "prompt": prompt, "receiver_thread_ids": receivers }),
+                        output,
+                    },
                 }
             }
             other => {

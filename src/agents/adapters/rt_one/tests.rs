@@ -393,11 +393,11 @@ fn subagent_is_announced_once() {
         shape(&events),
         [
             "ThreadStarted",
-            "ItemStarted(ToolCall,InProgress)",
-            "ItemCompleted(ToolCall,Completed)",
+            "ItemStarted(SubagentCall,InProgress)",
+            "ItemCompleted(SubagentCall,Completed)",
             "SubagentStarted",
-            "ItemStarted(ToolCall,InProgress)",
-            "ItemCompleted(ToolCall,Completed)",
+            "ItemStarted(SubagentWait,InProgress)",
+            "ItemCompleted(SubagentWait,Completed)",
             "ItemCompleted(Message,Completed)",
             "TurnCompleted"
         ]
@@ -409,19 +409,23 @@ fn subagent_is_announced_once() {
             description: Some("Look into: delegate [[scenario:subagent]]".into())
         }
     );
+    // The spawn call names its agent once it completes (codex lists no receiver earlier).
     let RuntimeEvent::ItemCompleted(RuntimeItem {
-        kind: ItemKind::ToolCall {
-            tool_name, input, ..
+        kind: ItemKind::SubagentCall {
+            agent_id, prompt, ..
         },
         ..
     }) = &events[2]
     else {
         panic!("{events:?}");
     };
-    assert_eq!(tool_name, "spawn_agent");
     assert_eq!(
-        input["receiver_thread_ids"],
-        json!(["7d1cc937-b291-7ef8-997e-bb09d0790e70"])
+        agent_id.as_deref(),
+        Some("7d1cc937-b291-7ef8-997e-bb09d0790e70")
+    );
+    assert_eq!(
+        prompt.as_deref(),
+        Some("Look into: delegate [[scenario:subagent]]")
     );
 }
 

@@ -22,6 +22,8 @@ pub(super) struct Parser {
 }
 
 struct ToolUse {
+    /// The tool_use id: a `Task` sub-agent is known by it.
+    id: String,
     name: String,
     input: Value,
 }
@@ -157,6 +159,7 @@ impl Parser {
             return Vec::new();
         };
         let tool = ToolUse {
+            id: id.to_owned(),
             name: str_field_of(block, "name").to_owned(),
             input: block.get("input").cloned().unwrap_or(Value::Null),
         };
@@ -298,6 +301,17 @@ impl ToolUse {
                 arguments: self.input.clone(),
                 output,
                 error,
+            };
+        }
+        if matches!(self.name.as_str(), "Task" | "Agent") {
+            return ItemKind::SubagentCall {
+                agent_id: Some(self.id.clone()),
+                prompt: self
+                    .input
+                    .get("prompt")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                output: content,
             };
         }
         ItemKind::ToolCall {

@@ -406,9 +406,9 @@ fn subagent_internals_stay_out() {
         shape(&events),
         [
             "ThreadStarted",
-            "ItemStarted(ToolCall,InProgress)",
+            "ItemStarted(SubagentCall,InProgress)",
             "SubagentStarted",
-            "ItemCompleted(ToolCall,Completed)",
+            "ItemCompleted(SubagentCall,Completed)",
             "TextDelta",
             "ItemCompleted(Message,Completed)",
             "TurnCompleted"

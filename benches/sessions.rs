@@ -1,0 +1,241 @@
+//! `just bench` (sessions part): the server's cost per turn, SSE fan-out, and memory per
+//! idle session, with the fake runtimes (built in release by the recipe, found on PATH).
+//!
+//! - overhead per turn: POST events to the turn's last SSE frame (`agent.session.idle`),
+//!   minus the same fake runtime run directly; medians over `--turns N` (default 30).
+//! - fan-out: `--subscribers N` (default 1000) SSE followers of one session; the time from
+//!   POST to each subscriber receiving the `turn.created` frame.
+//! - memory: RSS growth over `--sessions N` (default 1000) idle sessions, per session.
+//!
+//! Targets: overhead < 5 ms per turn; fan-out p99 < 50 ms; < 64 KiB per idle session.
+
+// The only unsafe code of the workspace: a counting global allocator, for exact memory figures.
+#![allow(unsafe_code)]
+
+use futures::StreamExt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use svc::config::{LoadOptions, Settings};
+use svc::server::AppState;
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
+}
+
+/// Counts live heap bytes, so memory per session is measured exactly rather than through
+/// RSS (which the allocator's reuse of freed memory hides).
+struct Counting;
+
+static LIVE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        LIVE.fetch_sub(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn live_bytes() -> i64 {
+    LIVE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn direct_turn(workspace: &PathBuf) -> f64 {
+    let started = Instant::now();
+    let out = Command::new("rt-one")
+        .args(["exec", "--json", "--skip-git-repo-check", "-C"])
+        .arg(workspace)
+        .arg("bench prompt")
+        .output()
+        .expect("rt-one on PATH: run `just bench`, which builds the fake runtimes");
+    assert!(
+        out.status.success(),
+        "rt-one failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+async fn serve(dir: &std::path::Path) -> String {
+    let env = [
+        ("SVC_SERVER_ENABLED_GROUPS", "agents".to_owned()),
+        (
+            "SVC_AGENTS_WORKSPACE",
+            dir.join("workspace").display().to_string(),
+        ),
+    ];
+    let env = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    let settings = Settings::load_with_env(&LoadOptions::default(), &env).unwrap();
+    let state = AppState::with_settings(settings);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = svc::app(Arc::clone(&state));
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+async fn create(client: &reqwest::Client, base: &str) -> String {
+    let s: serde_json::Value = client
+        .post(format!("{base}/v1/agents/sessions"))
+        .json(&serde_json::json!({"agent": {"model": "rt-one"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    s["id"].as_str().expect("session id").to_owned()
+}
+
+/// Reads SSE bytes until a frame of `kind` arrives.
+async fn until(
+    stream: &mut (impl futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin),
+    kind: &str,
+) {
+    let needle = format!("event: {kind}\n");
+    let mut seen = String::new();
+    while let Some(chunk) = stream.next().await {
+        seen.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+        if seen.contains(&needle) {
+            return;
+        }
+    }
+    panic!("stream ended before {kind}");
+}
+
+async fn svc_turn(client: &reqwest::Client, base: &str) -> f64 {
+    let id = create(client, base).await;
+    let response = client
+        .get(format!("{base}/v1/agents/sessions/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    let mut stream = response.bytes_stream();
+    let started = Instant::now();
+    client
+        .post(format!("{base}/v1/agents/sessions/{id}/events"))
+        .json(&serde_json::json!({"input": "bench prompt"}))
+        .send()
+        .await
+        .unwrap();
+    until(&mut stream, "agent.session.idle").await;
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+async fn fan_out(client: &reqwest::Client, base: &str, subscribers: usize) -> Vec<f64> {
+    let id = create(client, base).await;
+    let mut streams = Vec::with_capacity(subscribers);
+    for _ in 0..subscribers {
+        let r = client
+            .get(format!("{base}/v1/agents/sessions/{id}/events"))
+            .send()
+            .await
+            .unwrap();
+        streams.push(r.bytes_stream());
+    }
+    let started = Instant::now();
+    let waits: Vec<_> = streams
+        .into_iter()
+        .map(|mut s| {
+            tokio::spawn(async move {
+                until(&mut s, "agent.session.turn.created").await;
+                started.elapsed().as_secs_f64() * 1000.0
+            })
+        })
+        .collect();
+    client
+        .post(format!("{base}/v1/agents/sessions/{id}/events"))
+        .json(&serde_json::json!({"input": "fan-out"}))
+        .send()
+        .await
+        .unwrap();
+    let mut times = Vec::new();
+    for w in waits {
+        times.push(w.await.unwrap());
+    }
+    times
+}
+
+fn main() {
+    let turns = arg("--turns", 30) as usize;
+    let subscribers = arg("--subscribers", 1000) as usize;
+    let sessions = arg("--sessions", 1000) as usize;
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let base = serve(dir.path()).await;
+        let client = reqwest::Client::builder().pool_max_idle_per_host(2000).build().unwrap();
+
+        direct_turn(&workspace);
+        svc_turn(&client, &base).await;
+        let mut direct = Vec::new();
+        let mut served = Vec::new();
+        for _ in 0..turns {
+            direct.push(direct_turn(&workspace));
+            served.push(svc_turn(&client, &base).await);
+        }
+        let (d, s) = (median(direct), median(served));
+        println!("sessions benchmark (release build, fake runtime rt-one)");
+        println!("turn, fake runtime alone      median {d:>8.2} ms  ({turns} runs)");
+        println!("turn, through svc (POST..idle) median {s:>8.2} ms");
+        println!("server overhead per turn       {:>8.2} ms  (target < 5 ms)", s - d);
+
+        let times = fan_out(&client, &base, subscribers).await;
+        println!(
+            "SSE fan-out to {subscribers} subscribers: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms  (target p99 < 50 ms)",
+            percentile(times.clone(), 0.50),
+            percentile(times.clone(), 0.99),
+            percentile(times, 1.0)
+        );
+
+        // Settle the fan-out's connections first, then count what idle sessions keep.
+        drop(client);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let client = reqwest::Client::new();
+        create(&client, &base).await;
+        let before = live_bytes();
+        for _ in 0..sessions {
+            create(&client, &base).await;
+        }
+        let grown = (live_bytes() - before).max(0) as f64;
+        println!(
+            "memory: {sessions} idle sessions hold {:.2} MiB of heap: {:.1} KiB per session  (target < 64 KiB)",
+            grown / 1024.0 / 1024.0,
+            grown / sessions as f64 / 1024.0
+        );
+    });
+}
