@@ -47,7 +47,7 @@ serve *args:
 # The demo: fake runtimes on PATH, the embedded demo template (agents group on).
 demo *args:
     cargo build --workspace --bins
-    PATH="$PWD/target/debug:$PATH" target/debug/svc serve --demo {{args}}
+    SVC_AGENTS_WORKSPACE="${SVC_AGENTS_WORKSPACE:-$PWD/target/demo/workspace}" RT_FAKE_STATE_DIR="${RT_FAKE_STATE_DIR:-$PWD/target/demo/rt-state}" PATH="$PWD/target/debug:$PATH" target/debug/svc serve --demo {{args}}
 
 # Run the conformance suite against our server (extra args go to svc-conformance).
 conformance *args:
