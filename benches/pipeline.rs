@@ -8,9 +8,12 @@
 //! Options (after `--`): `--seconds N` per measurement (default 2), `--rounds N`
 //! (default 5), `--concurrency N` (default 32).
 
+mod support;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::{arg, median};
 use svc::config::Settings;
 use svc::server::AppState;
 
@@ -19,15 +22,6 @@ struct Figures {
     p50_us: u64,
     p99_us: u64,
     errors: u64,
-}
-
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 async fn serve(router: axum::Router) -> SocketAddr {
@@ -82,11 +76,6 @@ async fn load(url: String, concurrency: u64, duration: Duration) -> Figures {
         p99_us: pct(0.99),
         errors,
     }
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values[values.len() / 2]
 }
 
 fn main() {

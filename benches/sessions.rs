@@ -12,27 +12,16 @@
 // The only unsafe code of the workspace: a counting global allocator, for exact memory figures.
 #![allow(unsafe_code)]
 
+mod support;
+
 use futures::StreamExt;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::{arg, median};
 use svc::config::{LoadOptions, Settings};
 use svc::server::AppState;
-
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));

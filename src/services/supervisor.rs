@@ -50,21 +50,14 @@ impl Captured {
 /// Runs to completion (or to the timeout) and reports what happened.
 pub async fn run(spec: &Spec) -> std::io::Result<Outcome> {
     let started = Instant::now();
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
-    }
-    for (k, v) in &spec.env {
-        command.env(k, v);
-    }
-    let mut child = command.spawn()?;
+    let mut child = command(
+        &spec.program,
+        &spec.args,
+        spec.cwd.as_ref(),
+        &spec.env,
+        false,
+    )
+    .spawn()?;
     let group = child.id().map(|id| Pid::from_raw(id as i32));
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
@@ -139,25 +132,15 @@ pub struct StreamSpec {
 impl Streaming {
     pub fn spawn(spec: &StreamSpec) -> std::io::Result<Streaming> {
         use tokio::io::AsyncWriteExt;
-        let mut command = Command::new(&spec.program);
-        command
-            .args(&spec.args)
-            .stdin(if spec.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        if let Some(cwd) = &spec.cwd {
-            command.current_dir(cwd);
-        }
-        for (k, v) in &spec.env {
-            command.env(k, v);
-        }
-        let mut child = command.spawn()?;
+        let stdin = spec.stdin.is_some();
+        let mut child = command(
+            &spec.program,
+            &spec.args,
+            spec.cwd.as_ref(),
+            &spec.env,
+            stdin,
+        )
+        .spawn()?;
         let group = child.id().map(|id| Pid::from_raw(id as i32));
         if let (Some(text), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
             tokio::spawn(async move {
@@ -285,6 +268,34 @@ async fn keep_tail(
             }
         }
     }
+}
+
+/// Every child: its own process group (so it can be stopped as a whole), piped output,
+/// killed if the server drops it.
+fn command(
+    program: &str,
+    args: &[String],
+    cwd: Option<&PathBuf>,
+    env: &[(String, String)],
+    piped_stdin: bool,
+) -> Command {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(if piped_stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    command.envs(env.iter().map(|(k, v)| (k, v)));
+    command
 }
 
 fn signal_of(status: ExitStatus) -> Option<i32> {

@@ -1,6 +1,7 @@
 //! The read routes under a session: items, turns, artifacts, traces, subagents.
 
 use super::sessions::empty_list;
+use crate::agents::model::SessionState;
 use crate::agents::paging::PageQuery;
 use crate::agents::sessions::{SessionHandle, not_found};
 use crate::auth::Identity;
@@ -19,15 +20,29 @@ fn session(app: &SharedState, identity: &Identity, id: &str) -> ApiResult<Arc<Se
 
 type Json = axum::Json<Value>;
 
+/// A paged list of what `pick` takes from the session.
+fn list_of(
+    app: &SharedState,
+    identity: &Identity,
+    id: &str,
+    query: &PageQuery,
+    pick: impl FnOnce(&SessionHandle, &SessionState) -> ApiResult<Vec<Value>>,
+) -> ApiResult<Json> {
+    let page = query.page()?;
+    let handle = session(app, identity, id)?;
+    let all = pick(&handle, &handle.lock())?;
+    page.apply(all).map(axum::Json)
+}
+
 pub async fn items_list(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
     Path(id): Path<String>,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json> {
-    let page = query.page()?;
-    let items = session(&app, &identity, &id)?.lock().items.clone();
-    page.apply(items).map(axum::Json)
+    list_of(&app, &identity, &id, &query, |_, state| {
+        Ok(state.items.clone())
+    })
 }
 
 pub async fn turns_list(
@@ -36,17 +51,13 @@ pub async fn turns_list(
     Path(id): Path<String>,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json> {
-    let page = query.page()?;
-    let handle = session(&app, &identity, &id)?;
-    let turns: Vec<Value> = {
-        let state = handle.lock();
-        state
+    list_of(&app, &identity, &id, &query, |handle, state| {
+        Ok(state
             .turns
             .iter()
             .map(|t| t.to_json(&handle.id, &state.agent))
-            .collect()
-    };
-    page.apply(turns).map(axum::Json)
+            .collect())
+    })
 }
 
 pub async fn turns_get(
@@ -68,21 +79,17 @@ pub async fn turns_items_list(
     Path((id, turn_id)): Path<(String, String)>,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json> {
-    let page = query.page()?;
-    let handle = session(&app, &identity, &id)?;
-    let items: Vec<Value> = {
-        let state = handle.lock();
+    list_of(&app, &identity, &id, &query, |_, state| {
         state
             .turn(&turn_id)
             .ok_or_else(|| not_found("turn", "turn_id", &turn_id))?;
-        state
+        Ok(state
             .items
             .iter()
             .filter(|i| i["turn_id"] == turn_id.as_str())
             .cloned()
-            .collect()
-    };
-    page.apply(items).map(axum::Json)
+            .collect())
+    })
 }
 
 pub async fn artifacts_list(
@@ -91,15 +98,13 @@ pub async fn artifacts_list(
     Path(id): Path<String>,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json> {
-    let page = query.page()?;
-    let handle = session(&app, &identity, &id)?;
-    let artifacts: Vec<Value> = handle
-        .lock()
-        .artifacts
-        .iter()
-        .map(|a| a.to_json(&handle.id))
-        .collect();
-    page.apply(artifacts).map(axum::Json)
+    list_of(&app, &identity, &id, &query, |handle, state| {
+        Ok(state
+            .artifacts
+            .iter()
+            .map(|a| a.to_json(&handle.id))
+            .collect())
+    })
 }
 
 fn artifact_of(
@@ -165,9 +170,9 @@ pub async fn traces_list(
     Path(id): Path<String>,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json> {
-    let page = query.page()?;
-    let traces = session(&app, &identity, &id)?.lock().traces.clone();
-    page.apply(traces).map(axum::Json)
+    list_of(&app, &identity, &id, &query, |_, state| {
+        Ok(state.traces.clone())
+    })
 }
 
 pub async fn subagents_list(
@@ -176,9 +181,9 @@ pub async fn subagents_list(
     Path(id): Path<String>,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json> {
-    let page = query.page()?;
-    let subagents = session(&app, &identity, &id)?.lock().subagents.clone();
-    page.apply(subagents).map(axum::Json)
+    list_of(&app, &identity, &id, &query, |_, state| {
+        Ok(state.subagents.clone())
+    })
 }
 
 /// Only ids the runtime emitted exist; any other answers like a missing one.
