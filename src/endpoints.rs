@@ -278,11 +278,11 @@ table! {
     "agents_environment_files_list"     Get    "/v1/agents/environments/{environment_id}/files" Agents ["agents:use"] Read Http Main false p(GUARDED);
     "agents_cannot_executor_registration" Post "/v1/agents/environments/{environment_id}/register" Agents ["agents:use"] Write Http Main false REFUSAL;
     "agents_cannot_executor_channel"    Get    "/v1/agents/environments/{environment_id}/connect" Agents ["agents:use"] Read Http Main false REFUSAL;
-    "agents_definitions_create"         Post   "/v1/agents" Agents ["agents:use"] Write Http Main false p(RESPONSES);
-    "agents_definitions_list"           Get    "/v1/agents" Agents ["agents:use"] Read Http Main false p(RESPONSES);
-    "agents_definitions_get"            Get    "/v1/agents/{agent_id}" Agents ["agents:use"] Read Http Main false p(RESPONSES);
-    "agents_definitions_update"         Post   "/v1/agents/{agent_id}" Agents ["agents:use"] Write Http Main false p(RESPONSES);
-    "agents_definitions_delete"         Delete "/v1/agents/{agent_id}" Agents ["agents:use"] Write Http Main false p(RESPONSES);
+    "agents_definitions_create"         Post   "/v1/agents" Agents ["agents:use"] Write Http Main false IMPL;
+    "agents_definitions_list"           Get    "/v1/agents" Agents ["agents:use"] Read Http Main false IMPL;
+    "agents_definitions_get"            Get    "/v1/agents/{agent_id}" Agents ["agents:use"] Read Http Main false IMPL;
+    "agents_definitions_update"         Post   "/v1/agents/{agent_id}" Agents ["agents:use"] Write Http Main false IMPL;
+    "agents_definitions_delete"         Delete "/v1/agents/{agent_id}" Agents ["agents:use"] Write Http Main false IMPL;
     "agents_vaults_create"              Post   "/v1/vaults" Agents ["agents:use"] Write Http Main false p(GUARDED);
     "agents_vaults_list"                Get    "/v1/vaults" Agents ["agents:use"] Read Http Main false p(GUARDED);
     "agents_vaults_get"                 Get    "/v1/vaults/{vault_id}" Agents ["agents:use"] Read Http Main false p(GUARDED);
@@ -301,8 +301,8 @@ table! {
     "agents_responses_delete"           Delete "/v1/responses/{response_id}" Agents ["agents:use"] Write Http Main false p(RESPONSES);
     "agents_responses_cancel"           Post   "/v1/responses/{response_id}/cancel" Agents ["agents:use"] Write Http Main false p(RESPONSES);
     "agents_responses_input_items"      Get    "/v1/responses/{response_id}/input_items" Agents ["agents:use"] Read Http Main false p(RESPONSES);
-    "agents_models_list"                Get    "/v1/models" Agents ["agents:use"] Read Http Main false p(RESPONSES);
-    "agents_models_get"                 Get    "/v1/models/{model}" Agents ["agents:use"] Read Http Main false p(RESPONSES);
+    "agents_models_list"                Get    "/v1/models" Agents ["agents:use"] Read Http Main false IMPL;
+    "agents_models_get"                 Get    "/v1/models/{model}" Agents ["agents:use"] Read Http Main false IMPL;
     "agents_cannot_models_delete"       Delete "/v1/models/{model}" Agents ["agents:use"] Write Http Main false REFUSAL;
     "agents_files_create"               Post   "/v1/files" Agents ["agents:use"] Write Http Main false p(RESPONSES);
     "agents_webhooks_create"            Post   "/v1/webhook_endpoints" Agents ["agents:use"] Write Http Main false p(GUARDED);

@@ -111,7 +111,7 @@ error_table! {
     RuntimeNotInstalled    => "agents.runtime_not_installed", 400, "BadRequestError",     false, false, Live;
     CursorNotFound         => "agents.cursor_not_found", 404, "NotFoundError",            false, false, Live;
     ResourceNotFound       => "resource_not_found",      404, "NotFoundError",            false, false, Live;
-    ModelNotFound          => "model_not_found",         404, "NotFoundError",            false, false, RESPONSES;
+    ModelNotFound          => "model_not_found",         404, "NotFoundError",            false, false, Live;
     IdempotencyMismatch    => "idempotency.mismatch",    409, "ConflictError",            false, false, Live;
 }
 

@@ -21,6 +21,8 @@ pub struct AppState {
     pub policy: Policy,
     pub audit: Audit,
     pub started: Instant,
+    /// Unix seconds at start-up (the `created` of runtime models).
+    pub started_at: i64,
     /// Relative paths are judged against this directory (the server's working directory).
     pub base_dir: PathBuf,
     pub capabilities: crate::capabilities::DocumentCache,
@@ -47,6 +49,7 @@ impl AppState {
             settings,
             audit,
             started: Instant::now(),
+            started_at: crate::agents::ids::now(),
             base_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
             capabilities: Default::default(),
         })

@@ -2,6 +2,8 @@
 //! HTTP; `routes::agents` is a thin layer over it.
 
 pub mod adapters;
+pub mod agent_spec;
+pub mod definitions;
 pub mod ids;
 pub mod input;
 pub mod log;

@@ -36,6 +36,7 @@ pub struct AgentSpec {
     pub instructions: Option<String>,
     pub reasoning_effort: Option<String>,
     pub service_tier: String,
+    pub tools: Vec<crate::agents::agent_spec::McpTool>,
 }
 
 pub struct SessionState {
@@ -165,7 +166,7 @@ impl SessionState {
                 "name": agent.name,
                 "model": agent.model_shown,
                 "instructions": agent.instructions,
-                "tools": [],
+                "tools": agent.tools.iter().map(|t| t.to_json()).collect::<Vec<_>>(),
                 "multi_agent": {"enabled": false},
                 "reasoning": reasoning,
                 "service_tier": agent.service_tier,

@@ -4,10 +4,10 @@
 
 use crate::agents::input::{self, SessionInput, invalid, only_keys, opt_str};
 use crate::agents::log::EventLog;
-use crate::agents::model::{AgentSpec, SessionState, SessionStatus, Turn, TurnStatus};
+use crate::agents::model::{SessionState, SessionStatus, Turn, TurnStatus};
 use crate::agents::runtimes;
 use crate::agents::settings::AgentsSettings;
-use crate::agents::{ids, turn};
+use crate::agents::{agent_spec, ids, turn};
 use crate::error::{ApiError, Code};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub struct Agents {
     pub settings: AgentsSettings,
+    pub definitions: crate::agents::definitions::Definitions,
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
     next_serial: std::sync::atomic::AtomicU64,
 }
@@ -73,6 +74,7 @@ impl Agents {
     pub fn new(settings: AgentsSettings) -> Agents {
         Agents {
             settings,
+            definitions: Default::default(),
             sessions: Mutex::new(HashMap::new()),
             next_serial: std::sync::atomic::AtomicU64::new(0),
         }
@@ -105,13 +107,10 @@ impl Agents {
             Some(v) => input::object(v, "agent")?,
         };
         only_keys(agent, AGENT_KEYS, "agent")?;
-        if let Some(id) = opt_str(map, "agent_id", "agent_id")? {
-            return Err(ApiError::new(
-                Code::ResourceNotFound,
-                format!("no agent definition with id `{id}`"),
-            )
-            .with_param("agent_id"));
-        }
+        let definition = match opt_str(map, "agent_id", "agent_id")? {
+            Some(id) => Some(self.definitions.get(owner, id)?),
+            None => None,
+        };
         check_environment(map.get("environment"))?;
         if map
             .get("environment_template_id")
@@ -138,14 +137,27 @@ impl Agents {
                 ));
             }
         }
-        let explicit = opt_str(map, "adapter", "adapter")?
-            .or(opt_str(map, "runtime", "runtime")?)
-            .or(opt_str(agent, "adapter", "agent.adapter")?)
-            .or(opt_str(agent, "runtime", "agent.runtime")?);
-        let model = opt_str(agent, "model", "agent.model")?;
-        let selection = runtimes::select(header, explicit, model, self.settings.default_runtime)?;
-        runtimes::require_installed(selection.runtime)?;
-        let spec = agent_spec(agent, selection, model)?;
+        let spec = match definition {
+            // The session keeps this copy: later updates of the definition do not reach it.
+            Some(definition) => {
+                if !agent.is_empty() {
+                    return Err(invalid("agent", "give `agent` or `agent_id`, not both"));
+                }
+                runtimes::require_installed(definition.spec.runtime)?;
+                definition.spec
+            }
+            None => {
+                let explicit = opt_str(map, "adapter", "adapter")?
+                    .or(opt_str(map, "runtime", "runtime")?)
+                    .or(opt_str(agent, "adapter", "agent.adapter")?)
+                    .or(opt_str(agent, "runtime", "agent.runtime")?);
+                let model = opt_str(agent, "model", "agent.model")?;
+                let selection =
+                    runtimes::select(header, explicit, model, self.settings.default_runtime)?;
+                runtimes::require_installed(selection.runtime)?;
+                agent_spec::build(agent, "agent", selection, model, None)?
+            }
+        };
         let metadata = input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?;
         let first_input = match map.get("input") {
             None | Some(Value::Null) => None,
@@ -325,102 +337,6 @@ impl Agents {
             tokio::spawn(turn::work(handle.clone()));
         }
     }
-}
-
-fn agent_spec(
-    agent: &Map<String, Value>,
-    selection: runtimes::Selection,
-    model: Option<&str>,
-) -> Result<AgentSpec, ApiError> {
-    let runtime = selection.runtime;
-    if let Some(tools) = agent.get("tools") {
-        match tools {
-            Value::Null => {}
-            Value::Array(list) if list.is_empty() => {}
-            _ => {
-                return Err(invalid(
-                    "agent.tools",
-                    "tools on sessions are not supported yet (MCP tools arrive with vault injection)",
-                ));
-            }
-        }
-    }
-    if let Some(multi) = agent.get("multi_agent")
-        && multi.get("enabled").and_then(Value::as_bool) == Some(true)
-    {
-        return Err(invalid(
-            "agent.multi_agent.enabled",
-            "`multi_agent.enabled: true` is not supported: local runtimes manage their own sub-agents",
-        ));
-    }
-    let mut reasoning_effort = None;
-    if let Some(reasoning) = agent.get("reasoning").filter(|v| !v.is_null()) {
-        let r = input::object(reasoning, "agent.reasoning")?;
-        only_keys(r, &["effort", "summary"], "agent.reasoning")?;
-        if r.get("summary").is_some_and(|v| !v.is_null()) {
-            return Err(invalid(
-                "agent.reasoning.summary",
-                "`reasoning.summary` is not supported",
-            ));
-        }
-        if let Some(effort) = opt_str(r, "effort", "agent.reasoning.effort")? {
-            if runtime.id != "rt-one" {
-                return Err(invalid(
-                    "agent.reasoning.effort",
-                    format!(
-                        "`reasoning.effort` is only supported by rt-one, not {}",
-                        runtime.id
-                    ),
-                ));
-            }
-            if !["minimal", "low", "medium", "high"].contains(&effort) {
-                return Err(invalid(
-                    "agent.reasoning.effort",
-                    "`reasoning.effort` is one of minimal, low, medium, high",
-                ));
-            }
-            reasoning_effort = Some(effort.to_owned());
-        }
-    }
-    let service_tier = opt_str(agent, "service_tier", "agent.service_tier")?.unwrap_or("auto");
-    if !["auto", "default"].contains(&service_tier) {
-        return Err(invalid(
-            "agent.service_tier",
-            "`service_tier` is `auto` or `default`",
-        ));
-    }
-    if let Some(text) = agent.get("text").filter(|v| !v.is_null()) {
-        let t = input::object(text, "agent.text")?;
-        only_keys(t, &["verbosity", "format"], "agent.text")?;
-        if t.get("verbosity").is_some_and(|v| v != "medium") {
-            return Err(invalid(
-                "agent.text.verbosity",
-                "only `medium` verbosity is supported",
-            ));
-        }
-        if t.get("format")
-            .is_some_and(|f| f.get("type").and_then(Value::as_str) != Some("text"))
-        {
-            return Err(invalid(
-                "agent.text.format",
-                "only `{type: text}` is supported",
-            ));
-        }
-    }
-    Ok(AgentSpec {
-        id: format!(
-            "agent_{}_{}",
-            runtime.id.replace('-', ""),
-            &ids::new("x")[2..14]
-        ),
-        name: opt_str(agent, "name", "agent.name")?.map(str::to_owned),
-        runtime,
-        model_shown: model.unwrap_or(runtime.id).to_owned(),
-        model_for_cli: selection.model,
-        instructions: opt_str(agent, "instructions", "agent.instructions")?.map(str::to_owned),
-        reasoning_effort,
-        service_tier: service_tier.to_owned(),
-    })
 }
 
 fn check_environment(env: Option<&Value>) -> Result<(), ApiError> {

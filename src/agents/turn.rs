@@ -2,7 +2,8 @@
 //! through its adapter in its own process group, maps what it prints to items and events,
 //! and settles the turn (completed, failed with exit code and stderr, or cancelled).
 
-use crate::agents::adapters::{Adapter, TurnRequest, Usage};
+use crate::agents::adapters::{Adapter, McpServer, TurnRequest, Usage};
+use crate::agents::agent_spec::McpTool;
 use crate::agents::ids;
 use crate::agents::mapper::{Mapper, Terminal};
 use crate::agents::model::{SessionStatus, TurnStatus, add_usage, turn_usage, usage_json};
@@ -60,24 +61,56 @@ enum Outcome {
 
 async fn run(handle: &Arc<SessionHandle>, turn_id: &str) {
     let started = Instant::now();
-    let (request, adapter, mut stop) = match begin(handle, turn_id) {
+    let (request, secrets, adapter, mut stop) = match begin(handle, turn_id) {
         Some(parts) => parts,
         None => return,
     };
     let mut mapper = Mapper::new(handle.clone(), turn_id.to_owned());
-    let outcome = execute(&request, adapter, &mut stop, &mut mapper).await;
+    let outcome = execute(&request, secrets, adapter, &mut stop, &mut mapper).await;
     finish(handle, turn_id, outcome, mapper, started);
 }
 
-/// Marks the turn running and builds its request; `None` when the session went away.
-fn begin(
-    handle: &Arc<SessionHandle>,
-    turn_id: &str,
-) -> Option<(
+type Begun = (
     TurnRequest,
+    Vec<(String, String)>,
     &'static dyn Adapter,
     tokio::sync::watch::Receiver<bool>,
-)> {
+);
+
+/// MCP servers for the adapter, and the header values they need as environment variables
+/// of the child: a secret never appears in a command line (`/proc/<pid>/cmdline`).
+fn mcp_servers(tools: &[McpTool]) -> (Vec<McpServer>, Vec<(String, String)>) {
+    let mut servers = Vec::new();
+    let mut env = Vec::new();
+    for tool in tools {
+        let label: String = tool
+            .server_label
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let mut headers_from_env = Vec::new();
+        for (i, (name, value)) in tool.headers.iter().enumerate() {
+            let var = format!("SVC_MCP_{label}_HEADER_{i}");
+            headers_from_env.push((name.clone(), var.clone()));
+            env.push((var, value.clone()));
+        }
+        servers.push(McpServer {
+            name: tool.server_label.clone(),
+            url: tool.server_url.clone(),
+            headers_from_env,
+        });
+    }
+    (servers, env)
+}
+
+/// Marks the turn running and builds its request; `None` when the session went away.
+fn begin(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<Begun> {
     let mut state = handle.lock();
     if state.deleted {
         return None;
@@ -118,6 +151,7 @@ fn begin(
         json!({"turn_id": turn_id, "item": user, "output_index": 0}),
     );
     let agent = &state.agent;
+    let (mcp, secrets) = mcp_servers(&agent.tools);
     let request = TurnRequest {
         prompt,
         model: agent.model_for_cli.clone(),
@@ -125,15 +159,16 @@ fn begin(
         cwd: state.workspace.clone(),
         instructions: agent.instructions.clone(),
         reasoning_effort: agent.reasoning_effort.clone(),
-        mcp_servers: Vec::new(),
+        mcp_servers: mcp,
         extra_args: Vec::new(),
     };
     let adapter = agent.runtime.adapter()?;
-    Some((request, adapter, rx))
+    Some((request, secrets, adapter, rx))
 }
 
 async fn execute(
     request: &TurnRequest,
+    secrets: Vec<(String, String)>,
     adapter: &'static dyn Adapter,
     stop: &mut tokio::sync::watch::Receiver<bool>,
     mapper: &mut Mapper,
@@ -156,7 +191,7 @@ async fn execute(
         program: program.display().to_string(),
         args: launch.args,
         cwd: Some(request.cwd.clone()),
-        env: Vec::new(),
+        env: secrets,
         stdin: launch.stdin,
     };
     let mut child = match Streaming::spawn(&spec) {
@@ -315,4 +350,44 @@ fn finish(
         event["usage"] = usage_json(&u);
     }
     handle.log.push(kind, event);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::adapters::{RtOne, RtTwo};
+
+    #[test]
+    fn mcp_header_values_go_to_the_environment_never_the_argv() {
+        let tools = vec![McpTool {
+            server_label: "docs-1".into(),
+            server_url: "http://127.0.0.1:9/mcp".into(),
+            headers: vec![("Authorization".into(), "Bearer top-secret".into())],
+            required: false,
+        }];
+        let (servers, env) = mcp_servers(&tools);
+        assert_eq!(
+            env,
+            [(
+                "SVC_MCP_DOCS_1_HEADER_0".to_owned(),
+                "Bearer top-secret".to_owned()
+            )]
+        );
+        let request = TurnRequest {
+            prompt: "hi".into(),
+            mcp_servers: servers,
+            ..TurnRequest::default()
+        };
+        for adapter in [&RtOne as &dyn Adapter, &RtTwo] {
+            let launch = adapter.launch(&request);
+            let argv = launch.args.join(" ");
+            assert!(!argv.contains("top-secret"), "{}: {argv}", adapter.id());
+            assert!(
+                argv.contains("SVC_MCP_DOCS_1_HEADER_0"),
+                "{}: {argv}",
+                adapter.id()
+            );
+            assert!(launch.stdin.is_none_or(|s| !s.contains("top-secret")));
+        }
+    }
 }

@@ -1,11 +1,13 @@
 //! Thin handlers of the agents group: they read the request, call `agents::Agents`, and
 //! shape the answer.
 
+mod definitions;
 mod lists;
 mod refusals;
 mod sessions;
 mod stream;
 
+pub use definitions::*;
 pub use lists::*;
 pub use refusals::refusal;
 pub use sessions::*;
