@@ -304,7 +304,7 @@ table! {
     "agents_models_list"                Get    "/v1/models" Agents ["agents:use"] Read Http Main false IMPL;
     "agents_models_get"                 Get    "/v1/models/{model}" Agents ["agents:use"] Read Http Main false IMPL;
     "agents_cannot_models_delete"       Delete "/v1/models/{model}" Agents ["agents:use"] Write Http Main false REFUSAL;
-    "agents_files_create"               Post   "/v1/files" Agents ["agents:use"] Write Http Main false p(RESPONSES);
+    "agents_files_create"               Post   "/v1/files" Agents ["agents:use"] Write Http Main false IMPL;
     "agents_webhooks_create"            Post   "/v1/webhook_endpoints" Agents ["agents:use"] Write Http Main false p(GUARDED);
     "agents_webhooks_list"              Get    "/v1/webhook_endpoints" Agents ["agents:use"] Read Http Main false p(GUARDED);
     "agents_webhooks_get"               Get    "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Read Http Main false p(GUARDED);

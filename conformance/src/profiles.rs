@@ -285,3 +285,15 @@ pub static AGENTS_SESSIONS_NO_RUNTIMES: Profile = Profile {
     args: &[],
     files: &[],
 };
+
+/// The agents group with a 1 KiB file limit (`SVC_AGENTS_MAX_FILE_BYTES`).
+pub static AGENTS_SMALL_FILES: Profile = Profile {
+    name: "agents-small-files",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_MAX_FILE_BYTES", "1024"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};

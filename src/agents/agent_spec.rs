@@ -15,6 +15,8 @@ pub struct McpTool {
     pub server_url: String,
     pub headers: Vec<(String, String)>,
     pub required: bool,
+    /// Passed through as given (an object).
+    pub request_metadata: Value,
 }
 
 impl McpTool {
@@ -29,7 +31,7 @@ impl McpTool {
             "server_label": self.server_label,
             "transport": {"type": "http", "server_url": self.server_url, "headers": headers},
             "connection_origin": "service",
-            "request_metadata": {},
+            "request_metadata": self.request_metadata,
             "required": self.required,
             "allowed_tools": null,
             "credential_id": null,
@@ -189,6 +191,22 @@ pub fn tools(value: &Value, param: &str) -> Result<Vec<McpTool>, ApiError> {
             ],
             &p,
         )?;
+        if map.get("credential_id").is_some_and(|v| !v.is_null()) {
+            return Err(invalid(
+                format!("{p}.credential_id"),
+                "no credential with that id (vault credentials arrive with the vaults routes)",
+            ));
+        }
+        let request_metadata = match map.get("request_metadata") {
+            None | Some(Value::Null) => json!({}),
+            Some(v @ Value::Object(_)) => v.clone(),
+            Some(_) => {
+                return Err(invalid(
+                    format!("{p}.request_metadata"),
+                    "`request_metadata` must be an object",
+                ));
+            }
+        };
         let label = opt_str(map, "server_label", &format!("{p}.server_label"))?.unwrap_or_default();
         let label_ok = !label.is_empty()
             && label.len() <= 64
@@ -256,6 +274,7 @@ pub fn tools(value: &Value, param: &str) -> Result<Vec<McpTool>, ApiError> {
                 .get("required")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            request_metadata,
         });
     }
     Ok(out)

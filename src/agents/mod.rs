@@ -4,6 +4,7 @@
 pub mod adapters;
 pub mod agent_spec;
 pub mod definitions;
+pub mod files;
 pub mod ids;
 pub mod input;
 pub mod log;

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub struct Agents {
     pub settings: AgentsSettings,
     pub definitions: crate::agents::definitions::Definitions,
+    pub files: crate::agents::files::Files,
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
     next_serial: std::sync::atomic::AtomicU64,
 }
@@ -75,6 +76,7 @@ impl Agents {
         Agents {
             settings,
             definitions: Default::default(),
+            files: Default::default(),
             sessions: Mutex::new(HashMap::new()),
             next_serial: std::sync::atomic::AtomicU64::new(0),
         }

@@ -10,9 +10,9 @@ pub const DEFAULT: &str = "SVC_AGENTS_DEFAULT";
 pub const CONFIG: &str = "SVC_AGENTS_CONFIG";
 pub const TRACES: &str = "SVC_AGENTS_TRACES";
 pub const EVENT_HISTORY: &str = "SVC_AGENTS_EVENT_HISTORY";
+pub const MAX_FILE_BYTES: &str = "SVC_AGENTS_MAX_FILE_BYTES";
 /// Variables of later features: known, so they draw no warning.
 const LATER: &[&str] = &[
-    "SVC_AGENTS_MAX_FILE_BYTES",
     "SVC_AGENTS_MAX_VAULTS",
     "SVC_AGENTS_WEBHOOK_ALLOW_HTTP",
     "SVC_AGENTS_ALLOW_PRIVATE_URLS",
@@ -28,6 +28,8 @@ pub struct AgentsSettings {
     /// Events kept per session for replay; older ones are dropped (and a replay from
     /// before them gets a typed gap signal).
     pub event_history: usize,
+    /// The largest uploaded or environment file.
+    pub max_file_bytes: usize,
 }
 
 impl Default for AgentsSettings {
@@ -37,6 +39,7 @@ impl Default for AgentsSettings {
             default_runtime: "rt-one",
             traces: false,
             event_history: 10_000,
+            max_file_bytes: crate::agents::files::MAX_FILE_BYTES,
         }
     }
 }
@@ -89,7 +92,21 @@ impl AgentsSettings {
                 ))
             })?;
         }
-        let known = [WORKSPACE, DEFAULT, CONFIG, TRACES, EVENT_HISTORY];
+        if let Some(raw) = env.get(MAX_FILE_BYTES) {
+            s.max_file_bytes = raw.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                ConfigError(format!(
+                    "{MAX_FILE_BYTES}: expected a positive number of bytes, got `{raw}`"
+                ))
+            })?;
+        }
+        let known = [
+            WORKSPACE,
+            DEFAULT,
+            CONFIG,
+            TRACES,
+            EVENT_HISTORY,
+            MAX_FILE_BYTES,
+        ];
         for name in env.keys().filter(|k| k.starts_with("SVC_AGENTS_")) {
             if !known.contains(&name.as_str()) && !LATER.contains(&name.as_str()) {
                 warnings.push(format!("{name} is not a known variable and was ignored"));

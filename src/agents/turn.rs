@@ -364,6 +364,7 @@ mod tests {
             server_url: "http://127.0.0.1:9/mcp".into(),
             headers: vec![("Authorization".into(), "Bearer top-secret".into())],
             required: false,
+            request_metadata: serde_json::json!({}),
         }];
         let (servers, env) = mcp_servers(&tools);
         assert_eq!(

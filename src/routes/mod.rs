@@ -87,6 +87,7 @@ fn implemented(id: &str) -> Option<MethodRouter<SharedState>> {
         "agents_definitions_delete" => on(MethodFilter::DELETE, agents::definitions_delete),
         "agents_models_list" => on(MethodFilter::GET, agents::models_list),
         "agents_models_get" => on(MethodFilter::GET, agents::models_get),
+        "agents_files_create" => on(MethodFilter::POST, agents::files_create),
         "agents_sessions_create" => on(MethodFilter::POST, agents::create),
         "agents_sessions_list" => on(MethodFilter::GET, agents::list),
         "agents_sessions_get" => on(MethodFilter::GET, agents::get),

@@ -7,7 +7,11 @@ mod agents;
 mod capabilities;
 mod commands;
 mod core;
+mod definitions;
+mod files;
 mod fuzz;
+mod mcp;
+mod models;
 mod pipeline;
 mod raw;
 mod runtimes;
@@ -29,7 +33,9 @@ pub fn all() -> Vec<Case> {
     all.extend(capabilities::cases());
     all.extend(commands::cases());
     all.extend(agents::cases());
+    all.extend(files::cases());
     all.extend(fuzz::cases());
+    all.extend(mcp::cases());
     all.extend(runtimes::cases());
     all.extend(sessions::cases());
     all.extend(sessions_input::cases());
@@ -38,5 +44,7 @@ pub fn all() -> Vec<Case> {
     all.extend(sessions_events::cases());
     all.extend(sessions_lists::cases());
     all.extend(sessions_artifacts::cases());
+    all.extend(definitions::cases());
+    all.extend(models::cases());
     all
 }

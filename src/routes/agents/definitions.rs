@@ -1,6 +1,6 @@
 //! Saved agent definitions and the models list built from them and the runtimes.
 
-use crate::agents::paging::PageQuery;
+use crate::agents::paging::{PageQuery, envelope};
 use crate::agents::runtimes::{self, RUNTIMES};
 use crate::auth::Identity;
 use crate::error::{ApiError, ApiResult, Code};
@@ -87,13 +87,12 @@ fn definition_model(definition: &Value) -> Value {
            "x_svc": {"kind": "agent_definition", "runtime": definition["x_svc"]["runtime"], "model": definition["model"]}})
 }
 
-/// The two implemented runtimes, then the caller's definitions. Listing has no side effect.
+/// The two implemented runtimes, then the caller's definitions: the whole list in one page,
+/// as the OpenAI models list is (its SDK reads no cursor). Listing has no side effect.
 pub async fn models_list(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
-    Query(query): Query<PageQuery>,
 ) -> Out {
-    let page = query.page()?;
     let created = app.started_at;
     let mut models: Vec<Value> = RUNTIMES
         .iter()
@@ -107,8 +106,7 @@ pub async fn models_list(
             .iter()
             .map(definition_model),
     );
-    // Product order first: the default `desc` lists newest definitions first.
-    page.apply(models).map(axum::Json)
+    Ok(axum::Json(envelope(models, false)))
 }
 
 pub async fn models_get(
@@ -133,4 +131,16 @@ pub async fn models_get(
         )
         .with_param("model")),
     }
+}
+
+pub async fn files_create(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Json(body): Json<Value>,
+) -> Out {
+    let max = app.agents.settings.max_file_bytes;
+    app.agents
+        .files
+        .create(&identity.id, &body, max)
+        .map(axum::Json)
 }
