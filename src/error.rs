@@ -103,9 +103,9 @@ error_table! {
     PathRefused            => "agents.path_refused",     400, "BadRequestError",          false, true,  GUARDED;
     CredentialUnavailable  => "agents.credential_unavailable", 400, "BadRequestError",    false, false, GUARDED;
     CredentialExpired      => "agents.credential_expired", 400, "BadRequestError",        false, false, GUARDED;
-    PreviousResponseNotLatest => "agents.previous_response_not_latest", 400, "BadRequestError", false, false, RESPONSES;
+    PreviousResponseNotLatest => "agents.previous_response_not_latest", 400, "BadRequestError", false, false, Live;
     CompactUnsupported     => "agents.compact_unsupported", 400, "BadRequestError",       false, false, RESPONSES;
-    NotCancellable         => "agents.not_cancellable",  400, "BadRequestError",          false, false, RESPONSES;
+    NotCancellable         => "agents.not_cancellable",  400, "BadRequestError",          false, false, Live;
     WebsocketUpgradeRequired => "agents.websocket_upgrade_required", 400, "BadRequestError", false, false, RESPONSES;
     NotImplementedLocally  => "agents.not_implemented_locally", 404, "NotFoundError",     false, false, Live;
     RuntimeNotInstalled    => "agents.runtime_not_installed", 400, "BadRequestError",     false, false, Live;

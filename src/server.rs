@@ -27,6 +27,7 @@ pub struct AppState {
     pub base_dir: PathBuf,
     pub capabilities: crate::capabilities::DocumentCache,
     pub agents: crate::agents::Agents,
+    pub responses: Arc<crate::agents::responses::Responses>,
 }
 
 pub type SharedState = Arc<AppState>;
@@ -45,6 +46,7 @@ impl AppState {
     fn build(settings: Settings, audit: Audit) -> SharedState {
         Arc::new(AppState {
             agents: crate::agents::Agents::new(settings.agents.clone()),
+            responses: Default::default(),
             policy: Policy::new(&settings),
             settings,
             audit,

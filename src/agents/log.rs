@@ -10,7 +10,8 @@ use tokio::sync::watch;
 pub struct EventLog {
     inner: Mutex<Inner>,
     newest: watch::Sender<u64>,
-    session_id: String,
+    /// Added to every event of a session's log; `None` for response streams.
+    session_id: Option<String>,
     cap: usize,
 }
 
@@ -58,9 +59,16 @@ impl EventLog {
                 next_seq: 1,
             }),
             newest,
-            session_id: session_id.to_owned(),
+            session_id: Some(session_id.to_owned()),
             cap: cap.max(1),
         }
+    }
+
+    /// A log whose events carry `type` and `sequence_number` only (response streams).
+    pub fn plain(cap: usize) -> EventLog {
+        let mut log = EventLog::new("", cap);
+        log.session_id = None;
+        log
     }
 
     /// Appends an event of `kind` with the given members; returns its sequence number.
@@ -68,12 +76,15 @@ impl EventLog {
         let mut inner = self.inner.lock().expect("log lock");
         let seq = inner.next_seq;
         inner.next_seq += 1;
-        let mut event = json!({
-            "type": kind,
-            "event_id": format!("evt_{seq}"),
-            "sequence_number": seq,
-            "session_id": self.session_id,
-        });
+        let mut event = match &self.session_id {
+            Some(session_id) => json!({
+                "type": kind,
+                "event_id": format!("evt_{seq}"),
+                "sequence_number": seq,
+                "session_id": session_id,
+            }),
+            None => json!({"type": kind, "sequence_number": seq}),
+        };
         if let (Some(obj), Some(extra)) = (event.as_object_mut(), body.as_object_mut()) {
             obj.append(extra);
         }

@@ -11,6 +11,7 @@ pub mod log;
 pub mod mapper;
 pub mod model;
 pub mod paging;
+pub mod responses;
 pub mod runtimes;
 pub mod sessions;
 pub mod settings;

@@ -122,7 +122,7 @@ pub struct Artifact {
 pub fn usage_json(usage: &Usage) -> Value {
     json!({
         "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": usage.cached_input_tokens},
+        "input_tokens_details": {"cached_tokens": usage.cached_input_tokens, "cache_write_tokens": 0},
         "output_tokens": usage.output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": usage.input_tokens + usage.output_tokens,

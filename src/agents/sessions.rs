@@ -4,7 +4,7 @@
 
 use crate::agents::input::{self, SessionInput, invalid, only_keys, opt_str};
 use crate::agents::log::EventLog;
-use crate::agents::model::{SessionState, SessionStatus, Turn, TurnStatus};
+use crate::agents::model::{AgentSpec, SessionState, SessionStatus, Turn, TurnStatus};
 use crate::agents::runtimes;
 use crate::agents::settings::AgentsSettings;
 use crate::agents::{agent_spec, ids, turn};
@@ -166,44 +166,8 @@ impl Agents {
             Some(v) => Some(input::input_text(v, "input")?),
         };
 
-        let id = ids::new("agsess");
-        let now = ids::now();
-        let state = SessionState {
-            created_at: now,
-            last_active_at: now,
-            status: SessionStatus::Idle,
-            metadata,
-            agent: spec,
-            workspace: self.settings.workspace.clone(),
-            thread_id: None,
-            usage: None,
-            runtime_total: None,
-            error: None,
-            turns: Vec::new(),
-            items: Vec::new(),
-            artifacts: Vec::new(),
-            traces: Vec::new(),
-            subagents: Vec::new(),
-            queue: VecDeque::new(),
-            running: None,
-            worker_active: false,
-            deleted: false,
-            traces_enabled: self.settings.traces,
-            idempotency: HashMap::new(),
-        };
-        let handle = Arc::new(SessionHandle {
-            serial: self
-                .next_serial
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            log: EventLog::new(&id, self.settings.event_history),
-            id: id.clone(),
-            owner: owner.to_owned(),
-            state: Mutex::new(state),
-        });
-        let created = handle.snapshot();
-        handle
-            .log
-            .push("agent.session.created", json!({"session": created}));
+        let handle = self.open(owner, spec, metadata);
+        let id = handle.id.clone();
         self.map().insert(id, handle.clone());
         if let Some(text) = first_input {
             self.enqueue(&handle, text);
@@ -302,14 +266,66 @@ impl Agents {
         }
         for event in events {
             match event {
-                SessionInput::Message(text) => self.enqueue(&handle, text),
+                SessionInput::Message(text) => {
+                    self.enqueue(&handle, text);
+                }
                 SessionInput::Cancel => cancel_all(&handle),
             }
         }
         Ok(())
     }
 
-    fn enqueue(&self, handle: &Arc<SessionHandle>, prompt: String) {
+    /// A new session that no list shows until the caller registers it (responses keep their
+    /// conversations this way).
+    pub fn open(
+        &self,
+        owner: &str,
+        spec: AgentSpec,
+        metadata: Map<String, Value>,
+    ) -> Arc<SessionHandle> {
+        let id = ids::new("agsess");
+        let now = ids::now();
+        let state = SessionState {
+            created_at: now,
+            last_active_at: now,
+            status: SessionStatus::Idle,
+            metadata,
+            agent: spec,
+            workspace: self.settings.workspace.clone(),
+            thread_id: None,
+            usage: None,
+            runtime_total: None,
+            error: None,
+            turns: Vec::new(),
+            items: Vec::new(),
+            artifacts: Vec::new(),
+            traces: Vec::new(),
+            subagents: Vec::new(),
+            queue: VecDeque::new(),
+            running: None,
+            worker_active: false,
+            deleted: false,
+            traces_enabled: self.settings.traces,
+            idempotency: HashMap::new(),
+        };
+        let handle = Arc::new(SessionHandle {
+            serial: self
+                .next_serial
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            log: EventLog::new(&id, self.settings.event_history),
+            id,
+            owner: owner.to_owned(),
+            state: Mutex::new(state),
+        });
+        let created = handle.snapshot();
+        handle
+            .log
+            .push("agent.session.created", json!({"session": created}));
+        handle
+    }
+
+    /// Queues a turn; returns its id.
+    pub fn enqueue(&self, handle: &Arc<SessionHandle>, prompt: String) -> String {
         let mut state = handle.lock();
         let busy = state.running.is_some() || !state.queue.is_empty();
         let now = ids::now();
@@ -338,6 +354,7 @@ impl Agents {
             state.worker_active = true;
             tokio::spawn(turn::work(handle.clone()));
         }
+        turn_id
     }
 }
 
@@ -383,7 +400,7 @@ fn cancel_queued(handle: &SessionHandle, state: &mut SessionState) {
 }
 
 /// Cancels every queued turn and asks the running one to stop.
-fn cancel_all(handle: &SessionHandle) {
+pub fn cancel_all(handle: &SessionHandle) {
     let mut state = handle.lock();
     cancel_queued(handle, &mut state);
     if let Some((_, stop)) = &state.running {

@@ -4,11 +4,13 @@
 mod definitions;
 mod lists;
 mod refusals;
+mod responses;
 mod sessions;
 mod stream;
 
 pub use definitions::*;
 pub use lists::*;
 pub use refusals::refusal;
+pub use responses::*;
 pub use sessions::*;
 pub use stream::events_stream;

@@ -5,6 +5,7 @@
 //! The body reads the session's log directly (no task or channel per reader) and sends
 //! frames rendered once for all readers, so a thousand followers cost little more than one.
 
+use crate::agents::log::{Event, EventLog};
 use crate::agents::sessions::SessionHandle;
 use crate::auth::Identity;
 use crate::error::{ApiError, ApiResult};
@@ -60,32 +61,60 @@ pub async fn events_stream(
         (None, Some(v)) => Some(position(v.to_str().unwrap_or_default(), "Last-Event-ID")?),
         (None, None) => None,
     };
-    let reader = Reader {
-        newest: handle.log.subscribe(),
-        position: after.unwrap_or_else(|| handle.log.newest()),
-        replay_only: after.is_some(),
-        pending: VecDeque::new(),
-        done: false,
-        handle,
-    };
+    let position = after.unwrap_or_else(|| handle.log.newest());
+    let reader = Reader::new(handle, position, after.is_some());
+    Ok(sse(reader))
+}
+
+/// The streaming response for a reader.
+pub fn sse<S: Source>(reader: Reader<S>) -> Response {
     let body = futures::stream::unfold(reader, |mut reader| async move {
         reader
             .next()
             .await
             .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), reader))
     });
-    Ok((
+    (
         [
             (http::header::CONTENT_TYPE, "text/event-stream"),
             (http::header::CACHE_CONTROL, "no-cache"),
         ],
         Body::from_stream(body),
     )
-        .into_response())
+        .into_response()
 }
 
-struct Reader {
-    handle: Arc<SessionHandle>,
+/// Where a stream's events come from and when a live stream ends.
+pub trait Source: Send + Sync + 'static {
+    fn log(&self) -> &EventLog;
+    /// The stream's subject went away (a deleted session).
+    fn gone(&self) -> bool;
+    /// A live stream closes after this event.
+    fn ends_with(&self, event: &Event) -> bool;
+    /// The gap signal for dropped positions `from..=to`.
+    fn gap(&self, from: u64, to: u64) -> Bytes;
+}
+
+impl Source for Arc<SessionHandle> {
+    fn log(&self) -> &EventLog {
+        &self.log
+    }
+
+    fn gone(&self) -> bool {
+        self.lock().deleted
+    }
+
+    fn ends_with(&self, event: &Event) -> bool {
+        event.settles()
+    }
+
+    fn gap(&self, from: u64, to: u64) -> Bytes {
+        gap(&self.id, from, to)
+    }
+}
+
+pub struct Reader<S: Source> {
+    source: S,
     newest: watch::Receiver<u64>,
     position: u64,
     replay_only: bool,
@@ -93,7 +122,20 @@ struct Reader {
     done: bool,
 }
 
-impl Reader {
+impl<S: Source> Reader<S> {
+    /// Events after `position`; `replay_only` closes after them, otherwise the stream
+    /// follows live until the source's end event.
+    pub fn new(source: S, position: u64, replay_only: bool) -> Reader<S> {
+        Reader {
+            newest: source.log().subscribe(),
+            source,
+            position,
+            replay_only,
+            pending: VecDeque::new(),
+            done: false,
+        }
+    }
+
     async fn next(&mut self) -> Option<Bytes> {
         loop {
             if let Some(chunk) = self.pending.pop_front() {
@@ -106,7 +148,7 @@ impl Reader {
             if !self.pending.is_empty() || self.done {
                 continue;
             }
-            if self.handle.lock().deleted {
+            if self.source.gone() {
                 return None;
             }
             // A version pushed since the last read makes `changed` return at once: no
@@ -122,14 +164,14 @@ impl Reader {
     }
 
     fn fill(&mut self) {
-        let slice = self.handle.log.after(self.position);
+        let slice = self.source.log().after(self.position);
         if let Some((from, to)) = slice.dropped {
-            self.pending.push_back(gap(&self.handle.id, from, to));
+            self.pending.push_back(self.source.gap(from, to));
         }
         for event in &slice.events {
             self.position = event.seq;
             self.pending.push_back(event.frame.clone());
-            if !self.replay_only && event.settles() {
+            if !self.replay_only && self.source.ends_with(event) {
                 self.done = true;
                 return;
             }
