@@ -77,26 +77,29 @@ pub fn parse(body: &Value) -> Result<ResponseRequest, ApiError> {
             ));
         }
     }
-    if let Some(include) = map.get("include").filter(|v| !v.is_null()) {
-        if include.as_array().is_none_or(|a| !a.is_empty()) {
-            return Err(invalid("include", "`include` is not supported locally"));
-        }
+    if map
+        .get("include")
+        .filter(|v| !v.is_null())
+        .is_some_and(|include| include.as_array().is_none_or(|a| !a.is_empty()))
+    {
+        return Err(invalid("include", "`include` is not supported locally"));
     }
-    if let Some(tier) = opt_str(map, "service_tier", "service_tier")? {
-        if !["auto", "default"].contains(&tier) {
-            return Err(invalid(
-                "service_tier",
-                "`service_tier` is `auto` or `default`",
-            ));
-        }
+    if opt_str(map, "service_tier", "service_tier")?
+        .is_some_and(|tier| !["auto", "default"].contains(&tier))
+    {
+        return Err(invalid(
+            "service_tier",
+            "`service_tier` is `auto` or `default`",
+        ));
     }
-    if let Some(choice) = map.get("tool_choice").filter(|v| !v.is_null()) {
-        if choice != "auto" {
-            return Err(invalid(
-                "tool_choice",
-                "only `tool_choice: auto` is supported",
-            ));
-        }
+    if map
+        .get("tool_choice")
+        .is_some_and(|choice| !choice.is_null() && choice != "auto")
+    {
+        return Err(invalid(
+            "tool_choice",
+            "only `tool_choice: auto` is supported",
+        ));
     }
     if let Some(text) = map.get("text").filter(|v| !v.is_null()) {
         let t = input::object(text, "text")?;
