@@ -296,7 +296,7 @@ table! {
     "agents_responses_create"           Post   "/v1/responses" Agents ["agents:use"] Write Http Main false IMPL;
     "agents_responses_connect"          Get    "/v1/responses" Agents ["agents:use"] Write Websocket Main false p(RESPONSES);
     "agents_cannot_responses_input_tokens" Post "/v1/responses/input_tokens" Agents ["agents:use"] Read Http Main false REFUSAL;
-    "agents_responses_compact"          Post   "/v1/responses/compact" Agents ["agents:use"] Write Http Main false p(RESPONSES);
+    "agents_responses_compact"          Post   "/v1/responses/compact" Agents ["agents:use"] Write Http Main false IMPL;
     "agents_responses_get"              Get    "/v1/responses/{response_id}" Agents ["agents:use"] Read Http Main false IMPL;
     "agents_responses_delete"           Delete "/v1/responses/{response_id}" Agents ["agents:use"] Write Http Main false IMPL;
     "agents_responses_cancel"           Post   "/v1/responses/{response_id}/cancel" Agents ["agents:use"] Write Http Main false IMPL;

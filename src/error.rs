@@ -104,7 +104,7 @@ error_table! {
     CredentialUnavailable  => "agents.credential_unavailable", 400, "BadRequestError",    false, false, GUARDED;
     CredentialExpired      => "agents.credential_expired", 400, "BadRequestError",        false, false, GUARDED;
     PreviousResponseNotLatest => "agents.previous_response_not_latest", 400, "BadRequestError", false, false, Live;
-    CompactUnsupported     => "agents.compact_unsupported", 400, "BadRequestError",       false, false, RESPONSES;
+    CompactUnsupported     => "agents.compact_unsupported", 400, "BadRequestError",       false, false, Live;
     NotCancellable         => "agents.not_cancellable",  400, "BadRequestError",          false, false, Live;
     WebsocketUpgradeRequired => "agents.websocket_upgrade_required", 400, "BadRequestError", false, false, RESPONSES;
     NotImplementedLocally  => "agents.not_implemented_locally", 404, "NotFoundError",     false, false, Live;

@@ -88,3 +88,15 @@ def test_idempotency_key(client: OpenAI) -> None:
     with pytest.raises(openai.ConflictError) as e:
         client.responses.create(model="rt-one", input="different", extra_headers=headers)
     assert e.value.code == "idempotency.mismatch"
+
+
+def test_compact(client: OpenAI) -> None:
+    first = client.responses.create(model="rt-two", input="remember me")
+    compacted = client.responses.compact(model="rt-two", previous_response_id=first.id)
+    assert compacted.object == "response.compaction"
+    after = client.responses.create(model="rt-two", input="after", previous_response_id=first.id)
+    assert after.output_text.startswith("echo (turn 3)")  # the same thread, compacted in between
+    other = client.responses.create(model="rt-one", input="x")
+    with pytest.raises(openai.BadRequestError) as e:
+        client.responses.compact(model="rt-one", previous_response_id=other.id)
+    assert e.value.code == "agents.compact_unsupported"

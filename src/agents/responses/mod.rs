@@ -160,6 +160,78 @@ impl Responses {
         Ok(handle)
     }
 
+    /// Compacts a conversation in the runtime's own thread (rt-two's `/compact`); the
+    /// conversation then goes on from the same latest response.
+    pub async fn compact(
+        &self,
+        agents: &Agents,
+        owner: &str,
+        body: &Value,
+    ) -> Result<Value, ApiError> {
+        let map = crate::agents::input::object(body, "body")?;
+        crate::agents::input::only_keys(
+            map,
+            &[
+                "model",
+                "previous_response_id",
+                "instructions",
+                "service_tier",
+                "prompt_cache_key",
+                "prompt_cache_options",
+                "prompt_cache_retention",
+            ],
+            "",
+        )?;
+        let previous =
+            crate::agents::input::opt_str(map, "previous_response_id", "previous_response_id")?
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "previous_response_id",
+                        "compact works on a conversation: send `previous_response_id`",
+                    )
+                })?;
+        let prev = self
+            .get(owner, previous)
+            .map_err(|e| e.with_param("previous_response_id"))?;
+        let runtime = prev.session.lock().agent.runtime;
+        if runtime.id != "rt-two" {
+            return Err(ApiError::new(
+                Code::CompactUnsupported,
+                format!(
+                    "{} has no local compaction; only rt-two compacts its conversation",
+                    runtime.id
+                ),
+            )
+            .with_param("previous_response_id"));
+        }
+        runtimes::require_installed(runtime)?;
+        let mut newest = prev.session.log.subscribe();
+        let turn_id = agents.enqueue(&prev.session, "/compact".to_owned());
+        loop {
+            let done = prev
+                .session
+                .lock()
+                .turn(&turn_id)
+                .is_none_or(|t| t.status.is_final());
+            if done || newest.changed().await.is_err() {
+                break;
+            }
+        }
+        let state = prev.session.lock();
+        let turn = state.turn(&turn_id);
+        let usage = turn.and_then(|t| t.usage).unwrap_or_default();
+        Ok(json!({
+            "id": ids::new("cmp"),
+            "object": "response.compaction",
+            "created_at": ids::now(),
+            "output": [],
+            "usage": crate::agents::model::usage_json(&usage),
+            "x_svc": {"compute": "local_process", "runtime": runtime.id, "session_id": prev.session.id,
+                      "turn_id": turn_id, "status": turn.map(|t| shape::status(t.status)),
+                      "error": turn.and_then(|t| t.error.clone()), "continue_from": previous},
+        }))
+    }
+
     /// Stops a running response; a finished one cannot be cancelled.
     pub async fn cancel(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
         let handle = self.get(owner, id)?;

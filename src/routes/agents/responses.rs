@@ -159,3 +159,14 @@ pub async fn responses_input_items(
     let handle = app.responses.get(&identity.id, &id)?;
     page.apply(handle.request.items.clone()).map(axum::Json)
 }
+
+pub async fn responses_compact(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Json(body): Json<Value>,
+) -> ApiResult<axum::Json<Value>> {
+    app.responses
+        .compact(&app.agents, &identity.id, &body)
+        .await
+        .map(axum::Json)
+}
