@@ -157,7 +157,6 @@ const TERMINAL: &str = "terminal issue";
 const SYSTEM: &str = "system issue";
 const DEV_TOOLS: &str = "dev_tools issue";
 const BROWSER: &str = "browser issue";
-const RESPONSES: &str = "issue 4 (responses, definitions, models, files)";
 const GUARDED: &str = "issue 5 (environments, vaults, webhooks)";
 
 macro_rules! table {
@@ -294,7 +293,7 @@ table! {
     "agents_vault_credentials_update"   Post   "/v1/vaults/{vault_id}/credentials/{credential_id}" Agents ["agents:use"] Write Http Main false p(GUARDED);
     "agents_vault_credentials_delete"   Delete "/v1/vaults/{vault_id}/credentials/{credential_id}" Agents ["agents:use"] Write Http Main false p(GUARDED);
     "agents_responses_create"           Post   "/v1/responses" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_responses_connect"          Get    "/v1/responses" Agents ["agents:use"] Write Websocket Main false p(RESPONSES);
+    "agents_responses_connect"          Get    "/v1/responses" Agents ["agents:use"] Write Websocket Main false IMPL;
     "agents_cannot_responses_input_tokens" Post "/v1/responses/input_tokens" Agents ["agents:use"] Read Http Main false REFUSAL;
     "agents_responses_compact"          Post   "/v1/responses/compact" Agents ["agents:use"] Write Http Main false IMPL;
     "agents_responses_get"              Get    "/v1/responses/{response_id}" Agents ["agents:use"] Read Http Main false IMPL;

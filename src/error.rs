@@ -59,7 +59,6 @@ const FILES: Availability = Pending("file_ops issue");
 const PROCESS: Availability = Pending("process issue");
 const SYSTEM: Availability = Pending("system issue");
 const DEV_TOOLS: Availability = Pending("dev_tools issue");
-const RESPONSES: Availability = Pending("issue 4 (responses, definitions, models, files)");
 const GUARDED: Availability = Pending("issue 5 (environments, vaults, webhooks)");
 
 error_table! {
@@ -106,7 +105,7 @@ error_table! {
     PreviousResponseNotLatest => "agents.previous_response_not_latest", 400, "BadRequestError", false, false, Live;
     CompactUnsupported     => "agents.compact_unsupported", 400, "BadRequestError",       false, false, Live;
     NotCancellable         => "agents.not_cancellable",  400, "BadRequestError",          false, false, Live;
-    WebsocketUpgradeRequired => "agents.websocket_upgrade_required", 400, "BadRequestError", false, false, RESPONSES;
+    WebsocketUpgradeRequired => "agents.websocket_upgrade_required", 400, "BadRequestError", false, false, Live;
     NotImplementedLocally  => "agents.not_implemented_locally", 404, "NotFoundError",     false, false, Live;
     RuntimeNotInstalled    => "agents.runtime_not_installed", 400, "BadRequestError",     false, false, Live;
     CursorNotFound         => "agents.cursor_not_found", 404, "NotFoundError",            false, false, Live;

@@ -19,6 +19,12 @@ use std::collections::HashSet;
 use std::time::Instant;
 use tokio::sync::OwnedSemaphorePermit;
 
+/// The concurrency permit of an admitted call, for handlers that outlive their response: a
+/// WebSocket handler moves a clone into its socket task, so the permit is held as long as
+/// the socket is open.
+#[derive(Clone)]
+pub struct ConnectionPermit(pub std::sync::Arc<OwnedSemaphorePermit>);
+
 /// The endpoint a route serves, bound into its pipeline when the router is built.
 #[derive(Clone)]
 pub struct RouteState {
@@ -39,7 +45,12 @@ pub async fn admit(State(route): State<RouteState>, req: Request, next: Next) ->
         identity: None,
     };
     match admission(&route, req, &mut audit) {
-        Ok((req, permit)) => {
+        Ok((mut req, permit)) => {
+            let permit = permit.map(std::sync::Arc::new);
+            if let Some(permit) = &permit {
+                req.extensions_mut()
+                    .insert(ConnectionPermit(permit.clone()));
+            }
             let mut response = next.run(req).await;
             // A guard or limit that refuses inside the handler (a chunked body over the
             // limit, a path outside the allowed tree) names the endpoint like the pipeline.
@@ -174,7 +185,7 @@ fn reject_repeated_parameters(query: &str) -> Result<(), ApiError> {
 
 /// Keeps the concurrency permit until the response body (a stream, or an upgraded socket's
 /// response) is finished or dropped.
-fn hold_permit(response: Response, permit: OwnedSemaphorePermit) -> Response {
+fn hold_permit<P: Send + Sync + 'static>(response: Response, permit: P) -> Response {
     response.map(move |body| {
         Body::new(body.map_frame(move |frame| {
             let _held = &permit;

@@ -94,6 +94,7 @@ fn implemented(id: &str) -> Option<MethodRouter<SharedState>> {
         "agents_responses_cancel" => on(MethodFilter::POST, agents::responses_cancel),
         "agents_responses_input_items" => on(MethodFilter::GET, agents::responses_input_items),
         "agents_responses_compact" => on(MethodFilter::POST, agents::responses_compact),
+        "agents_responses_connect" => on(MethodFilter::GET, agents::responses_connect),
         "agents_sessions_create" => on(MethodFilter::POST, agents::create),
         "agents_sessions_list" => on(MethodFilter::GET, agents::list),
         "agents_sessions_get" => on(MethodFilter::GET, agents::get),

@@ -5,6 +5,7 @@ mod definitions;
 mod lists;
 mod refusals;
 mod responses;
+mod responses_ws;
 mod sessions;
 mod stream;
 
@@ -12,5 +13,6 @@ pub use definitions::*;
 pub use lists::*;
 pub use refusals::refusal;
 pub use responses::*;
+pub use responses_ws::responses_connect;
 pub use sessions::*;
 pub use stream::events_stream;
