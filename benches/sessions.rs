@@ -257,6 +257,7 @@ fn main() {
         println!("turn, fake runtime alone      median {d:>8.2} ms  ({turns} runs)");
         println!("turn, through svc (POST..idle) median {s:>8.2} ms");
         println!("server overhead per turn       {:>8.2} ms  (target < 5 ms)", s - d);
+        responses_figures(&client, &base, &workspace, turns).await;
 
         for (kind, times) in [
             ("raw-socket", fan_out_raw(&client, &base, subscribers).await),
@@ -286,4 +287,93 @@ fn main() {
             grown / sessions as f64 / 1024.0
         );
     });
+}
+
+/// Time to the first streamed text and to the end, for rt-two run directly (first
+/// `text_delta` line, exit) and for a streamed response (first `response.output_text.delta`
+/// frame, end of stream).
+fn direct_stream(workspace: &PathBuf, prompt: &str) -> (f64, f64) {
+    use std::io::{BufRead, BufReader};
+    let started = Instant::now();
+    let mut child = Command::new("rt-two")
+        .args([
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+            "--",
+            prompt,
+        ])
+        .current_dir(workspace)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("rt-two on PATH");
+    let mut first = None;
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line.unwrap_or_default();
+        if first.is_none() && line.contains("text_delta") {
+            first = Some(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    child.wait().expect("rt-two exits");
+    (
+        first.unwrap_or(f64::NAN),
+        started.elapsed().as_secs_f64() * 1000.0,
+    )
+}
+
+async fn served_stream(client: &reqwest::Client, base: &str, prompt: &str) -> (f64, f64) {
+    let started = Instant::now();
+    let response = client
+        .post(format!("{base}/v1/responses"))
+        .json(&serde_json::json!({"model": "rt-two", "input": prompt, "stream": true}))
+        .send()
+        .await
+        .unwrap();
+    let mut stream = response.bytes_stream();
+    let mut first = None;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.unwrap();
+        if first.is_none()
+            && String::from_utf8_lossy(&chunk).contains("event: response.output_text.delta")
+        {
+            first = Some(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    (
+        first.unwrap_or(f64::NAN),
+        started.elapsed().as_secs_f64() * 1000.0,
+    )
+}
+
+async fn responses_figures(client: &reqwest::Client, base: &str, workspace: &PathBuf, runs: usize) {
+    let prompt = "bench [[scenario:stream:5]]";
+    direct_stream(workspace, prompt);
+    served_stream(client, base, prompt).await;
+    let (mut d_first, mut d_total, mut s_first, mut s_total) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let (f, t) = direct_stream(workspace, prompt);
+        d_first.push(f);
+        d_total.push(t);
+        let (f, t) = served_stream(client, base, prompt).await;
+        s_first.push(f);
+        s_total.push(t);
+    }
+    let (df, dt, sf, st) = (
+        median(d_first),
+        median(d_total),
+        median(s_first),
+        median(s_total),
+    );
+    println!("streamed response (rt-two, 5 deltas 5 ms apart), medians of {runs}:");
+    println!(
+        "  first text delta: fake alone {df:.2} ms, through svc {sf:.2} ms: +{:.2} ms  (target < 5 ms)",
+        sf - df
+    );
+    println!(
+        "  whole response:   fake alone {dt:.2} ms, through svc {st:.2} ms: +{:.2} ms  (target < 5 ms)",
+        st - dt
+    );
 }

@@ -14,6 +14,13 @@ mod mcp;
 mod models;
 mod pipeline;
 mod raw;
+mod responses;
+mod responses_common;
+mod responses_compact;
+mod responses_property;
+mod responses_store;
+mod responses_stream;
+mod responses_ws;
 mod runtimes;
 mod sessions;
 mod sessions_artifacts;
@@ -35,6 +42,9 @@ pub fn all() -> Vec<Case> {
     all.extend(agents::cases());
     all.extend(files::cases());
     all.extend(fuzz::cases());
+    all.extend(responses_compact::cases());
+    all.extend(responses_ws::cases());
+    all.extend(responses_property::cases());
     all.extend(mcp::cases());
     all.extend(runtimes::cases());
     all.extend(sessions::cases());
@@ -46,5 +56,8 @@ pub fn all() -> Vec<Case> {
     all.extend(sessions_artifacts::cases());
     all.extend(definitions::cases());
     all.extend(models::cases());
+    all.extend(responses::cases());
+    all.extend(responses_stream::cases());
+    all.extend(responses_store::cases());
     all
 }

@@ -14,9 +14,21 @@ fn invalid_fields() -> Vec<(&'static str, Value, &'static str)> {
         ("model", json!(""), "model"),
         ("input", json!(7), "input"),
         ("input", json!([]), "input"),
-        ("input", json!([{"role": "assistant", "content": "earlier"}]), "input[0].role"),
-        ("input", json!([{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]), "input[0].content[0].type"),
-        ("input", json!([{"role": "user", "content": [{"type": "input_file", "file_id": "file-1"}]}]), "input[0].content[0].type"),
+        (
+            "input",
+            json!([{"role": "assistant", "content": "earlier"}]),
+            "input[0].role",
+        ),
+        (
+            "input",
+            json!([{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]),
+            "input[0].content[0].type",
+        ),
+        (
+            "input",
+            json!([{"role": "user", "content": [{"type": "input_file", "file_id": "file-1"}]}]),
+            "input[0].content[0].type",
+        ),
         ("instructions", json!(5), "instructions"),
         ("metadata", json!({"k": {"nested": 1}}), "metadata.k"),
         ("metadata", json!({"k": null}), "metadata.k"),
@@ -25,10 +37,18 @@ fn invalid_fields() -> Vec<(&'static str, Value, &'static str)> {
         ("background", json!("no"), "background"),
         ("stream", json!(1), "stream"),
         ("tools", json!([{"type": "web_search"}]), "tools[0].type"),
-        ("tools", json!([{"type": "function", "name": "f"}]), "tools[0].type"),
+        (
+            "tools",
+            json!([{"type": "function", "name": "f"}]),
+            "tools[0].type",
+        ),
         ("tools", json!("mcp"), "tools"),
         ("reasoning", json!({"summary": "auto"}), "reasoning.summary"),
-        ("text", json!({"format": {"type": "json_schema"}}), "text.format"),
+        (
+            "text",
+            json!({"format": {"type": "json_schema"}}),
+            "text.format",
+        ),
         ("service_tier", json!("flex"), "service_tier"),
         ("tool_choice", json!("required"), "tool_choice"),
         ("include", json!(["reasoning.encrypted_content"]), "include"),
@@ -57,13 +77,21 @@ fn valid_extras() -> impl Strategy<Value = Vec<(&'static str, Value)>> {
 }
 
 async fn probe(ctx: &Ctx, body: &Value, param: &str) -> Result<(), String> {
-    let resp = ctx.send(ctx.post_json("/v1/responses", body)).await.map_err(|e| e.to_string())?;
+    let resp = ctx
+        .send(ctx.post_json("/v1/responses", body))
+        .await
+        .map_err(|e| e.to_string())?;
     if resp.status >= 500 {
         return Err(format!("5xx for {body}\n{}", resp.describe()));
     }
-    let err = resp.expect_error(400, "invalid_request").map_err(|e| format!("{body}: {e}"))?;
+    let err = resp
+        .expect_error(400, "invalid_request")
+        .map_err(|e| format!("{body}: {e}"))?;
     if err["error"]["param"] != param {
-        return Err(format!("{body}: expected param {param}, got {}", err["error"]["param"]));
+        return Err(format!(
+            "{body}: expected param {param}, got {}",
+            err["error"]["param"]
+        ));
     }
     Ok(())
 }

@@ -318,6 +318,11 @@ impl ResponseHandle {
         shape::status(self.turn_status())
     }
 
+    /// The final event is in the log: nothing more will come.
+    pub fn ended(&self) -> bool {
+        *self.done.borrow()
+    }
+
     /// Resolves once the response's final event is in its log.
     pub async fn finished(&self) {
         let mut rx = self.done.subscribe();

@@ -23,8 +23,9 @@ impl Source for Arc<ResponseHandle> {
         &self.log
     }
 
+    /// A replay from at or past the final event has nothing left to wait for.
     fn gone(&self) -> bool {
-        false
+        self.ended()
     }
 
     fn ends_with(&self, event: &Event) -> bool {
