@@ -18,6 +18,7 @@ mod responses;
 mod responses_common;
 mod responses_compact;
 mod responses_property;
+mod responses_sequences;
 mod responses_store;
 mod responses_stream;
 mod responses_ws;
@@ -45,6 +46,7 @@ pub fn all() -> Vec<Case> {
     all.extend(responses_compact::cases());
     all.extend(responses_ws::cases());
     all.extend(responses_property::cases());
+    all.extend(responses_sequences::cases());
     all.extend(mcp::cases());
     all.extend(runtimes::cases());
     all.extend(sessions::cases());
