@@ -59,7 +59,7 @@ pub fn cases() -> Vec<Case> {
                 }
                 ctx.send(ctx.post_json(&format!("/v1/responses/{id}/cancel"), &json!({}))).await?.expect_status(200)?;
                 let body = ctx.send(ctx.get(&format!("/v1/responses/{id}?stream=true"))).await?.text();
-                let last = body.lines().filter_map(|l| l.strip_prefix("data: ")).last().context("events")?;
+                let last = body.lines().rev().find_map(|l| l.strip_prefix("data: ")).context("events")?;
                 let last: Value = serde_json::from_str(last)?;
                 ensure!(last["type"] == "response.failed" && last["response"]["status"] == "cancelled", "{last}");
                 ctx.snapshot("agents__responses__cancelled_rt_one", &Value::Array(types(&body)))
