@@ -5,10 +5,11 @@
 use std::collections::HashSet;
 
 use super::sessions_common::{
-    Api, SESSIONS, check_id, check_list, expect_error_param, expect_missing, id_of, spath,
+    Api, SESSIONS, check_id, check_list, expect_error_param, expect_missing, id_of, page_through,
+    spath,
 };
 use crate::{Case, Ctx, case, profiles};
-use anyhow::{anyhow, bail, ensure};
+use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};
 
 pub const AGENTS: &str = "/v1/agents";
@@ -186,43 +187,6 @@ async fn not_local(api: &Api, header: Option<&str>, body: Value) -> anyhow::Resu
         resp.describe()
     );
     Ok(())
-}
-
-/// Follows `after=last_id` while `has_more`; returns the concatenated pages.
-async fn page_through(
-    api: &Api,
-    path: &str,
-    limit: usize,
-    order: &str,
-) -> anyhow::Result<Vec<Value>> {
-    let mut out: Vec<Value> = Vec::new();
-    let mut after: Option<String> = None;
-    for _ in 0..100 {
-        let mut url = format!("{path}?limit={limit}&order={order}");
-        if let Some(a) = &after {
-            url.push_str(&format!("&after={a}"));
-        }
-        let page = api.json(&url).await?;
-        check_list(&page)?;
-        let data = page["data"].as_array().cloned().unwrap_or_default();
-        ensure!(data.len() <= limit, "{url}: {} > limit", data.len());
-        let more = page["has_more"] == true;
-        ensure!(
-            !more || data.len() == limit,
-            "{url}: a short page with has_more"
-        );
-        out.extend(data);
-        if !more {
-            return Ok(out);
-        }
-        after = Some(
-            page["last_id"]
-                .as_str()
-                .ok_or_else(|| anyhow!("{url}: last_id"))?
-                .to_owned(),
-        );
-    }
-    bail!("{path}: paging never ended")
 }
 
 fn model_list(body: &Value) -> anyhow::Result<Vec<Value>> {

@@ -294,3 +294,41 @@ pub fn check_list(page: &Value) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Follows `after=last_id` while `has_more`; returns the concatenated pages.
+pub async fn page_through(
+    api: &Api,
+    path: &str,
+    limit: usize,
+    order: &str,
+) -> anyhow::Result<Vec<Value>> {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let mut out: Vec<Value> = Vec::new();
+    let mut after: Option<String> = None;
+    for _ in 0..500 {
+        let mut url = format!("{path}{sep}limit={limit}&order={order}");
+        if let Some(a) = &after {
+            url.push_str(&format!("&after={a}"));
+        }
+        let page = api.json(&url).await?;
+        check_list(&page)?;
+        let data = page["data"].as_array().cloned().unwrap_or_default();
+        ensure!(data.len() <= limit, "{url}: {} > limit", data.len());
+        let more = page["has_more"] == true;
+        ensure!(
+            !more || data.len() == limit,
+            "{url}: a short page with has_more"
+        );
+        out.extend(data);
+        if !more {
+            return Ok(out);
+        }
+        after = Some(
+            page["last_id"]
+                .as_str()
+                .ok_or_else(|| anyhow!("{url}: last_id"))?
+                .to_owned(),
+        );
+    }
+    bail!("{path}: paging never ended")
+}
