@@ -297,3 +297,15 @@ pub static AGENTS_SMALL_FILES: Profile = Profile {
     args: &[],
     files: &[],
 };
+
+/// The agents group with a limit of two vaults per identity (`SVC_AGENTS_MAX_VAULTS`).
+pub static AGENTS_FEW_VAULTS: Profile = Profile {
+    name: "agents-few-vaults",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_MAX_VAULTS", "2"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};

@@ -16,5 +16,6 @@ pub mod runtimes;
 pub mod sessions;
 pub mod settings;
 pub mod turn;
+pub mod vaults;
 
 pub use sessions::Agents;

@@ -18,6 +18,7 @@ pub struct Agents {
     pub settings: AgentsSettings,
     pub definitions: crate::agents::definitions::Definitions,
     pub files: crate::agents::files::Files,
+    pub vaults: crate::agents::vaults::Vaults,
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
     next_serial: std::sync::atomic::AtomicU64,
 }
@@ -74,6 +75,10 @@ pub fn not_found(what: &str, param: &str, id: &str) -> ApiError {
 impl Agents {
     pub fn new(settings: AgentsSettings) -> Agents {
         Agents {
+            vaults: crate::agents::vaults::Vaults::new(
+                settings.max_vaults,
+                settings.allow_private_urls,
+            ),
             settings,
             definitions: Default::default(),
             files: Default::default(),

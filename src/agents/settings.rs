@@ -11,12 +11,10 @@ pub const CONFIG: &str = "SVC_AGENTS_CONFIG";
 pub const TRACES: &str = "SVC_AGENTS_TRACES";
 pub const EVENT_HISTORY: &str = "SVC_AGENTS_EVENT_HISTORY";
 pub const MAX_FILE_BYTES: &str = "SVC_AGENTS_MAX_FILE_BYTES";
+pub const MAX_VAULTS: &str = "SVC_AGENTS_MAX_VAULTS";
+pub const ALLOW_PRIVATE_URLS: &str = "SVC_AGENTS_ALLOW_PRIVATE_URLS";
 /// Variables of later features: known, so they draw no warning.
-const LATER: &[&str] = &[
-    "SVC_AGENTS_MAX_VAULTS",
-    "SVC_AGENTS_WEBHOOK_ALLOW_HTTP",
-    "SVC_AGENTS_ALLOW_PRIVATE_URLS",
-];
+const LATER: &[&str] = &["SVC_AGENTS_WEBHOOK_ALLOW_HTTP"];
 
 #[derive(Debug, Clone)]
 pub struct AgentsSettings {
@@ -30,6 +28,9 @@ pub struct AgentsSettings {
     pub event_history: usize,
     /// The largest uploaded or environment file.
     pub max_file_bytes: usize,
+    pub max_vaults: usize,
+    /// Local development: http and private or loopback MCP and webhook URLs are accepted.
+    pub allow_private_urls: bool,
 }
 
 impl Default for AgentsSettings {
@@ -40,6 +41,8 @@ impl Default for AgentsSettings {
             traces: false,
             event_history: 10_000,
             max_file_bytes: crate::agents::files::MAX_FILE_BYTES,
+            max_vaults: crate::agents::vaults::DEFAULT_MAX_VAULTS,
+            allow_private_urls: false,
         }
     }
 }
@@ -99,6 +102,24 @@ impl AgentsSettings {
                 ))
             })?;
         }
+        if let Some(raw) = env.get(MAX_VAULTS) {
+            s.max_vaults = raw.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                ConfigError(format!(
+                    "{MAX_VAULTS}: expected a positive number, got `{raw}`"
+                ))
+            })?;
+        }
+        if let Some(raw) = env.get(ALLOW_PRIVATE_URLS) {
+            s.allow_private_urls = match raw.as_str() {
+                "1" | "true" => true,
+                "0" | "false" | "" => false,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "{ALLOW_PRIVATE_URLS}: expected 1 or 0, got `{raw}`"
+                    )));
+                }
+            };
+        }
         let known = [
             WORKSPACE,
             DEFAULT,
@@ -106,6 +127,8 @@ impl AgentsSettings {
             TRACES,
             EVENT_HISTORY,
             MAX_FILE_BYTES,
+            MAX_VAULTS,
+            ALLOW_PRIVATE_URLS,
         ];
         for name in env.keys().filter(|k| k.starts_with("SVC_AGENTS_")) {
             if !known.contains(&name.as_str()) && !LATER.contains(&name.as_str()) {

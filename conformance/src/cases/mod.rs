@@ -32,6 +32,7 @@ mod sessions_input;
 mod sessions_items;
 mod sessions_lists;
 mod sessions_turns;
+mod vaults;
 
 pub fn all() -> Vec<Case> {
     let mut all = Vec::new();
@@ -43,6 +44,7 @@ pub fn all() -> Vec<Case> {
     all.extend(agents::cases());
     all.extend(files::cases());
     all.extend(fuzz::cases());
+    all.extend(vaults::cases());
     all.extend(responses_compact::cases());
     all.extend(responses_ws::cases());
     all.extend(responses_property::cases());

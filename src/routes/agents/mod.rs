@@ -8,6 +8,7 @@ mod responses;
 mod responses_ws;
 mod sessions;
 mod stream;
+mod vaults;
 
 pub use definitions::*;
 pub use lists::*;
@@ -16,3 +17,4 @@ pub use responses::*;
 pub use responses_ws::responses_connect;
 pub use sessions::*;
 pub use stream::events_stream;
+pub use vaults::*;

@@ -1,0 +1,462 @@
+//! Vaults and credentials (agents spec 2.9, 4.8), in memory. A credential's token is
+//! write-only: no answer ever carries it, a prefix, its length or a hash. Tokens wait here
+//! for sessions to attach them (`vault_ids`) and inject them into matching MCP servers.
+
+use crate::agents::ids;
+use crate::agents::input::{self, invalid, only_keys, opt_str};
+use crate::agents::sessions::not_found;
+use crate::error::ApiError;
+use serde_json::{Map, Value, json};
+use std::net::IpAddr;
+use std::sync::Mutex;
+
+pub const DEFAULT_MAX_VAULTS: usize = 100;
+
+#[derive(Debug, Clone)]
+struct Vault {
+    id: String,
+    owner: String,
+    name: Option<String>,
+    metadata: Map<String, Value>,
+    created_at: i64,
+    credentials: Vec<Credential>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Credential {
+    pub id: String,
+    pub name: String,
+    pub metadata: Map<String, Value>,
+    pub kind: &'static str,
+    pub mcp_server_url: String,
+    /// The secret; never serialized.
+    pub token: String,
+    pub expires_at: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl Vault {
+    /// Exactly the four fields the spec names.
+    fn to_json(&self) -> Value {
+        json!({"id": self.id, "name": self.name, "metadata": self.metadata, "created_at": self.created_at})
+    }
+}
+
+impl Credential {
+    fn to_json(&self, vault_id: &str) -> Value {
+        let mut auth = json!({"type": self.kind, "mcp_server_url": self.mcp_server_url});
+        if self.kind == "mcp_oauth" {
+            auth["expires_at"] = json!(self.expires_at);
+        }
+        json!({
+            "id": self.id, "object": "vault.credential", "vault_id": vault_id, "name": self.name,
+            "metadata": self.metadata, "auth": auth, "created_at": self.created_at, "updated_at": self.updated_at,
+        })
+    }
+}
+
+pub struct Vaults {
+    vaults: Mutex<Vec<Vault>>,
+    max_per_owner: usize,
+    allow_private_urls: bool,
+}
+
+impl Vaults {
+    pub fn new(max_per_owner: usize, allow_private_urls: bool) -> Vaults {
+        Vaults {
+            vaults: Mutex::new(Vec::new()),
+            max_per_owner,
+            allow_private_urls,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vault>> {
+        self.vaults.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn find<'a>(list: &'a mut [Vault], owner: &str, id: &str) -> Result<&'a mut Vault, ApiError> {
+        list.iter_mut()
+            .find(|v| v.id == id && v.owner == owner)
+            .ok_or_else(|| not_found("vault", "vault_id", id))
+    }
+
+    pub fn create(&self, owner: &str, body: &Value) -> Result<Value, ApiError> {
+        let map = input::object(body, "body")?;
+        only_keys(map, &["name", "metadata"], "")?;
+        let mut list = self.lock();
+        if list.iter().filter(|v| v.owner == owner).count() >= self.max_per_owner {
+            return Err(invalid(
+                "name",
+                format!(
+                    "this identity already has {} vaults, the limit (SVC_AGENTS_MAX_VAULTS)",
+                    self.max_per_owner
+                ),
+            ));
+        }
+        let vault = Vault {
+            id: ids::new("vault"),
+            owner: owner.to_owned(),
+            name: opt_str(map, "name", "name")?.map(str::to_owned),
+            metadata: input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?,
+            created_at: ids::now(),
+            credentials: Vec::new(),
+        };
+        let json = vault.to_json();
+        list.push(vault);
+        Ok(json)
+    }
+
+    pub fn list(&self, owner: &str) -> Vec<Value> {
+        self.lock()
+            .iter()
+            .filter(|v| v.owner == owner)
+            .map(Vault::to_json)
+            .collect()
+    }
+
+    pub fn get(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
+        Ok(Vaults::find(&mut self.lock(), owner, id)?.to_json())
+    }
+
+    pub fn update(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+        let map = input::object(body, "body")?;
+        only_keys(map, &["name", "metadata"], "")?;
+        let name = opt_str(map, "name", "name")?.map(str::to_owned);
+        let metadata = match map.get("metadata") {
+            Some(v) => Some(input::metadata(
+                Some(v).filter(|v| !v.is_null()),
+                "metadata",
+            )?),
+            None => None,
+        };
+        let mut list = self.lock();
+        let vault = Vaults::find(&mut list, owner, id)?;
+        if map.contains_key("name") {
+            vault.name = name;
+        }
+        if let Some(metadata) = metadata {
+            vault.metadata = metadata;
+        }
+        Ok(vault.to_json())
+    }
+
+    pub fn delete(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
+        let mut list = self.lock();
+        Vaults::find(&mut list, owner, id)?;
+        list.retain(|v| !(v.id == id && v.owner == owner));
+        Ok(json!({"id": id, "object": "vault.deleted", "deleted": true}))
+    }
+
+    pub fn credential_create(
+        &self,
+        owner: &str,
+        vault_id: &str,
+        body: &Value,
+    ) -> Result<Value, ApiError> {
+        let map = input::object(body, "body")?;
+        only_keys(map, &["name", "metadata", "auth"], "")?;
+        let name = opt_str(map, "name", "name")?
+            .filter(|n| !n.trim().is_empty())
+            .ok_or_else(|| invalid("name", "`name` is required"))?
+            .to_owned();
+        let metadata = input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?;
+        let auth = map
+            .get("auth")
+            .ok_or_else(|| invalid("auth", "`auth` is required"))?;
+        let (kind, url, token, expires_at) = self.auth(auth)?;
+        let mut list = self.lock();
+        let vault = Vaults::find(&mut list, owner, vault_id)?;
+        let now = ids::now();
+        let credential = Credential {
+            id: ids::new("cred"),
+            name,
+            metadata,
+            kind,
+            mcp_server_url: url,
+            token,
+            expires_at,
+            created_at: now,
+            updated_at: now,
+        };
+        let json = credential.to_json(vault_id);
+        vault.credentials.push(credential);
+        Ok(json)
+    }
+
+    pub fn credential_list(&self, owner: &str, vault_id: &str) -> Result<Vec<Value>, ApiError> {
+        let mut list = self.lock();
+        let vault = Vaults::find(&mut list, owner, vault_id)?;
+        Ok(vault
+            .credentials
+            .iter()
+            .map(|c| c.to_json(vault_id))
+            .collect())
+    }
+
+    pub fn credential_get(&self, owner: &str, vault_id: &str, id: &str) -> Result<Value, ApiError> {
+        let mut list = self.lock();
+        let vault = Vaults::find(&mut list, owner, vault_id)?;
+        vault
+            .credentials
+            .iter()
+            .find(|c| c.id == id)
+            .map(|c| c.to_json(vault_id))
+            .ok_or_else(|| not_found("credential", "credential_id", id))
+    }
+
+    /// `auth` replaces the secret (same or another kind); the change applies from the next turn.
+    pub fn credential_update(
+        &self,
+        owner: &str,
+        vault_id: &str,
+        id: &str,
+        body: &Value,
+    ) -> Result<Value, ApiError> {
+        let map = input::object(body, "body")?;
+        only_keys(map, &["name", "metadata", "auth"], "")?;
+        let auth = match map.get("auth") {
+            Some(auth) => Some(self.auth(auth)?),
+            None => None,
+        };
+        let name = opt_str(map, "name", "name")?.map(str::to_owned);
+        let metadata = match map.get("metadata") {
+            Some(v) => Some(input::metadata(
+                Some(v).filter(|v| !v.is_null()),
+                "metadata",
+            )?),
+            None => None,
+        };
+        let mut list = self.lock();
+        let vault = Vaults::find(&mut list, owner, vault_id)?;
+        let credential = vault
+            .credentials
+            .iter_mut()
+            .find(|c| c.id == id)
+            .ok_or_else(|| not_found("credential", "credential_id", id))?;
+        if let Some((kind, url, token, expires_at)) = auth {
+            (
+                credential.kind,
+                credential.mcp_server_url,
+                credential.token,
+                credential.expires_at,
+            ) = (kind, url, token, expires_at);
+        }
+        if let Some(name) = name.filter(|n| !n.trim().is_empty()) {
+            credential.name = name;
+        }
+        if let Some(metadata) = metadata {
+            credential.metadata = metadata;
+        }
+        credential.updated_at = ids::now();
+        Ok(credential.to_json(vault_id))
+    }
+
+    pub fn credential_delete(
+        &self,
+        owner: &str,
+        vault_id: &str,
+        id: &str,
+    ) -> Result<Value, ApiError> {
+        let mut list = self.lock();
+        let vault = Vaults::find(&mut list, owner, vault_id)?;
+        let before = vault.credentials.len();
+        vault.credentials.retain(|c| c.id != id);
+        if vault.credentials.len() == before {
+            return Err(not_found("credential", "credential_id", id));
+        }
+        Ok(json!({"id": id, "object": "vault.credential.deleted", "deleted": true}))
+    }
+
+    /// `static_bearer {token}` or `mcp_oauth {access_token, expires_at?}`, each for one
+    /// https MCP server on a public address.
+    fn auth(
+        &self,
+        value: &Value,
+    ) -> Result<(&'static str, String, String, Option<String>), ApiError> {
+        let map = input::object(value, "auth")?;
+        let (kind, token_key) = match map.get("type").and_then(Value::as_str) {
+            Some("static_bearer") => ("static_bearer", "token"),
+            Some("mcp_oauth") => ("mcp_oauth", "access_token"),
+            Some("environment_variable") => {
+                return Err(invalid(
+                    "auth.type",
+                    "`environment_variable` credentials are refused: secrets reach runtimes only as MCP headers",
+                ));
+            }
+            _ => {
+                return Err(invalid(
+                    "auth.type",
+                    "`auth.type` is `static_bearer` or `mcp_oauth`",
+                ));
+            }
+        };
+        if map.get("refresh").is_some_and(|v| !v.is_null()) {
+            return Err(invalid(
+                "auth.refresh",
+                "`mcp_oauth.refresh` is refused: the server does not refresh tokens",
+            ));
+        }
+        if let Some(networking) = map.get("networking").filter(|v| !v.is_null()) {
+            self.networking(networking, map)?;
+        }
+        only_keys(
+            map,
+            &[
+                "type",
+                token_key,
+                "mcp_server_url",
+                "expires_at",
+                "networking",
+            ],
+            "auth",
+        )?;
+        let token = opt_str(map, token_key, &format!("auth.{token_key}"))?
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                invalid(
+                    format!("auth.{token_key}"),
+                    format!("`auth.{token_key}` is required"),
+                )
+            })?;
+        if token.contains(['\n', '\r']) {
+            return Err(invalid(
+                format!("auth.{token_key}"),
+                "the token must not contain a line break",
+            ));
+        }
+        let url = opt_str(map, "mcp_server_url", "auth.mcp_server_url")?
+            .ok_or_else(|| invalid("auth.mcp_server_url", "`auth.mcp_server_url` is required"))?;
+        self.check_url(url)?;
+        let expires_at = match opt_str(map, "expires_at", "auth.expires_at")? {
+            Some(at) => {
+                humantime::parse_rfc3339_weak(at)
+                    .map_err(|_| invalid("auth.expires_at", "`expires_at` is an RFC 3339 time"))?;
+                Some(at.to_owned())
+            }
+            None => None,
+        };
+        Ok((kind, url.to_owned(), token.to_owned(), expires_at))
+    }
+
+    /// Only `limited` to the credential's own host.
+    fn networking(&self, value: &Value, auth: &Map<String, Value>) -> Result<(), ApiError> {
+        let map = input::object(value, "auth.networking")?;
+        match map.get("type").and_then(Value::as_str) {
+            Some("limited") => {}
+            _ => {
+                return Err(invalid(
+                    "auth.networking.type",
+                    "only `limited` networking to the credential's own host is accepted",
+                ));
+            }
+        }
+        let own = auth
+            .get("mcp_server_url")
+            .and_then(Value::as_str)
+            .and_then(host_of)
+            .unwrap_or_default();
+        let hosts = map
+            .get("allowed_hosts")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if hosts.iter().any(|h| h.as_str() != Some(own.as_str())) {
+            return Err(invalid(
+                "auth.networking.allowed_hosts",
+                format!("only the credential's own host `{own}` may be allowed"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_url(&self, url: &str) -> Result<(), ApiError> {
+        let bad = |why: &str| invalid("auth.mcp_server_url", why.to_owned());
+        let rest = match url.strip_prefix("https://") {
+            Some(rest) => rest,
+            None if self.allow_private_urls && url.starts_with("http://") => &url[7..],
+            None => return Err(bad("`mcp_server_url` must be an https URL")),
+        };
+        let host = host_of(url)
+            .filter(|h| !h.is_empty() && !rest.starts_with('@'))
+            .ok_or_else(|| bad("`mcp_server_url` has no host"))?;
+        if !self.allow_private_urls && is_private(&host) {
+            return Err(bad(
+                "`mcp_server_url` points to a private or loopback address (SVC_AGENTS_ALLOW_PRIVATE_URLS=1 allows it for local development)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The host of an http(s) URL, without port or brackets.
+pub fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next()?.to_owned()
+    } else {
+        authority.split(':').next()?.to_owned()
+    };
+    Some(host.to_ascii_lowercase())
+}
+
+fn is_private(host: &str) -> bool {
+    if host == "localhost"
+        || host.ends_with(".localhost")
+        || host.ends_with(".local")
+        || host.ends_with(".internal")
+    {
+        return true;
+    }
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => {
+            ip.is_private()
+                || ip.is_loopback()
+                || ip.is_link_local()
+                || ip.is_unspecified()
+                || ip.is_broadcast()
+                || ip.octets()[0] == 100 && (64..128).contains(&ip.octets()[1])
+        }
+        Ok(IpAddr::V6(ip)) => {
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (ip.segments()[0] & 0xfe00) == 0xfc00
+                || (ip.segments()[0] & 0xffc0) == 0xfe80
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_hosts_are_recognized() {
+        for host in [
+            "localhost",
+            "127.0.0.1",
+            "10.1.2.3",
+            "192.168.0.1",
+            "172.16.5.5",
+            "169.254.1.1",
+            "100.64.0.1",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "svc.internal",
+        ] {
+            assert!(is_private(host), "{host}");
+        }
+        for host in ["example.com", "8.8.8.8", "2001:4860::8888"] {
+            assert!(!is_private(host), "{host}");
+        }
+        assert_eq!(
+            host_of("https://user@Example.com:8443/x").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(host_of("https://[::1]:9/").as_deref(), Some("::1"));
+    }
+}
