@@ -1,5 +1,5 @@
-//! Uploaded files (POST /v1/files): JSON with base64 `data`, held in memory per owner, for
-//! the routes that accept a file id (environment files).
+//! Uploaded files (POST /v1/files): JSON with base64 `data`, held in memory per owner. The
+//! routes that will accept a file id (environment files) look them up here.
 
 use crate::agents::ids;
 use crate::agents::input::{self, invalid, only_keys, opt_str};
@@ -70,21 +70,6 @@ impl Files {
         let json = to_json(&id, &file);
         self.lock().insert(id, file);
         Ok(json)
-    }
-
-    /// A file the caller uploaded; an id never issued (or another owner's) is a 400 naming
-    /// `param`, since the id is a field of the caller's request.
-    pub fn get(&self, owner: &str, id: &str, param: &str) -> Result<StoredFile, ApiError> {
-        self.lock()
-            .get(id)
-            .filter(|f| f.owner == owner)
-            .cloned()
-            .ok_or_else(|| {
-                invalid(
-                    param,
-                    format!("no uploaded file with id `{id}` (POST /v1/files first)"),
-                )
-            })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, StoredFile>> {

@@ -30,6 +30,7 @@ mod sessions_common;
 mod sessions_events;
 mod sessions_input;
 mod sessions_items;
+mod sessions_keepalive;
 mod sessions_lists;
 mod sessions_turns;
 mod vaults;
@@ -44,6 +45,7 @@ pub fn all() -> Vec<Case> {
     all.extend(agents::cases());
     all.extend(files::cases());
     all.extend(fuzz::cases());
+    all.extend(sessions_keepalive::cases());
     all.extend(vaults::cases());
     all.extend(responses_compact::cases());
     all.extend(responses_ws::cases());

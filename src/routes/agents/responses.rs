@@ -93,14 +93,11 @@ pub async fn responses_create(
     Ok(response)
 }
 
+/// Other parameters the SDK may send (`include`, `include_obfuscation`) are ignored.
 #[derive(Debug, Deserialize)]
 pub struct RetrieveQuery {
     stream: Option<String>,
     starting_after: Option<String>,
-    #[allow(dead_code)]
-    include: Option<String>,
-    #[allow(dead_code)]
-    include_obfuscation: Option<String>,
 }
 
 pub async fn responses_get(

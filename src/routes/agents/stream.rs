@@ -26,12 +26,10 @@ use tokio::sync::watch;
 
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
 
+/// `include_obfuscation`, which the OpenAI SDK sends, is ignored: nothing to obfuscate locally.
 #[derive(Debug, Deserialize)]
 pub struct StreamQuery {
     after: Option<String>,
-    /// Sent by the OpenAI SDK; there is nothing to obfuscate locally.
-    #[allow(dead_code)]
-    include_obfuscation: Option<String>,
 }
 
 /// `0`, `7` or `evt_7`.
