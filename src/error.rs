@@ -59,7 +59,6 @@ const FILES: Availability = Pending("file_ops issue");
 const PROCESS: Availability = Pending("process issue");
 const SYSTEM: Availability = Pending("system issue");
 const DEV_TOOLS: Availability = Pending("dev_tools issue");
-const GUARDED: Availability = Pending("issue 5 (environments, vaults, webhooks)");
 
 error_table! {
     // Server pipeline (second document, 7.1).
@@ -98,10 +97,10 @@ error_table! {
     Internal               => "internal_error",          500, "InternalServerError",      true,  false, Live;
     // Agents group (first document, 7).
     ToolResultUnsupported  => "agents.tool_result_unsupported", 400, "BadRequestError", false, false, Live;
-    AgentsFileExists       => "agents.file_exists",      400, "BadRequestError",          false, false, GUARDED;
-    PathRefused            => "agents.path_refused",     400, "BadRequestError",          false, true,  GUARDED;
-    CredentialUnavailable  => "agents.credential_unavailable", 400, "BadRequestError",    false, false, GUARDED;
-    CredentialExpired      => "agents.credential_expired", 400, "BadRequestError",        false, false, GUARDED;
+    AgentsFileExists       => "agents.file_exists",      400, "BadRequestError",          false, false, Live;
+    PathRefused            => "agents.path_refused",     400, "BadRequestError",          false, true,  Live;
+    CredentialUnavailable  => "agents.credential_unavailable", 400, "BadRequestError",    false, false, Live;
+    CredentialExpired      => "agents.credential_expired", 400, "BadRequestError",        false, false, Live;
     PreviousResponseNotLatest => "agents.previous_response_not_latest", 400, "BadRequestError", false, false, Live;
     CompactUnsupported     => "agents.compact_unsupported", 400, "BadRequestError",       false, false, Live;
     NotCancellable         => "agents.not_cancellable",  400, "BadRequestError",          false, false, Live;

@@ -292,6 +292,7 @@ pub static AGENTS_SMALL_FILES: Profile = Profile {
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_MAX_FILE_BYTES", "1024"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
     ],
     template: None,
     args: &[],
@@ -304,6 +305,22 @@ pub static AGENTS_FEW_VAULTS: Profile = Profile {
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_MAX_VAULTS", "2"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// Agents sessions whose MCP servers and credentials may be on loopback over http
+/// (`SVC_AGENTS_ALLOW_PRIVATE_URLS=1`), so a case can run the MCP server itself.
+pub static AGENTS_LOCAL_MCP: Profile = Profile {
+    name: "agents-local-mcp",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("SVC_AGENTS_ALLOW_PRIVATE_URLS", "1"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("RT_FAKE_FIXED_CLOCK", "1"),
     ],
     template: None,
     args: &[],

@@ -17,6 +17,8 @@ pub struct McpTool {
     pub required: bool,
     /// Passed through as given (an object).
     pub request_metadata: Value,
+    /// Which attached vault credential serves this server, when two would match.
+    pub credential_id: Option<String>,
 }
 
 impl McpTool {
@@ -34,7 +36,7 @@ impl McpTool {
             "request_metadata": self.request_metadata,
             "required": self.required,
             "allowed_tools": null,
-            "credential_id": null,
+            "credential_id": self.credential_id,
         })
     }
 }
@@ -191,12 +193,8 @@ pub fn tools(value: &Value, param: &str) -> Result<Vec<McpTool>, ApiError> {
             ],
             &p,
         )?;
-        if map.get("credential_id").is_some_and(|v| !v.is_null()) {
-            return Err(invalid(
-                format!("{p}.credential_id"),
-                "no credential with that id (vault credentials arrive with the vaults routes)",
-            ));
-        }
+        let credential_id =
+            opt_str(map, "credential_id", &format!("{p}.credential_id"))?.map(str::to_owned);
         let request_metadata = match map.get("request_metadata") {
             None | Some(Value::Null) => json!({}),
             Some(v @ Value::Object(_)) => v.clone(),
@@ -275,6 +273,7 @@ pub fn tools(value: &Value, param: &str) -> Result<Vec<McpTool>, ApiError> {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             request_metadata,
+            credential_id,
         });
     }
     Ok(out)

@@ -72,6 +72,11 @@ impl Files {
         Ok(json)
     }
 
+    /// The caller's upload with this id; another owner's answers like a missing one.
+    pub fn get(&self, owner: &str, id: &str) -> Option<StoredFile> {
+        self.lock().get(id).filter(|f| f.owner == owner).cloned()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, StoredFile>> {
         self.files.lock().unwrap_or_else(|p| p.into_inner())
     }

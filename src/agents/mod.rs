@@ -4,8 +4,10 @@
 pub mod adapters;
 pub mod agent_spec;
 pub mod definitions;
+pub mod environments;
 pub mod files;
 pub mod ids;
+pub mod injection;
 pub mod input;
 pub mod log;
 pub mod mapper;

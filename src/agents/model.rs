@@ -46,6 +46,8 @@ pub struct SessionState {
     pub metadata: Map<String, Value>,
     pub agent: AgentSpec,
     pub workspace: PathBuf,
+    /// Where the session runs and with what; fixed at creation.
+    pub setup: SessionSetup,
     pub thread_id: Option<String>,
     pub usage: Option<Usage>,
     /// The last running total a cumulative runtime reported, to derive per-turn usage.
@@ -65,6 +67,22 @@ pub struct SessionState {
     pub traces_enabled: bool,
     /// Idempotency key to the digest of the body it was first used with.
     pub idempotency: HashMap<String, String>,
+}
+
+/// What a session's runtime gets beyond the agent: the environment it was created in, its
+/// variables, and the vault credentials bound to its MCP tools.
+#[derive(Default)]
+pub struct SessionSetup {
+    /// `None`: the configured default workspace.
+    pub workspace: Option<PathBuf>,
+    pub environment_id: Option<String>,
+    /// Variables for the runtime, from the environment, its template and the request.
+    pub env: std::collections::BTreeMap<String, String>,
+    pub vault_ids: Vec<String>,
+    pub bindings: Vec<crate::agents::injection::Binding>,
+    /// Looked up again for every turn, so an update applies from the next one.
+    pub vaults: Option<std::sync::Arc<crate::agents::vaults::Vaults>>,
+    pub differences: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,14 +192,14 @@ impl SessionState {
             },
             "environment": {
                 "type": "self_hosted",
-                "id": "env_local",
+                "id": self.setup.environment_id.as_deref().unwrap_or("env_local"),
                 "workspace_directory": self.workspace,
                 "capability_directories": [],
                 "remote_url": "",
             },
             "metadata": self.metadata,
             "usage": self.usage.as_ref().map(usage_json),
-            "vault_ids": [],
+            "vault_ids": self.setup.vault_ids,
             "error": self.error,
             "required_actions": [],
             "x_svc": {
@@ -189,6 +207,7 @@ impl SessionState {
                 "runtime": agent.runtime.id,
                 "model_resolved": agent.model_for_cli.is_some(),
                 "thread_id": self.thread_id,
+                "differences": self.setup.differences,
             },
         })
     }

@@ -51,6 +51,14 @@ impl PageQuery {
 }
 
 impl Page {
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    pub fn descending(&self) -> bool {
+        self.descending
+    }
+
     /// `items` in creation order (oldest first), each with an `id`.
     pub fn apply(&self, mut items: Vec<Value>) -> Result<Value, ApiError> {
         if self.descending {

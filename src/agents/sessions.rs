@@ -2,12 +2,15 @@
 //! one at a time on a worker task (see `turn`); input that arrives meanwhile is queued,
 //! never written into the running process.
 
+use crate::agents::environments::config::FileSpec;
 use crate::agents::input::{self, SessionInput, invalid, only_keys, opt_str};
 use crate::agents::log::EventLog;
-use crate::agents::model::{AgentSpec, SessionState, SessionStatus, Turn, TurnStatus};
+use crate::agents::model::{
+    AgentSpec, SessionSetup, SessionState, SessionStatus, Turn, TurnStatus,
+};
 use crate::agents::runtimes;
 use crate::agents::settings::AgentsSettings;
-use crate::agents::{agent_spec, ids, turn};
+use crate::agents::{agent_spec, ids, injection, turn};
 use crate::error::{ApiError, Code};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -18,7 +21,8 @@ pub struct Agents {
     pub settings: AgentsSettings,
     pub definitions: crate::agents::definitions::Definitions,
     pub files: crate::agents::files::Files,
-    pub vaults: crate::agents::vaults::Vaults,
+    pub vaults: Arc<crate::agents::vaults::Vaults>,
+    pub environments: crate::agents::environments::Environments,
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
     next_serial: std::sync::atomic::AtomicU64,
 }
@@ -75,10 +79,11 @@ pub fn not_found(what: &str, param: &str, id: &str) -> ApiError {
 impl Agents {
     pub fn new(settings: AgentsSettings) -> Agents {
         Agents {
-            vaults: crate::agents::vaults::Vaults::new(
+            vaults: Arc::new(crate::agents::vaults::Vaults::new(
                 settings.max_vaults,
                 settings.allow_private_urls,
-            ),
+            )),
+            environments: Default::default(),
             settings,
             definitions: Default::default(),
             files: Default::default(),
@@ -118,32 +123,6 @@ impl Agents {
             Some(id) => Some(self.definitions.get(owner, id)?),
             None => None,
         };
-        check_environment(map.get("environment"))?;
-        if map
-            .get("environment_template_id")
-            .is_some_and(|v| !v.is_null())
-        {
-            return Err(invalid(
-                "environment_template_id",
-                "no environment template with that id (templates arrive with the environments routes)",
-            ));
-        }
-        match map.get("vault_ids") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(list)) if list.is_empty() => {}
-            Some(Value::Array(_)) => {
-                return Err(invalid(
-                    "vault_ids",
-                    "no vault with that id (vaults arrive with the vaults routes)",
-                ));
-            }
-            Some(_) => {
-                return Err(invalid(
-                    "vault_ids",
-                    "`vault_ids` must be an array of strings",
-                ));
-            }
-        }
         let spec = match definition {
             // The session keeps this copy: later updates of the definition do not reach it.
             Some(definition) => {
@@ -170,8 +149,29 @@ impl Agents {
             None | Some(Value::Null) => None,
             Some(v) => Some(input::input_text(v, "input")?),
         };
+        let (mut setup, files) = self.session_environment(owner, map)?;
+        setup.vault_ids = vault_ids(map.get("vault_ids"))?;
+        if !setup.vault_ids.is_empty() {
+            let tools_param = if map.contains_key("agent_id") {
+                "agent_id.tools"
+            } else {
+                "agent.tools"
+            };
+            setup.bindings = injection::bind(
+                &self.vaults,
+                owner,
+                &setup.vault_ids,
+                &spec.tools,
+                tools_param,
+            )?;
+            setup.vaults = Some(self.vaults.clone());
+            // A credential already deleted or expired refuses the session, not its first turn.
+            injection::tokens(&self.vaults, owner, &setup.bindings)?;
+        }
+        // Written last, once everything else was accepted.
+        crate::agents::environments::place_files(&setup_workspace(&setup, &self.settings), &files)?;
 
-        let handle = self.open(owner, spec, metadata);
+        let handle = self.open(owner, spec, metadata, setup);
         let id = handle.id.clone();
         self.map().insert(id, handle.clone());
         if let Some(text) = first_input {
@@ -252,6 +252,10 @@ impl Agents {
     ) -> Result<(), ApiError> {
         let handle = self.get(owner, id)?;
         let events = input::events(body)?;
+        // A deleted or expired credential fails the input that would use it, not a later turn.
+        if events.iter().any(|e| matches!(e, SessionInput::Message(_))) {
+            turn::credential_tokens(&handle)?;
+        }
         if let Some(key) = idempotency_key {
             let digest = hex(&Sha256::digest(body.to_string().as_bytes()));
             let mut state = handle.lock();
@@ -287,6 +291,7 @@ impl Agents {
         owner: &str,
         spec: AgentSpec,
         metadata: Map<String, Value>,
+        setup: SessionSetup,
     ) -> Arc<SessionHandle> {
         let id = ids::new("agsess");
         let now = ids::now();
@@ -296,7 +301,8 @@ impl Agents {
             status: SessionStatus::Idle,
             metadata,
             agent: spec,
-            workspace: self.settings.workspace.clone(),
+            workspace: setup_workspace(&setup, &self.settings),
+            setup,
             thread_id: None,
             usage: None,
             runtime_total: None,
@@ -363,26 +369,104 @@ impl Agents {
     }
 }
 
-fn check_environment(env: Option<&Value>) -> Result<(), ApiError> {
-    let Some(env) = env.filter(|v| !v.is_null()) else {
-        return Ok(());
-    };
-    let map = input::object(env, "environment")?;
-    match map.get("type").and_then(Value::as_str) {
-        Some("none") | None => only_keys(map, &["type"], "environment"),
-        Some("self_hosted") => {
-            if map.contains_key("id") {
+fn setup_workspace(setup: &SessionSetup, settings: &AgentsSettings) -> std::path::PathBuf {
+    setup
+        .workspace
+        .clone()
+        .unwrap_or_else(|| settings.workspace.clone())
+}
+
+fn vault_ids(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| invalid(format!("vault_ids[{i}]"), "vault ids are strings"))
+            })
+            .collect(),
+        Some(_) => Err(invalid(
+            "vault_ids",
+            "`vault_ids` must be an array of strings",
+        )),
+    }
+}
+
+impl Agents {
+    /// The session's `environment` (inline, or `id` of a created environment) and
+    /// `environment_template_id` (top level or inside `environment`): where the runtime runs,
+    /// its variables, and the files to write before the session starts.
+    fn session_environment(
+        &self,
+        owner: &str,
+        map: &Map<String, Value>,
+    ) -> Result<(SessionSetup, Vec<FileSpec>), ApiError> {
+        let mut setup = SessionSetup::default();
+        let empty = Map::new();
+        let env_map = match map.get("environment") {
+            None | Some(Value::Null) => &empty,
+            Some(v) => input::object(v, "environment")?,
+        };
+        let mut resolved = self.resolve_environment(owner, env_map, "environment", true)?;
+        let top_template = opt_str(map, "environment_template_id", "environment_template_id")?;
+        if let Some(id) = top_template {
+            if resolved.template_id.as_deref().is_some_and(|t| t != id) {
                 return Err(invalid(
-                    "environment.id",
-                    "no environment with that id (environments arrive with the environments routes)",
+                    "environment_template_id",
+                    "two different templates were named; give one",
                 ));
             }
-            only_keys(map, &["type"], "environment")
+            let template = self.environments.templates.get(owner, id)?;
+            resolved.template_env = template.env;
+            // The template's files come first; an inline file with the same path replaces one.
+            let mut files: Vec<FileSpec> = template
+                .files
+                .into_iter()
+                .filter(|t| !resolved.files.iter().any(|f| f.path == t.path))
+                .collect();
+            files.append(&mut resolved.files);
+            resolved.files = files;
         }
-        Some(other) => Err(invalid(
-            "environment.type",
-            format!("environment type `{other}` is not available locally; use `self_hosted`"),
-        )),
+        let reference = opt_str(env_map, "id", "environment.id")?
+            .map(|id| ("environment.id", id))
+            .or(
+                opt_str(env_map, "environment_id", "environment.environment_id")?
+                    .map(|id| ("environment.environment_id", id)),
+            );
+        let mut variables = resolved.template_env;
+        if let Some((param, id)) = reference {
+            let environment = self
+                .environments
+                .get(owner, id)
+                .map_err(|e| e.with_param(param))?;
+            if resolved
+                .workspace
+                .as_ref()
+                .is_some_and(|w| *w != environment.workspace)
+            {
+                return Err(invalid(
+                    "environment.workspace_directory",
+                    format!(
+                        "the environment `{id}` works in `{}`; leave `workspace_directory` out or give the same",
+                        environment.workspace.display()
+                    ),
+                ));
+            }
+            setup.workspace = Some(environment.workspace.clone());
+            setup.environment_id = Some(environment.id.clone());
+            variables.extend(environment.env);
+            setup.differences.extend(environment.differences);
+        }
+        variables.extend(resolved.env);
+        if let Some(w) = resolved.workspace {
+            setup.workspace = Some(w);
+        }
+        setup.env = variables;
+        setup.differences.extend(resolved.differences);
+        Ok((setup, resolved.files))
     }
 }
 

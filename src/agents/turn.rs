@@ -4,10 +4,11 @@
 
 use crate::agents::adapters::{Adapter, McpServer, TurnRequest, Usage};
 use crate::agents::agent_spec::McpTool;
-use crate::agents::ids;
 use crate::agents::mapper::{Mapper, Terminal};
 use crate::agents::model::{SessionStatus, TurnStatus, add_usage, turn_usage, usage_json};
 use crate::agents::sessions::SessionHandle;
+use crate::agents::{ids, injection};
+use crate::error::ApiError;
 use crate::services::supervisor::{StreamSpec, Streaming};
 use serde_json::json;
 use std::sync::Arc;
@@ -61,12 +62,18 @@ enum Outcome {
 
 async fn run(handle: &Arc<SessionHandle>, turn_id: &str) {
     let started = Instant::now();
-    let (request, secrets, adapter, mut stop) = match begin(handle, turn_id) {
+    // Read now, not when the turn was queued: a credential updated meanwhile applies.
+    let tokens = credential_tokens(handle);
+    let injected = tokens.as_deref().unwrap_or_default();
+    let (request, child_env, adapter, mut stop) = match begin(handle, turn_id, injected) {
         Some(parts) => parts,
         None => return,
     };
     let mut mapper = Mapper::new(handle.clone(), turn_id.to_owned());
-    let outcome = execute(&request, secrets, adapter, &mut stop, &mut mapper).await;
+    let outcome = match tokens {
+        Err(e) => Outcome::Failed(format!("{} ({})", e.message, e.code.as_str())),
+        Ok(_) => execute(&request, child_env, adapter, &mut stop, &mut mapper).await,
+    };
     finish(handle, turn_id, outcome, mapper, started);
 }
 
@@ -77,9 +84,27 @@ type Begun = (
     tokio::sync::watch::Receiver<bool>,
 );
 
+/// `(server_label, token)` of the session's bound credentials, read from the vaults now.
+pub fn credential_tokens(handle: &SessionHandle) -> Result<Vec<(String, String)>, ApiError> {
+    let (vaults, bindings) = {
+        let state = handle.lock();
+        (state.setup.vaults.clone(), state.setup.bindings.clone())
+    };
+    match vaults {
+        Some(vaults) if !bindings.is_empty() => {
+            injection::tokens(&vaults, &handle.owner, &bindings)
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
 /// MCP servers for the adapter, and the header values they need as environment variables
-/// of the child: a secret never appears in a command line (`/proc/<pid>/cmdline`).
-fn mcp_servers(tools: &[McpTool]) -> (Vec<McpServer>, Vec<(String, String)>) {
+/// of the child: a secret never appears in a command line (`/proc/<pid>/cmdline`). A bound
+/// credential becomes the `Authorization` header of its server.
+fn mcp_servers(
+    tools: &[McpTool],
+    tokens: &[(String, String)],
+) -> (Vec<McpServer>, Vec<(String, String)>) {
     let mut servers = Vec::new();
     let mut env = Vec::new();
     for tool in tools {
@@ -94,8 +119,12 @@ fn mcp_servers(tools: &[McpTool]) -> (Vec<McpServer>, Vec<(String, String)>) {
                 }
             })
             .collect();
+        let mut headers = tool.headers.clone();
+        if let Some((_, token)) = tokens.iter().find(|(l, _)| *l == tool.server_label) {
+            headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
+        }
         let mut headers_from_env = Vec::new();
-        for (i, (name, value)) in tool.headers.iter().enumerate() {
+        for (i, (name, value)) in headers.iter().enumerate() {
             let var = format!("SVC_MCP_{label}_HEADER_{i}");
             headers_from_env.push((name.clone(), var.clone()));
             env.push((var, value.clone()));
@@ -110,7 +139,7 @@ fn mcp_servers(tools: &[McpTool]) -> (Vec<McpServer>, Vec<(String, String)>) {
 }
 
 /// Marks the turn running and builds its request; `None` when the session went away.
-fn begin(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<Begun> {
+fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]) -> Option<Begun> {
     let mut state = handle.lock();
     if state.deleted {
         return None;
@@ -151,7 +180,8 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<Begun> {
         json!({"turn_id": turn_id, "item": user, "output_index": 0}),
     );
     let agent = &state.agent;
-    let (mcp, secrets) = mcp_servers(&agent.tools);
+    let (mcp, mut child_env) = mcp_servers(&agent.tools, tokens);
+    child_env.extend(state.setup.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     let request = TurnRequest {
         prompt,
         model: agent.model_for_cli.clone(),
@@ -163,12 +193,12 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<Begun> {
         extra_args: Vec::new(),
     };
     let adapter = agent.runtime.adapter()?;
-    Some((request, secrets, adapter, rx))
+    Some((request, child_env, adapter, rx))
 }
 
 async fn execute(
     request: &TurnRequest,
-    secrets: Vec<(String, String)>,
+    child_env: Vec<(String, String)>,
     adapter: &'static dyn Adapter,
     stop: &mut tokio::sync::watch::Receiver<bool>,
     mapper: &mut Mapper,
@@ -191,7 +221,7 @@ async fn execute(
         program: program.display().to_string(),
         args: launch.args,
         cwd: Some(request.cwd.clone()),
-        env: secrets,
+        env: child_env,
         stdin: launch.stdin,
     };
     let mut child = match Streaming::spawn(&spec) {
@@ -365,8 +395,9 @@ mod tests {
             headers: vec![("Authorization".into(), "Bearer top-secret".into())],
             required: false,
             request_metadata: serde_json::json!({}),
+            credential_id: None,
         }];
-        let (servers, env) = mcp_servers(&tools);
+        let (servers, env) = mcp_servers(&tools, &[]);
         assert_eq!(
             env,
             [(

@@ -268,6 +268,36 @@ impl Vaults {
         Ok(json!({"id": id, "object": "vault.credential.deleted", "deleted": true}))
     }
 
+    /// One credential of the caller's, with its secret, for injection.
+    pub fn credential(&self, owner: &str, vault_id: &str, id: &str) -> Option<Credential> {
+        self.lock()
+            .iter()
+            .find(|v| v.id == vault_id && v.owner == owner)?
+            .credentials
+            .iter()
+            .find(|c| c.id == id)
+            .cloned()
+    }
+
+    /// Every credential in the caller's vaults `vault_ids`, with its vault; `Err` names the
+    /// first id that is not one of the caller's vaults.
+    pub fn attached(
+        &self,
+        owner: &str,
+        vault_ids: &[String],
+    ) -> Result<Vec<(String, Credential)>, usize> {
+        let list = self.lock();
+        let mut out = Vec::new();
+        for (i, id) in vault_ids.iter().enumerate() {
+            let vault = list
+                .iter()
+                .find(|v| &v.id == id && v.owner == owner)
+                .ok_or(i)?;
+            out.extend(vault.credentials.iter().map(|c| (id.clone(), c.clone())));
+        }
+        Ok(out)
+    }
+
     /// `static_bearer {token}` or `mcp_oauth {access_token, expires_at?}`, each for one
     /// https MCP server on a public address.
     fn auth(

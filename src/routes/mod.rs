@@ -105,6 +105,18 @@ fn implemented(id: &str) -> Option<MethodRouter<SharedState>> {
         "agents_vault_credentials_get" => on(MethodFilter::GET, agents::credentials_get),
         "agents_vault_credentials_update" => on(MethodFilter::POST, agents::credentials_update),
         "agents_vault_credentials_delete" => on(MethodFilter::DELETE, agents::credentials_delete),
+        "agents_environments_create" => on(MethodFilter::POST, agents::environments_create),
+        "agents_environments_list" => on(MethodFilter::GET, agents::environments_list),
+        "agents_environments_get" => on(MethodFilter::GET, agents::environments_get),
+        "agents_environment_files_create" => {
+            on(MethodFilter::POST, agents::environment_files_create)
+        }
+        "agents_environment_files_list" => on(MethodFilter::GET, agents::environment_files_list),
+        "agents_environment_templates_create" => on(MethodFilter::POST, agents::templates_create),
+        "agents_environment_templates_list" => on(MethodFilter::GET, agents::templates_list),
+        "agents_environment_templates_get" => on(MethodFilter::GET, agents::templates_get),
+        "agents_environment_templates_update" => on(MethodFilter::POST, agents::templates_update),
+        "agents_environment_templates_delete" => on(MethodFilter::DELETE, agents::templates_delete),
         "agents_sessions_create" => on(MethodFilter::POST, agents::create),
         "agents_sessions_list" => on(MethodFilter::GET, agents::list),
         "agents_sessions_get" => on(MethodFilter::GET, agents::get),

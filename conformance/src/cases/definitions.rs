@@ -380,11 +380,13 @@ pub fn cases() -> Vec<Case> {
                 ensure!(t["transport"]["headers"] == json!({"Authorization": "***"}), "headers: {t}");
                 ensure!(t["required"] == true && t["connection_origin"] == "service", "{t}");
                 ensure!(t["request_metadata"] == json!({"team": "core"}), "request_metadata is kept: {t}");
-                // A credential id cannot name anything until vaults exist: refused, never dropped.
+                // A credential id is kept; sessions resolve it against their `vault_ids`.
                 let mut with_credential = mcp_tool("docs");
                 with_credential["credential_id"] = json!("cred_abc123");
                 let resp = ctx.send(ctx.post_json("/v1/agents", &json!({"model": "rt-one", "tools": [with_credential]}))).await?;
-                let err = resp.expect_error(400, "invalid_request")?;
+                resp.expect_status(200)?;
+                ensure!(resp.json()?["tools"][0]["credential_id"] == "cred_abc123", "{}", resp.text());
+                let err = ctx.send(ctx.post_json("/v1/agents", &json!({"model": "rt-one", "tools": [{"credential_id": 5, "type": "mcp", "server_label": "x", "transport": {"type": "http", "server_url": "https://mcp.example.com/"}}]}))).await?.expect_error(400, "invalid_request")?;
                 ensure!(err["error"]["param"] == "tools[0].credential_id", "{err}");
                 let got = api.json(&dpath(&id_of(&d)?)).await?;
                 ensure!(got == d, "GET answers the created object:\n{got}\n{d}");

@@ -8,16 +8,33 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+pub type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
 /// A minimal MCP server over HTTP: answers JSON-RPC and records each request's
 /// Authorization header and method.
-async fn mcp_server() -> anyhow::Result<(String, Arc<Mutex<Vec<(String, String)>>>)> {
+pub async fn mcp_server() -> anyhow::Result<(String, Seen)> {
+    let (url, seen, _) = mcp_server_watching(None).await?;
+    Ok((url, seen))
+}
+
+/// The same server; while it answers a request (the runtime that sent it is alive), it also
+/// looks for `secret` in every process's command line, and records where it found it.
+pub async fn mcp_server_watching(
+    secret: Option<String>,
+) -> anyhow::Result<(String, Seen, Arc<Mutex<Vec<String>>>)> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/mcp", listener.local_addr()?);
     let seen = Arc::new(Mutex::new(Vec::new()));
+    let leaks = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
+    let found = leaks.clone();
     tokio::spawn(async move {
         while let Ok((mut tcp, _)) = listener.accept().await {
             let record = record.clone();
+            if let Some(secret) = &secret {
+                let hits = command_lines_containing(secret);
+                found.lock().map(|mut f| f.extend(hits)).ok();
+            }
             tokio::spawn(async move {
                 let mut buf = Vec::new();
                 let mut chunk = [0u8; 8192];
@@ -79,7 +96,26 @@ async fn mcp_server() -> anyhow::Result<(String, Arc<Mutex<Vec<(String, String)>
             });
         }
     });
-    Ok((url, seen))
+    Ok((url, seen, leaks))
+}
+
+/// `/proc/<pid>/cmdline` of every process whose command line contains `needle`.
+fn command_lines_containing(needle: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+        .filter(|line| line.contains(needle))
+        .collect()
 }
 
 async fn mcp_turn(ctx: &Ctx, runtime: &str) -> anyhow::Result<()> {

@@ -236,7 +236,7 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "agents/sessions/004",
-            spec: "Create refusals: unknown keys (param = the key), tools, multi_agent.enabled=true, reasoning.summary, a self_hosted environment id, other environment types, environment_template_id and non-empty vault_ids are 400; an unknown agent_id is 404 resource_not_found param agent_id.",
+            spec: "Create refusals: unknown keys (param = the key), tools, multi_agent.enabled=true, reasoning.summary, other environment types, hosted environment keys and unknown vault ids are 400; an unknown agent_id, environment id or environment_template_id is 404 resource_not_found naming it.",
             profile: &profiles::AGENTS_SESSIONS,
             tags: [],
             endpoints: ["agents_sessions_create"],
@@ -251,16 +251,17 @@ pub fn cases() -> Vec<Case> {
                     (json!({"agent": {"reasoning": {"summary": "auto"}}}), "agent.reasoning.summary", false),
                     (json!({"agent": {"reasoning": {"effort": "extreme"}}}), "agent.reasoning", true),
                     (json!({"agent": {"service_tier": "flex"}}), "agent.service_tier", true),
-                    (json!({"environment": {"type": "self_hosted", "id": "env_abc"}}), "environment.id", false),
                     (json!({"environment": {"type": "cloud"}}), "environment", true),
-                    (json!({"environment_template_id": "envtpl_abc"}), "environment_template_id", false),
-                    (json!({"vault_ids": ["vlt_abc"]}), "vault_ids", false),
+                    (json!({"environment": {"type": "self_hosted", "network": {"access": "enabled"}}}), "environment.network", false),
+                    (json!({"vault_ids": ["vlt_abc"]}), "vault_ids[0]", false),
                     (json!({"input": 5}), "input", true),
                 ];
                 for (body, param, prefix) in rows {
                     refused_create(&api, body, param, prefix).await?;
                 }
                 expect_missing(&api, api.post(SESSIONS, &json!({"agent_id": "agent_nope"})), "agent_id").await?;
+                expect_missing(&api, api.post(SESSIONS, &json!({"environment": {"type": "self_hosted", "id": "env_abc"}})), "environment.id").await?;
+                expect_missing(&api, api.post(SESSIONS, &json!({"environment_template_id": "envtpl_abc"})), "environment_template_id").await?;
                 Ok(())
             },
         },

@@ -24,6 +24,11 @@ pub const DIRECTIVES: &[(&str, &str, &str)] = &[
     ),
     ("command_fail", "", "a command `false` that exits 1"),
     (
+        "env",
+        "NAME",
+        "a command `printenv NAME` (default HOME) whose output is NAME's real value (exit 1 when unset)",
+    ),
+    (
         "file_change",
         "PATH",
         "really writes PATH (default rt-fake-notes.txt) with the prompt",
@@ -129,6 +134,16 @@ fn builtin(name: &str, arg: Option<&str>, prompt: &str) -> Result<Vec<Step>, Str
             exit_code: 1,
             delay_ms: 0,
         }],
+        "env" => {
+            let name = arg.filter(|a| !a.is_empty()).unwrap_or("HOME");
+            let value = std::env::var(name).ok();
+            vec![Step::Command {
+                command: format!("printenv {name}"),
+                exit_code: if value.is_some() { 0 } else { 1 },
+                output: value.map(|v| format!("{v}\n")).unwrap_or_default(),
+                delay_ms: 0,
+            }]
+        }
         "file_change" => vec![Step::FileChange {
             path: arg
                 .filter(|a| !a.is_empty())

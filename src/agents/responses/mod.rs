@@ -132,7 +132,8 @@ impl Responses {
             }
             None => {
                 let spec = agent_for(agents, owner, header, &request)?;
-                let session = agents.open(owner, spec, request.metadata.clone());
+                let session =
+                    agents.open(owner, spec, request.metadata.clone(), Default::default());
                 (session, Arc::new(Mutex::new(String::new())))
             }
         };

@@ -2,6 +2,7 @@
 //! shape the answer.
 
 mod definitions;
+mod environments;
 mod lists;
 mod refusals;
 mod responses;
@@ -11,6 +12,7 @@ mod stream;
 mod vaults;
 
 pub use definitions::*;
+pub use environments::*;
 pub use lists::*;
 pub use refusals::refusal;
 pub use responses::*;
