@@ -2,6 +2,7 @@
 //! processes behind.
 
 use std::collections::VecDeque;
+use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -18,6 +19,8 @@ use crate::profiles::Profile;
 
 /// Lines of server stderr kept for launch failure messages.
 const STDERR_TAIL: usize = 40;
+/// The server's whole stderr, in the profile's directory.
+pub const SERVER_LOG: &str = "server-stderr.log";
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// The workspace this crate was built in (`conformance/..`).
@@ -232,9 +235,14 @@ pub async fn launch(
             }
         })));
     }
+    // Kept whole in the profile's directory, so a case can check what the server logged.
+    let mut log = std::fs::File::create(dir.path().join(SERVER_LOG)).ok();
     let stderr_task = stderr.map(|err| {
         let tail = tail.clone();
         tokio::spawn(drain(err, move |l| {
+            if let Some(file) = log.as_mut() {
+                let _ = writeln!(file, "{l}");
+            }
             if let Ok(mut t) = tail.lock() {
                 if t.len() == STDERR_TAIL {
                     t.pop_front();

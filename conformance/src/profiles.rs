@@ -326,3 +326,21 @@ pub static AGENTS_LOCAL_MCP: Profile = Profile {
     args: &[],
     files: &[],
 };
+
+/// Agents sessions with every request audited to `{dir}/audit.jsonl` and the most verbose
+/// log, so a case can check what the server writes down.
+pub static AGENTS_AUDITED: Profile = Profile {
+    name: "agents-audited",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("SVC_SERVER_AUDIT", "all"),
+        ("SVC_SERVER_AUDIT_FILE", "{dir}/audit.jsonl"),
+        ("RUST_LOG", "trace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("RT_FAKE_FIXED_CLOCK", "1"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};

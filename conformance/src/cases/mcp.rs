@@ -213,3 +213,22 @@ pub fn cases() -> Vec<Case> {
         },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::command_lines_containing;
+
+    #[test]
+    fn the_command_line_scan_finds_a_live_process() {
+        let marker = format!("svc-cmdline-probe-{}", std::process::id());
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 5", &marker])
+            .spawn()
+            .expect("sh runs");
+        let found = command_lines_containing(&marker);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(command_lines_containing(&marker).is_empty());
+    }
+}

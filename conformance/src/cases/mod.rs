@@ -13,6 +13,7 @@ mod environment_templates;
 mod environments;
 mod files;
 mod fuzz;
+mod guarded_property;
 mod injection;
 mod mcp;
 mod models;
@@ -55,6 +56,7 @@ pub fn all() -> Vec<Case> {
     all.extend(environment_files::cases());
     all.extend(environment_templates::cases());
     all.extend(injection::cases());
+    all.extend(guarded_property::cases());
     all.extend(responses_compact::cases());
     all.extend(responses_ws::cases());
     all.extend(responses_property::cases());

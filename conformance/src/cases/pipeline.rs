@@ -185,7 +185,9 @@ pub(super) async fn audit_lines(ctx: &Ctx, min: usize) -> anyhow::Result<Vec<ser
     // The audit writer runs beside the request path: give it a moment.
     for _ in 0..50 {
         let text = tokio::fs::read_to_string(&path).await.unwrap_or_default();
-        let lines: Vec<serde_json::Value> = text
+        // Only whole lines: the writer may be in the middle of the next one.
+        let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+        let lines: Vec<serde_json::Value> = whole
             .lines()
             .map(serde_json::from_str)
             .collect::<Result<_, _>>()?;
