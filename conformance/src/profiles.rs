@@ -344,3 +344,29 @@ pub static AGENTS_AUDITED: Profile = Profile {
     args: &[],
     files: &[],
 };
+
+/// Agents with the operator's launch additions for both runtimes (template.yaml
+/// `agents.runtimes`).
+pub static AGENTS_LAUNCH: Profile = Profile {
+    name: "agents-launch",
+    env: &[
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("RT_FAKE_FIXED_CLOCK", "1"),
+    ],
+    template: Some(
+        r#"
+server:
+  groups: [agents]
+agents:
+  runtimes:
+    rt-one:
+      args: ["-c", "model_verbosity=\"low\""]
+      env: {OPERATOR_MARK: op-one-31}
+    rt-two:
+      env: {OPERATOR_MARK: op-two-47}
+"#,
+    ),
+    args: &[],
+    files: &[],
+};

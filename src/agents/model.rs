@@ -83,6 +83,8 @@ pub struct SessionSetup {
     /// Looked up again for every turn, so an update applies from the next one.
     pub vaults: Option<std::sync::Arc<crate::agents::vaults::Vaults>>,
     pub differences: Vec<String>,
+    /// The operator's additions to this runtime's launch (template.yaml `agents.runtimes`).
+    pub launch: crate::config::template::RuntimeLaunchEntry,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -291,8 +291,11 @@ impl Agents {
         owner: &str,
         spec: AgentSpec,
         metadata: Map<String, Value>,
-        setup: SessionSetup,
+        mut setup: SessionSetup,
     ) -> Arc<SessionHandle> {
+        if let Some(launch) = self.settings.launch.get(spec.runtime.id) {
+            setup.launch = launch.clone();
+        }
         let id = ids::new("agsess");
         let now = ids::now();
         let state = SessionState {

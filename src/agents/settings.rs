@@ -2,6 +2,7 @@
 
 use crate::agents::runtimes;
 use crate::config::ConfigError;
+use crate::config::template::{AgentsSection, RuntimeLaunchEntry};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -31,6 +32,8 @@ pub struct AgentsSettings {
     pub max_vaults: usize,
     /// Local development: http and private or loopback MCP and webhook URLs are accepted.
     pub allow_private_urls: bool,
+    /// Operator additions to each runtime's launch (`agents.runtimes` in template.yaml).
+    pub launch: BTreeMap<&'static str, RuntimeLaunchEntry>,
 }
 
 impl Default for AgentsSettings {
@@ -43,6 +46,7 @@ impl Default for AgentsSettings {
             max_file_bytes: crate::agents::files::MAX_FILE_BYTES,
             max_vaults: crate::agents::vaults::DEFAULT_MAX_VAULTS,
             allow_private_urls: false,
+            launch: BTreeMap::new(),
         }
     }
 }
@@ -166,4 +170,33 @@ fn implemented_runtime(var: &str, name: &str) -> Result<&'static str, ConfigErro
             "{var}: unknown runtime `{name}` (implemented: rt-one, rt-two)"
         ))),
     }
+}
+
+/// `agents.runtimes` of template.yaml: only implemented runtimes, variable names a shell
+/// accepts. The operator's choice is trusted: unlike a session's `env`, any name may be set.
+pub fn launch_from_template(
+    section: AgentsSection,
+) -> Result<BTreeMap<&'static str, RuntimeLaunchEntry>, ConfigError> {
+    let mut out = BTreeMap::new();
+    for (name, entry) in section.runtimes {
+        let key = format!("agents.runtimes.{name}");
+        let id = implemented_runtime(&key, &name)?;
+        for var in entry.env.keys() {
+            let valid = !var.is_empty()
+                && !var.starts_with(|c: char| c.is_ascii_digit())
+                && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(ConfigError(format!(
+                    "{key}.env: `{var}` is not a variable name"
+                )));
+            }
+        }
+        if entry.args.iter().any(|a| a.contains('\0'))
+            || entry.env.values().any(|v| v.contains('\0'))
+        {
+            return Err(ConfigError(format!("{key}: values must not contain NUL")));
+        }
+        out.insert(id, entry);
+    }
+    Ok(out)
 }

@@ -180,8 +180,12 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
         json!({"turn_id": turn_id, "item": user, "output_index": 0}),
     );
     let agent = &state.agent;
-    let (mcp, mut child_env) = mcp_servers(&agent.tools, tokens);
+    let (mcp, secrets) = mcp_servers(&agent.tools, tokens);
+    // The operator's variables first, so a session's own (already checked) come after them.
+    let launch = &state.setup.launch;
+    let mut child_env: Vec<(String, String)> = launch.env.clone().into_iter().collect();
     child_env.extend(state.setup.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    child_env.extend(secrets);
     let request = TurnRequest {
         prompt,
         model: agent.model_for_cli.clone(),
@@ -190,7 +194,7 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
         instructions: agent.instructions.clone(),
         reasoning_effort: agent.reasoning_effort.clone(),
         mcp_servers: mcp,
-        extra_args: Vec::new(),
+        extra_args: launch.args.clone(),
     };
     let adapter = agent.runtime.adapter()?;
     Some((request, child_env, adapter, rx))

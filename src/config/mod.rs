@@ -224,6 +224,7 @@ fn resolve(
     }
     env::apply(&mut settings, &mut identities, env, &mut warnings)?;
     settings.agents = crate::agents::settings::AgentsSettings::from_env(env, &mut warnings)?;
+    settings.agents.launch = crate::agents::settings::launch_from_template(template.agents)?;
     settings.identities = Identities::new(identities)?;
     if settings.identities.is_empty() {
         warnings.push(

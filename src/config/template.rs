@@ -16,6 +16,27 @@ pub struct Template {
     pub paths: PathsSection,
     #[serde(default)]
     pub commands: Vec<CommandEntry>,
+    #[serde(default)]
+    pub agents: AgentsSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsSection {
+    /// Per implemented runtime (`rt-one`, `rt-two`): how its child process is started.
+    #[serde(default)]
+    pub runtimes: BTreeMap<String, RuntimeLaunchEntry>,
+}
+
+/// What an operator adds to every launch of one runtime: arguments placed before the prompt
+/// (e.g. a model provider for codex) and environment variables (e.g. a base URL for claude).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeLaunchEntry {
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

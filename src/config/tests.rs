@@ -157,3 +157,37 @@ fn the_demo_template_is_valid() {
     assert!(s.group_policy[&Group::Agents]);
     assert!(s.commands.get("greet").is_some());
 }
+
+#[test]
+fn runtime_launch_additions_are_read_per_implemented_runtime() {
+    let s = load_text(
+        "agents:\n  runtimes:\n    rt-one-alias:\n      args: [\"-c\", \"model_provider=sim\"]\n      env: {SIM_KEY: k}\n    rt-two:\n      env: {ANTHROPIC_BASE_URL: \"http://127.0.0.1:9\"}\n",
+        &[],
+    )
+    .unwrap();
+    let one = &s.agents.launch["rt-one"];
+    assert_eq!(one.args, ["-c", "model_provider=sim"]);
+    assert_eq!(one.env["SIM_KEY"], "k");
+    assert_eq!(
+        s.agents.launch["rt-two"].env["ANTHROPIC_BASE_URL"],
+        "http://127.0.0.1:9"
+    );
+    let declared = message(load_text(
+        "agents:\n  runtimes:\n    declared-a: {args: []}\n",
+        &[],
+    ));
+    assert!(
+        declared.contains("agents.runtimes.declared-a"),
+        "{declared}"
+    );
+    let bad_var = message(load_text(
+        "agents:\n  runtimes:\n    rt-one: {env: {\"A-B\": x}}\n",
+        &[],
+    ));
+    assert!(bad_var.contains("agents.runtimes.rt-one.env"), "{bad_var}");
+    let unknown = message(load_text(
+        "agents:\n  runtimes:\n    rt-one: {argv: []}\n",
+        &[],
+    ));
+    assert!(unknown.contains("argv"), "{unknown}");
+}

@@ -353,5 +353,24 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "agents/launch/001",
+            spec: "The operator's launch additions for a runtime (template.yaml `agents.runtimes.<id>.env` and `args`) reach every child of that runtime, sessions and responses alike.",
+            profile: &profiles::AGENTS_LAUNCH,
+            tags: ["needs:fake-runtimes"],
+            endpoints: ["agents_sessions_create", "agents_responses_create"],
+            codes: [],
+            run: |ctx| async move {
+                let api = Api::new(&ctx);
+                for (runtime, mark) in [("rt-one", "op-one-31"), ("rt-two", "op-two-47")] {
+                    let (_, turn, items) = api.run_turn(runtime, "[[scenario:env:OPERATOR_MARK]]").await?;
+                    ensure!(turn["status"] == "completed", "{runtime}: {turn}");
+                    ensure!(items.iter().any(|i| i.to_string().contains(mark)), "{runtime}: the operator's variable reached the child: {items:?}");
+                    let r = api.send(api.post("/v1/responses", &json!({"model": runtime, "input": "[[scenario:env:OPERATOR_MARK]]"}))).await?.json()?;
+                    ensure!(r.to_string().contains(mark), "{runtime}: responses too: {r}");
+                }
+                Ok(())
+            },
+        },
     ]
 }
