@@ -6,11 +6,39 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 default:
     @just --list
 
-# Everything CI runs: format check, clippy -D warnings, unit, integration, conformance and Python SDK tests.
+# Everything CI runs: format check, clippy -D warnings, unit, integration, conformance, Python SDK and real-CLI tests.
 test: fmt-check lint
     cargo build --workspace --bins
     cargo test --workspace
     just test-python
+    just test-real
+
+codex_version := "0.169.0"
+claude_version := "2.1.197"
+real_clis := env_var_or_default("SVC_REAL_CLIS", env_var("HOME") / ".cache/svc/real-clis")
+
+# The pinned real CLIs, installed with npm into a cache outside the repo (reinstalled only when the pins change).
+real-clis:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    dir="{{real_clis}}"
+    want="@openai/codex@{{codex_version}} @anthropic-ai/claude-code@{{claude_version}}"
+    if [ "$(cat "$dir/.pinned" 2>/dev/null)" != "$want" ]; then
+        echo "installing $want into $dir"
+        mkdir -p "$dir"
+        npm install --prefix "$dir" --no-audit --no-fund --loglevel=error $want
+        echo "$want" >"$dir/.pinned"
+    fi
+    mkdir -p target/real-bin
+    ln -sfn "$dir/node_modules/.bin/codex" target/real-bin/rt-one
+    ln -sfn "$dir/node_modules/.bin/claude" target/real-bin/rt-two
+    target/real-bin/rt-one --version
+    target/real-bin/rt-two --version
+
+# End to end with the real Codex CLI and Claude Code (as rt-one and rt-two) against the scripted model.
+test-real: real-clis
+    cargo build --workspace --bins
+    SVC_REAL_BIN="$PWD/target/real-bin" cargo test --test integration real:: -- --ignored
 
 # The official client check: the openai Python SDK (strict validation) against our server.
 test-python: python-env

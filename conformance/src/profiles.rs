@@ -265,6 +265,8 @@ pub static AGENTS_SESSIONS_OWNERS: Profile = Profile {
 identities:
   - {id: alice, token: alice-token, scopes: ["*"]}
   - {id: bob, token: bob-token, scopes: ["*"]}
+  - {id: carol, token: carol-token, scopes: ["*"]}
+  - {id: dave, token: dave-token, scopes: ["*"]}
 "#,
     ),
     args: &[],

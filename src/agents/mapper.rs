@@ -175,6 +175,17 @@ impl Mapper {
         let Some(stored) = stored else { return };
         if let ItemKind::Message { .. } = item.kind {
             let text = stored["content"][0]["text"].clone();
+            // A runtime that reports whole messages (codex exec) streamed nothing, or less
+            // than the final text: the rest goes out as one delta, so every stream carries
+            // the text in deltas before `done`, whatever the runtime.
+            let streamed = self.texts.get(&item.key).map_or(0, String::len);
+            let full = text.as_str().unwrap_or_default();
+            if let Some(rest) = full.get(streamed..).filter(|r| !r.is_empty()) {
+                self.push(
+                    "agent.session.turn.output_text.delta",
+                    json!({"item_id": item_id, "output_index": index, "content_index": 0, "delta": rest}),
+                );
+            }
             self.push(
                 "agent.session.turn.output_text.done",
                 json!({"item_id": item_id, "output_index": index, "content_index": 0, "text": text}),

@@ -3,3 +3,4 @@
 mod cli;
 mod coverage;
 mod docs;
+mod real;

@@ -31,7 +31,8 @@ const KINDS: [Kind; 6] = [
     Kind::Session,
     Kind::Response,
 ];
-const WHO: [&str; 2] = ["alice-token", "bob-token"];
+/// Identities no other case of the profile uses, so lists hold only what the property made.
+const WHO: [&str; 2] = ["carol-token", "dave-token"];
 /// Stands for a second id inside a resource (a credential of a vault, a turn of a session).
 const SUB_MISSING: &str = "sub_ffffffffffffffffffffffff";
 

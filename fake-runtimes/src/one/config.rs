@@ -93,6 +93,12 @@ fn server(name: &str, cfg: &Value) -> McpServer {
             }
         }
     }
+    // Like codex 0.169 in `exec`, which can ask no one: a server's tools run only when the
+    // configuration approves them.
+    if config_error.is_none() && get("default_tools_approval_mode").as_deref() != Some("approve") {
+        config_error =
+            Some("MCP tool call requires approval, but approval policy is never".to_string());
+    }
     McpServer {
         name: name.to_string(),
         url: get("url"),

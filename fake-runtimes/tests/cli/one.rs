@@ -205,6 +205,8 @@ fn mcp_call_hits_http_server_with_bearer_token() {
             "mcp_servers.demo.bearer_token_env_var=DEMO_TOKEN",
             "-c",
             "mcp_servers.demo.http_headers={\"X-Extra\"=\"v1\"}",
+            "-c",
+            APPROVE,
             "[[scenario:mcp:demo/echo]] ping",
         ],
     )
@@ -253,6 +255,8 @@ fn mcp_call_hits_http_server_with_bearer_token() {
     assert_eq!(call.body["params"]["name"], "echo");
 }
 
+const APPROVE: &str = "mcp_servers.demo.default_tools_approval_mode=\"approve\"";
+
 #[test]
 fn mcp_errors_are_reported_in_the_item() {
     let e = env();
@@ -261,6 +265,8 @@ fn mcp_errors_are_reported_in_the_item() {
     let l = e.ok(&[
         "-c",
         &url,
+        "-c",
+        APPROVE,
         "[[scenario:mcp:demo/boom]] [[scenario:mcp:nosuch/echo]]",
     ]);
     let done = items(&l, "item.completed", "mcp_tool_call");
@@ -278,10 +284,24 @@ fn mcp_errors_are_reported_in_the_item() {
             .unwrap()
             .contains("unknown MCP server")
     );
+    // Like codex 0.169's exec: a server whose tools are not approved is never called.
+    let calls_before = server.calls().len();
+    let l = e.ok(&["-c", &url, "[[scenario:mcp:demo/echo]]"]);
+    let refused = &items(&l, "item.completed", "mcp_tool_call")[0];
+    assert_eq!(refused["status"], "failed");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("requires approval, but approval policy is never")
+    );
+    assert_eq!(server.calls().len(), calls_before);
     // Connection refused is an error too, not a crash.
     let l = e.ok(&[
         "-c",
         "mcp_servers.down.url=http://127.0.0.1:9/mcp",
+        "-c",
+        "mcp_servers.down.default_tools_approval_mode=\"approve\"",
         "[[scenario:mcp]]",
     ]);
     assert_eq!(

@@ -91,6 +91,14 @@ fn push_config(args: &mut Vec<String>, key: &str, toml_value: &str) {
 fn push_mcp_server(args: &mut Vec<String>, server: &McpServer) {
     let prefix = format!("mcp_servers.{}", server.name);
     push_config(args, &format!("{prefix}.url"), &toml_string(&server.url));
+    // `exec` cannot ask anyone: without this codex 0.169 refuses every call of the server
+    // ("MCP tool call requires approval, but approval policy is never"). Giving the agent
+    // the tool is the approval.
+    push_config(
+        args,
+        &format!("{prefix}.default_tools_approval_mode"),
+        &toml_string("approve"),
+    );
     if !server.headers_from_env.is_empty() {
         // `env_http_headers` maps a header to the NAME of a variable codex reads from its own
         // environment, so the secret never appears in argv.

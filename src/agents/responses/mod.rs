@@ -220,6 +220,18 @@ impl Responses {
         }
         let state = prev.session.lock();
         let turn = state.turn(&turn_id);
+        // The runtime said no (too short a conversation, an API error): no compaction
+        // happened, so none is answered.
+        if let Some(t) = turn.filter(|t| t.status == TurnStatus::Failed) {
+            return Err(ApiError::invalid(
+                "previous_response_id",
+                format!(
+                    "{} did not compact the conversation: {}",
+                    runtime.id,
+                    t.error.clone().unwrap_or_default()
+                ),
+            ));
+        }
         let usage = turn.and_then(|t| t.usage).unwrap_or_default();
         Ok(json!({
             "id": ids::new("cmp"),

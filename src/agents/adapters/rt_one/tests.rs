@@ -188,9 +188,13 @@ fn mcp_servers_pass_env_var_names_only() {
             "-c",
             r#"mcp_servers.demo.url="http://127.0.0.1:9/mcp?a=b""#,
             "-c",
+            r#"mcp_servers.demo.default_tools_approval_mode="approve""#,
+            "-c",
             r#"mcp_servers.demo.env_http_headers={"Authorization"="SVC_MCP_DEMO_AUTH","X-Team"="SVC_MCP_DEMO_TEAM"}"#,
             "-c",
             r#"mcp_servers.open.url="http://h/mcp""#,
+            "-c",
+            r#"mcp_servers.open.default_tools_approval_mode="approve""#,
             "call it"
         ]
     );

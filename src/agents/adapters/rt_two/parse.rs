@@ -19,6 +19,9 @@ pub(super) struct Parser {
     blocks_seen: HashMap<String, u64>,
     /// tool_use id to the call, so its tool_result can complete it.
     tools: HashMap<String, ToolUse>,
+    /// Why `/compact` did not compact (a `status` line): the `result` that follows still
+    /// says success, so the turn fails with this instead.
+    compact_error: Option<String>,
 }
 
 struct ToolUse {
@@ -59,6 +62,15 @@ impl LineParser for Parser {
                     None => unparsed(),
                 },
                 "compact_boundary" => vec![RuntimeEvent::Compacted],
+                "status" if str_field(&event, "compact_result") == "failed" => {
+                    let why = str_field(&event, "compact_error");
+                    self.compact_error = Some(if why.is_empty() {
+                        "the conversation could not be compacted".to_owned()
+                    } else {
+                        format!("the conversation could not be compacted: {why}")
+                    });
+                    Vec::new()
+                }
                 // status, task_*, thinking_tokens, hooks...: progress noise.
                 _ => Vec::new(),
             },
@@ -71,7 +83,10 @@ impl LineParser for Parser {
                 None => unparsed(),
             },
             "user" => self.user(&event),
-            "result" => vec![result(&event)],
+            "result" => match self.compact_error.take() {
+                Some(message) => vec![RuntimeEvent::TurnFailed { message }],
+                None => vec![result(&event)],
+            },
             _ => unparsed(),
         }
     }

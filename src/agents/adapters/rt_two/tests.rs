@@ -465,6 +465,22 @@ fn error_result_without_text_joins_its_errors() {
 }
 
 #[test]
+fn a_compaction_that_did_not_happen_fails_the_turn() {
+    // Captured from Claude Code 2.1.197: too short a conversation to compact, and a
+    // `result` that still says success.
+    assert_eq!(
+        run(fixture!("compact_failed")),
+        [
+            session("2dafdd81-9eee-4e25-a86a-fe57eef9226b"),
+            RuntimeEvent::TurnFailed {
+                message: "the conversation could not be compacted: Not enough messages to compact."
+                    .into()
+            }
+        ]
+    );
+}
+
+#[test]
 fn compaction() {
     assert_eq!(
         run(fixture!("compact")),

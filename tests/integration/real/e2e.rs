@@ -1,0 +1,458 @@
+//! End to end with the real CLIs: every scenario runs on both runtimes through `svc`'s HTTP
+//! API, with the scripted model behind the CLI.
+
+use super::sim::{Api, ModelSim, Reply};
+use super::{IGNORED, Svc, mcp, processes_with};
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// One `#[tokio::test]` per runtime for a scenario `async fn(&str)`.
+macro_rules! on_both {
+    ($scenario:ident) => {
+        mod $scenario {
+            #[tokio::test]
+            #[ignore = "needs the pinned real CLIs: run `just test-real`"]
+            async fn rt_one() {
+                super::$scenario("rt-one").await
+            }
+            #[tokio::test]
+            #[ignore = "needs the pinned real CLIs: run `just test-real`"]
+            async fn rt_two() {
+                super::$scenario("rt-two").await
+            }
+        }
+    };
+}
+
+const _: &str = IGNORED;
+
+fn of_type<'a>(items: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    items.iter().filter(|i| i["type"] == kind).collect()
+}
+
+fn last_request_text(sim: &ModelSim) -> String {
+    sim.requests()
+        .last()
+        .map(|r| r.body.to_string())
+        .unwrap_or_default()
+}
+
+async fn streamed_text(runtime: &str) {
+    let sim = ModelSim::start(vec![Reply::streamed(
+        "Hello from the scripted model",
+        4,
+        30,
+    )])
+    .await;
+    let svc = Svc::start(&sim).await;
+    let sid = svc.session(runtime, json!({}), "say hello").await;
+    let turns = svc.settle(&sid, 1).await;
+    assert_eq!(turns[0]["status"], "completed", "{turns:?}");
+    let items = svc.items(&sid).await;
+    let messages = of_type(&items, "message");
+    let reply = messages.last().expect("a message item");
+    assert_eq!(
+        reply["content"][0]["text"], "Hello from the scripted model",
+        "{items:?}"
+    );
+    assert_eq!(reply["content"][0]["type"], "output_text");
+    assert!(
+        last_request_text(&sim).contains("say hello"),
+        "the prompt reached the model"
+    );
+    if runtime == "rt-two" {
+        // Claude Code streams partial messages; codex exec reports whole items only.
+        let (_, events) = svc
+            .call(
+                Method::GET,
+                &format!("/v1/agents/sessions/{sid}/events?after=0"),
+                None,
+            )
+            .await;
+        let deltas = events
+            .as_str()
+            .unwrap_or_default()
+            .matches("output_text.delta")
+            .count();
+        assert!(deltas >= 2, "text arrives in several deltas: {deltas}");
+    }
+}
+on_both!(streamed_text);
+
+async fn shell_command(runtime: &str) {
+    let sim = ModelSim::start(vec![
+        Reply::Shell("echo real-shell-ok".into()),
+        Reply::text("ran it"),
+    ])
+    .await;
+    let svc = Svc::start(&sim).await;
+    let sid = svc.session(runtime, json!({}), "run echo").await;
+    let turns = svc.settle(&sid, 1).await;
+    assert_eq!(turns[0]["status"], "completed", "{turns:?}");
+    let items = svc.items(&sid).await;
+    let commands = of_type(&items, "command_execution");
+    let command = commands
+        .first()
+        .unwrap_or_else(|| panic!("a command_execution item: {items:?}"));
+    assert!(
+        command.to_string().contains("echo real-shell-ok"),
+        "{command}"
+    );
+    assert!(
+        command.to_string().contains("real-shell-ok\\n")
+            || command.to_string().contains("real-shell-ok"),
+        "{command}"
+    );
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 2, "the tool result went back to the model");
+    assert!(
+        requests[1].body.to_string().contains("real-shell-ok"),
+        "the second request carries the output"
+    );
+}
+on_both!(shell_command);
+
+async fn file_write(runtime: &str) {
+    let svc_sim = ModelSim::start(vec![]).await;
+    let svc = Svc::start(&svc_sim).await;
+    let absolute = svc.workspace.join("notes/real.txt").display().to_string();
+    svc_sim.push([
+        Reply::WriteFile {
+            relative: "notes/real.txt".into(),
+            absolute,
+            content: "written for real\n".into(),
+        },
+        Reply::text("wrote it"),
+    ]);
+    let sid = svc.session(runtime, json!({}), "write a note").await;
+    let turns = svc.settle(&sid, 1).await;
+    assert_eq!(turns[0]["status"], "completed", "{turns:?}");
+    assert_eq!(
+        std::fs::read_to_string(svc.workspace.join("notes/real.txt")).unwrap(),
+        "written for real\n"
+    );
+    let artifacts = svc
+        .get(&format!("/v1/agents/sessions/{sid}/artifacts"))
+        .await;
+    let artifact = artifacts["data"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["path"] == "/workspace/notes/real.txt"))
+        .unwrap_or_else(|| panic!("an artifact for the file: {artifacts}"))
+        .clone();
+    let id = artifact["id"].as_str().unwrap();
+    let (status, content) = svc
+        .call(
+            Method::GET,
+            &format!("/v1/agents/sessions/{sid}/artifacts/{id}/content"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, content.as_str()),
+        (200, Some("written for real\n"))
+    );
+}
+on_both!(file_write);
+
+async fn resume(runtime: &str) {
+    let sim = ModelSim::start(vec![
+        Reply::text("first answer 4417"),
+        Reply::text("second answer"),
+    ])
+    .await;
+    let svc = Svc::start(&sim).await;
+    let sid = svc.session(runtime, json!({}), "first question 9021").await;
+    svc.settle(&sid, 1).await;
+    svc.post(
+        &format!("/v1/agents/sessions/{sid}/events"),
+        json!({"input": "second question"}),
+    )
+    .await;
+    let turns = svc.settle(&sid, 2).await;
+    assert!(
+        turns.iter().all(|t| t["status"] == "completed"),
+        "{turns:?}"
+    );
+    let second = last_request_text(&sim);
+    for earlier in [
+        "first question 9021",
+        "first answer 4417",
+        "second question",
+    ] {
+        assert!(
+            second.contains(earlier),
+            "the resumed request carries `{earlier}`"
+        );
+    }
+}
+on_both!(resume);
+
+async fn cancel(runtime: &str) {
+    let long = "word ".repeat(60);
+    let sim = ModelSim::start(vec![Reply::streamed(&long, 60, 250)]).await;
+    let svc = Svc::start(&sim).await;
+    let marker = format!("cancel-marker-{}", std::process::id());
+    let sid = svc.session(runtime, json!({}), &marker).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sim.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the CLI never called the model");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "the CLI runs while it streams"
+    );
+    svc.post(
+        &format!("/v1/agents/sessions/{sid}/events"),
+        json!({"events": [{"type": "agent.session.input.cancel"}]}),
+    )
+    .await;
+    let turns = svc.settle(&sid, 1).await;
+    assert_eq!(turns[0]["status"], "cancelled", "{turns:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the process group is gone: {:?}",
+            processes_with(&marker)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+on_both!(cancel);
+
+async fn api_error(runtime: &str) {
+    let sim = ModelSim::start(vec![Reply::Error {
+        status: 401,
+        message: "sim refuses this key".into(),
+    }])
+    .await;
+    let svc = Svc::start(&sim).await;
+    let sid = svc.session(runtime, json!({}), "hello").await;
+    let turns = svc.settle(&sid, 1).await;
+    assert_eq!(turns[0]["status"], "failed", "{turns:?}");
+    let error = turns[0]["error"].to_string();
+    assert!(
+        error.contains("401")
+            || error.contains("sim refuses this key")
+            || error.to_lowercase().contains("auth"),
+        "a useful message: {error}"
+    );
+    let session = svc.get(&format!("/v1/agents/sessions/{sid}")).await;
+    assert_eq!(session["status"], "failed", "{session}");
+}
+on_both!(api_error);
+
+async fn responses(runtime: &str) {
+    let sim = ModelSim::start(vec![
+        Reply::text("sync answer"),
+        Reply::streamed("streamed answer here", 3, 20),
+        Reply::text("continued"),
+    ])
+    .await;
+    let svc = Svc::start(&sim).await;
+    let first = svc
+        .post(
+            "/v1/responses",
+            json!({"model": runtime, "input": "question one 5512"}),
+        )
+        .await;
+    assert_eq!(first["status"], "completed", "{first}");
+    assert!(
+        first["output"].to_string().contains("sync answer"),
+        "{first}"
+    );
+    let (status, stream) = svc
+        .call(
+            Method::POST,
+            "/v1/responses",
+            Some(
+                json!({"model": runtime, "input": "question two", "stream": true, "store": false}),
+            ),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let stream = stream.as_str().unwrap_or_default().to_owned();
+    for event in [
+        "response.created",
+        "response.output_text.delta",
+        "response.completed",
+    ] {
+        assert!(stream.contains(event), "{event} in the stream: {stream}");
+    }
+    assert!(
+        stream.contains("streamed answer here") || stream.contains("streamed "),
+        "{stream}"
+    );
+    let next = svc.post("/v1/responses", json!({"model": runtime, "input": "question three", "previous_response_id": first["id"]})).await;
+    assert!(next["output"].to_string().contains("continued"), "{next}");
+    let history = last_request_text(&sim);
+    assert!(
+        history.contains("question one 5512") && history.contains("sync answer"),
+        "previous_response_id continues the conversation"
+    );
+}
+on_both!(responses);
+
+#[tokio::test]
+#[ignore = "needs the pinned real CLIs: run `just test-real`"]
+async fn reasoning_effort_reaches_codex() {
+    let sim = ModelSim::start(vec![Reply::text("thought hard")]).await;
+    let svc = Svc::start(&sim).await;
+    let sid = svc
+        .session("rt-one", json!({"reasoning": {"effort": "high"}}), "think")
+        .await;
+    svc.settle(&sid, 1).await;
+    let request = &sim.requests()[0];
+    assert_eq!(request.api, Api::Responses);
+    assert_eq!(
+        request.body["reasoning"]["effort"], "high",
+        "{}",
+        request.body["reasoning"]
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned real CLIs: run `just test-real`"]
+async fn instructions_reach_claude() {
+    let sim = ModelSim::start(vec![Reply::text("arr")]).await;
+    let svc = Svc::start(&sim).await;
+    let sid = svc
+        .session(
+            "rt-two",
+            json!({"instructions": "Answer like a pirate 7731"}),
+            "hello",
+        )
+        .await;
+    svc.settle(&sid, 1).await;
+    let request = &sim.requests()[0];
+    assert_eq!(request.api, Api::Messages);
+    assert!(
+        request.body["system"]
+            .to_string()
+            .contains("Answer like a pirate 7731"),
+        "the system prompt carries the instructions"
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned real CLIs: run `just test-real`"]
+async fn compact_on_claude() {
+    let sim = ModelSim::start(vec![
+        Reply::text("a long answer"),
+        Reply::text("another answer"),
+        Reply::text("Summary: we talked."),
+    ])
+    .await;
+    let svc = Svc::start(&sim).await;
+    let first = svc
+        .post(
+            "/v1/responses",
+            json!({"model": "rt-two", "input": "talk to me"}),
+        )
+        .await;
+    // One exchange is too short for Claude Code to compact: a clear 400, not a pretend success.
+    let (status, refused) = svc
+        .call(
+            Method::POST,
+            "/v1/responses/compact",
+            Some(json!({"previous_response_id": first["id"]})),
+        )
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused.to_string().contains("Not enough messages"),
+        "{refused}"
+    );
+    let second = svc
+        .post(
+            "/v1/responses",
+            json!({"model": "rt-two", "input": "and more", "previous_response_id": first["id"]}),
+        )
+        .await;
+    let (status, compacted) = svc
+        .call(
+            Method::POST,
+            "/v1/responses/compact",
+            Some(json!({"previous_response_id": second["id"]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{compacted}");
+    assert_eq!(compacted["object"], "response.compaction", "{compacted}");
+    assert_eq!(
+        sim.requests().len(),
+        3,
+        "claude asked the model for the summary"
+    );
+}
+
+async fn vault_credential_to_mcp(runtime: &str) {
+    let secret = format!("real-{runtime}-vault-Xq81Lm");
+    let (mcp_server, seen) = mcp::start(Some(&secret)).await;
+    let mcp_url = format!("{}/mcp", mcp_server.uri());
+    let sim = ModelSim::start(vec![
+        Reply::Mcp {
+            server: "probe".into(),
+            tool: "echo".into(),
+            arguments: json!({"text": "from the model"}),
+        },
+        Reply::text("the tool answered"),
+    ])
+    .await;
+    let svc = Svc::start(&sim).await;
+    let vault = svc.post("/v1/vaults", json!({"name": "real"})).await;
+    let vid = vault["id"].as_str().unwrap();
+    svc.post(&format!("/v1/vaults/{vid}/credentials"), json!({"name": "mcp", "auth": {"type": "static_bearer", "token": secret, "mcp_server_url": mcp_url}})).await;
+    let tool = json!({"type": "mcp", "server_label": "probe", "transport": {"type": "http", "server_url": mcp_url}});
+    let s = svc.post("/v1/agents/sessions", json!({"agent": {"model": runtime, "tools": [tool]}, "vault_ids": [vid], "input": "use the probe"})).await;
+    let sid = s["id"].as_str().unwrap();
+    let turns = svc.settle(sid, 1).await;
+    assert_eq!(turns[0]["status"], "completed", "{turns:?}");
+    let items = svc.items(sid).await;
+    let seen = seen.lock().unwrap();
+    let tail: String = last_request_text(&sim)
+        .chars()
+        .rev()
+        .take(4000)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert!(
+        seen.methods.iter().any(|m| m == "tools/call"),
+        "the CLI called the tool: {:?}\nthe model last saw: {tail}",
+        seen.methods
+    );
+    assert!(
+        seen.authorization
+            .iter()
+            .all(|a| *a == format!("Bearer {secret}")),
+        "{:?}",
+        seen.authorization
+    );
+    assert!(
+        seen.leaks.is_empty(),
+        "the token is on a command line: {:?}",
+        seen.leaks
+    );
+    assert!(
+        !of_type(&items, "mcp_call").is_empty(),
+        "an mcp_call item: {items:?}"
+    );
+    assert!(!json!(items).to_string().contains(&secret));
+}
+on_both!(vault_credential_to_mcp);
+
+async fn stream_cut(runtime: &str) {
+    let sim = ModelSim::start(vec![Reply::Cut, Reply::Cut, Reply::Cut]).await;
+    let svc = Svc::start(&sim).await;
+    let sid = svc.session(runtime, json!({}), "hello").await;
+    let turns = svc.settle(&sid, 1).await;
+    assert_eq!(
+        turns[0]["status"], "failed",
+        "a stream cut mid-way fails the turn: {turns:?}"
+    );
+    assert!(!turns[0]["error"].is_null(), "{turns:?}");
+}
+on_both!(stream_cut);
