@@ -61,7 +61,9 @@ impl TurnRunner<'_> {
 
     /// What Claude Code prints when the API call fails: a synthetic
     /// assistant message, then a `success` result with `is_error: true`.
-    pub(super) fn api_error(&mut self, message: &str) {
+    /// `status` is the HTTP status of the failed request (`None`: no request was made).
+    pub(super) fn api_error(&mut self, message: &str, status: Option<u16>) {
+        let requested_nothing = self.msg_seq == 0;
         self.msg = None;
         self.is_error = true;
         self.result_text = Some(message.to_string());
@@ -72,7 +74,12 @@ impl TurnRunner<'_> {
             "parent_tool_use_id": null,
             "session_id": self.s.session_id,
             "uuid": self.uuid(),
-            "error": "unknown",
+            "error": match status {
+                Some(401) => "authentication_failed",
+                Some(429) => "rate_limit",
+                Some(_) => "server_error",
+                None => "unknown",
+            },
         });
         self.emit(line);
         let elapsed = self.s.clock.elapsed_ms();
@@ -80,7 +87,7 @@ impl TurnRunner<'_> {
             "type": "result",
             "subtype": "success",
             "is_error": true,
-            "api_error_status": null,
+            "api_error_status": status,
             "duration_ms": elapsed,
             "duration_api_ms": 0,
             "num_turns": self.num_turns.max(1),
@@ -88,11 +95,12 @@ impl TurnRunner<'_> {
             "stop_reason": "stop_sequence",
             "session_id": self.s.session_id,
         });
-        self.finish_line(
-            line,
-            json!({"terminal_reason": "completed", "fast_mode_state": "off"}),
-            json!({}),
-        );
+        let mut tail = json!({"terminal_reason": "completed", "fast_mode_state": "off"});
+        if requested_nothing && status.is_some() {
+            // No model answered, so no model has usage.
+            tail["modelUsage"] = json!({});
+        }
+        self.finish_line(line, tail, json!({}));
     }
 
     pub(super) fn max_turns_result(&mut self, max: u64) {

@@ -55,7 +55,7 @@ pub struct TurnRunner<'a> {
     pub(super) prompt: String,
     base_input: u64,
     seq: u64,
-    msg_seq: u64,
+    pub(super) msg_seq: u64,
     tool_seq: u64,
     pub(super) msg: Option<OpenMessage>,
     pub(super) parent: Option<Parent>,
@@ -282,7 +282,16 @@ impl<'a> TurnRunner<'a> {
             None => return,
         };
         if streaming {
+            let thinking = start["type"] == "thinking";
             self.stream_event(stream::block_start(index, start), false);
+            if thinking {
+                // Claude Code 2.1.197 reports its estimate as soon as a thinking block opens.
+                let estimate = estimate_tokens(block["thinking"].as_str().unwrap_or_default());
+                self.system(
+                    "thinking_tokens",
+                    json!({"estimated_tokens": estimate, "estimated_tokens_delta": estimate}),
+                );
+            }
         }
         for delta in deltas {
             if streaming {
@@ -373,7 +382,7 @@ impl<'a> TurnRunner<'a> {
             && crate::env::key_present(&["ANTHROPIC_API_KEY"]).is_none()
         {
             self.num_turns = 1;
-            self.api_error("Not logged in · Please run /login");
+            self.api_error("Not logged in · Please run /login", None);
             return self.report();
         }
         for step in with_reply(steps) {
@@ -424,7 +433,12 @@ impl<'a> TurnRunner<'a> {
             Step::Subagent(sub) => return self.subagent(&sub),
             Step::Usage(setting) => self.usage = Some(setting),
             Step::Fail { message } => {
-                self.api_error(&message);
+                // A failing model request, as Claude Code shows one: the request is
+                // announced, then the synthetic error message and an error result.
+                if self.streaming() && self.msg.is_none() {
+                    self.system("status", json!({"status": "requesting"}));
+                }
+                self.api_error(&message, Some(500));
                 return Err(Ended);
             }
             Step::Crash {

@@ -223,26 +223,50 @@ async fn cancel(runtime: &str) {
 on_both!(cancel);
 
 async fn api_error(runtime: &str) {
-    let sim = ModelSim::start(vec![Reply::Error {
-        status: 401,
-        message: "sim refuses this key".into(),
-    }])
-    .await;
+    let sim = ModelSim::start(vec![]).await;
     let svc = Svc::start(&sim).await;
-    let sid = svc.session(runtime, json!({}), "hello").await;
-    let turns = svc.settle(&sid, 1).await;
-    assert_eq!(turns[0]["status"], "failed", "{turns:?}");
-    let error = turns[0]["error"].to_string();
-    assert!(
-        error.contains("401")
-            || error.contains("sim refuses this key")
-            || error.to_lowercase().contains("auth"),
-        "a useful message: {error}"
-    );
-    let session = svc.get(&format!("/v1/agents/sessions/{sid}")).await;
-    assert_eq!(session["status"], "failed", "{session}");
+    for status in [401, 429, 500] {
+        let message = format!("the simulator says no ({status})");
+        // Claude Code may retry once on its own before giving up.
+        sim.push((0..3).map(|_| Reply::Error {
+            status,
+            message: message.clone(),
+        }));
+        let sid = svc.session(runtime, json!({}), "hello").await;
+        let turns = svc.settle(&sid, 1).await;
+        assert_eq!(turns[0]["status"], "failed", "{status}: {turns:?}");
+        let error = turns[0]["error"].to_string();
+        // The CLI's own words (codex rewrites a 500 as "high demand") and how it ended.
+        assert!(
+            error.contains(&status.to_string())
+                || error.contains("the simulator says no")
+                || error.contains("ended with"),
+            "{status}: a useful message: {error}"
+        );
+        let session = svc.get(&format!("/v1/agents/sessions/{sid}")).await;
+        assert_eq!(session["status"], "failed", "{session}");
+        sim.clear();
+    }
 }
 on_both!(api_error);
+
+async fn runtimes_list(runtime: &str) {
+    let sim = ModelSim::start(vec![]).await;
+    let svc = Svc::start(&sim).await;
+    let list = svc.get("/v1/agents/runtimes?limit=100").await;
+    let entry = list["data"]
+        .as_array()
+        .and_then(|d| d.iter().find(|r| r["id"] == runtime))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(entry["installed"], true, "{entry}");
+    let path = entry["path"].as_str().unwrap_or_default();
+    assert!(
+        path.starts_with(&super::real_bin().display().to_string()),
+        "{entry}"
+    );
+}
+on_both!(runtimes_list);
 
 async fn responses(runtime: &str) {
     let sim = ModelSim::start(vec![

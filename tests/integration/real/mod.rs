@@ -72,7 +72,8 @@ pub struct Svc {
 
 impl Svc {
     pub async fn start(sim: &ModelSim) -> Svc {
-        let dir = tempfile::tempdir().unwrap();
+        // Under target/tmp, not /tmp: codex refuses to set up its helpers under a temp dir.
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let home = dir.path().join("homes");
         std::fs::create_dir_all(home.join("codex-home")).unwrap();
         std::fs::create_dir_all(home.join("claude-home")).unwrap();

@@ -196,7 +196,8 @@ async fn compare(
     mut real_script: Vec<Reply>,
     mcp_url: Option<String>,
 ) {
-    let dir = tempfile::tempdir().unwrap();
+    // Under target/tmp, not /tmp: codex refuses to set up its helpers under a temp dir.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let home = dir.path().join("homes");
     std::fs::create_dir_all(home.join("codex-home")).unwrap();
     std::fs::create_dir_all(home.join("claude-home")).unwrap();
@@ -352,3 +353,36 @@ pub async fn mcp_call(runtime: &str) {
     .await
 }
 scenario!(mcp_tool_call, super::mcp_call);
+
+pub async fn reasoning(runtime: &str) {
+    compare(
+        runtime,
+        "think first",
+        json!([{"reasoning": "Weighing the options"}, {"text": "decided"}]),
+        vec![Reply::Reasoning {
+            summary: "Weighing the options".into(),
+            text: "decided".into(),
+        }],
+        None,
+    )
+    .await
+}
+scenario!(reasoning_then_text, super::reasoning);
+
+pub async fn api_error(runtime: &str) {
+    compare(
+        runtime,
+        "hello",
+        json!([{"fail": "the simulator says no"}]),
+        vec![
+            Reply::Error {
+                status: 401,
+                message: "the simulator says no".into()
+            };
+            3
+        ],
+        None,
+    )
+    .await
+}
+scenario!(failed_turn, super::api_error);

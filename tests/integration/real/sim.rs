@@ -35,6 +35,9 @@ pub enum Reply {
         tool: String,
         arguments: Value,
     },
+    /// Reasoning (codex: a reasoning item with a summary; claude: a thinking block), then
+    /// the text.
+    Reasoning { summary: String, text: String },
     /// An HTTP error from the API.
     Error { status: u16, message: String },
     /// The stream starts, then the connection ends without a terminal event.
@@ -103,6 +106,11 @@ impl ModelSim {
     /// Replies for the next requests, after those already queued.
     pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
         self.shared.script.lock().unwrap().extend(replies);
+    }
+
+    /// Drops the replies not yet used.
+    pub fn clear(&self) {
+        self.shared.script.lock().unwrap().clear();
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -210,6 +218,52 @@ async fn messages(State(shared): State<Shared>, axum::Json(body): axum::Json<Val
             }
             "end_turn"
         }
+        Reply::Reasoning { summary, text } => {
+            let at = |index: u64, kind: &str, body: Value| {
+                let mut data = body;
+                data["type"] = json!(kind);
+                data["index"] = json!(index);
+                frame(kind, &data)
+            };
+            frames.push((
+                0,
+                at(
+                    0,
+                    "content_block_start",
+                    json!({"content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+                ),
+            ));
+            frames.push((
+                0,
+                at(
+                    0,
+                    "content_block_delta",
+                    json!({"delta": {"type": "thinking_delta", "thinking": summary}}),
+                ),
+            ));
+            frames.push((0, at(0, "content_block_delta", json!({"delta": {"type": "signature_delta", "signature": "c2ltLXNpZ25hdHVyZQ=="}}))));
+            frames.push((0, at(0, "content_block_stop", json!({}))));
+            frames.push((
+                0,
+                at(
+                    1,
+                    "content_block_start",
+                    json!({"content_block": {"type": "text", "text": ""}}),
+                ),
+            ));
+            frames.push((
+                0,
+                at(
+                    1,
+                    "content_block_delta",
+                    json!({"delta": {"type": "text_delta", "text": text}}),
+                ),
+            ));
+            frames.push((0, at(1, "content_block_stop", json!({}))));
+            frames.push((0, frame("message_delta", &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 7}}))));
+            frames.push((0, frame("message_stop", &json!({"type": "message_stop"}))));
+            return stream(frames);
+        }
         Reply::Shell(command) => {
             frames.extend(tool(
                 "Bash",
@@ -288,6 +342,23 @@ async fn responses(State(shared): State<Shared>, axum::Json(body): axum::Json<Va
             }
             json!({"type": "message", "id": msg_id, "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]})
         }
+        Reply::Reasoning { summary, text } => {
+            let reasoning = json!({"type": "reasoning", "id": format!("rs_sim_{n}"), "summary": [{"type": "summary_text", "text": summary}], "encrypted_content": null});
+            let message = json!({"type": "message", "id": format!("msg_sim_{n}"), "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]});
+            for (index, item) in [&reasoning, &message].into_iter().enumerate() {
+                frames.push((0, frame("response.output_item.added", &json!({"type": "response.output_item.added", "output_index": index, "item": item}))));
+                frames.push((0, frame("response.output_item.done", &json!({"type": "response.output_item.done", "output_index": index, "item": item}))));
+            }
+            let done = json!({"id": id, "object": "response", "created_at": 1, "status": "completed", "model": model, "output": [reasoning, message], "usage": usage()});
+            frames.push((
+                0,
+                frame(
+                    "response.completed",
+                    &json!({"type": "response.completed", "response": done}),
+                ),
+            ));
+            return stream(frames);
+        }
         Reply::Shell(command) => exec_call(
             n,
             format!(
@@ -330,8 +401,7 @@ async fn responses(State(shared): State<Shared>, axum::Json(body): axum::Json<Va
             &json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
         ),
     ));
-    let usage = json!({"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 7, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 19});
-    let done = json!({"id": id, "object": "response", "created_at": 1, "status": "completed", "model": model, "output": [item], "usage": usage});
+    let done = json!({"id": id, "object": "response", "created_at": 1, "status": "completed", "model": model, "output": [item], "usage": usage()});
     frames.push((
         0,
         frame(
@@ -340,4 +410,8 @@ async fn responses(State(shared): State<Shared>, axum::Json(body): axum::Json<Va
         ),
     ));
     stream(frames)
+}
+
+fn usage() -> Value {
+    json!({"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 7, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 19})
 }
