@@ -225,7 +225,13 @@ mod tests {
             .args(["-c", "sleep 5", &marker])
             .spawn()
             .expect("sh runs");
-        let found = command_lines_containing(&marker);
+        // Right after spawn the child may not have exec'd yet: its command line is still ours.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut found = command_lines_containing(&marker);
+        while found.is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            found = command_lines_containing(&marker);
+        }
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(found.len(), 1, "{found:?}");
