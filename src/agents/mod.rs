@@ -10,6 +10,7 @@ pub mod input;
 pub mod log;
 pub mod mapper;
 pub mod model;
+pub mod net;
 pub mod paging;
 pub mod responses;
 pub mod runtimes;
@@ -17,5 +18,6 @@ pub mod sessions;
 pub mod settings;
 pub mod turn;
 pub mod vaults;
+pub mod webhooks;
 
 pub use sessions::Agents;

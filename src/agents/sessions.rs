@@ -19,6 +19,7 @@ pub struct Agents {
     pub definitions: crate::agents::definitions::Definitions,
     pub files: crate::agents::files::Files,
     pub vaults: crate::agents::vaults::Vaults,
+    pub webhooks: crate::agents::webhooks::Webhooks,
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
     next_serial: std::sync::atomic::AtomicU64,
 }
@@ -79,6 +80,7 @@ impl Agents {
                 settings.max_vaults,
                 settings.allow_private_urls,
             ),
+            webhooks: crate::agents::webhooks::Webhooks::new(&settings),
             settings,
             definitions: Default::default(),
             files: Default::default(),
@@ -172,6 +174,7 @@ impl Agents {
         };
 
         let handle = self.open(owner, spec, metadata);
+        handle.log.attach(self.webhooks.sink(owner));
         let id = handle.id.clone();
         self.map().insert(id, handle.clone());
         if let Some(text) = first_input {
