@@ -6,6 +6,7 @@
 use crate::agents::input::invalid;
 use crate::agents::net::{is_private, is_private_ip};
 use crate::error::ApiError;
+use futures::future::BoxFuture;
 use std::net::SocketAddr;
 use std::time::Duration;
 use url::{Host, Url};
@@ -77,8 +78,7 @@ impl Rules {
     /// The addresses a delivery may connect to for `name`: all of them, once every one is
     /// public (a name with one private address is refused whole, since the connection
     /// could pick it).
-    pub async fn resolve(&self, name: &str) -> Result<Vec<SocketAddr>, String> {
-        let addrs = lookup(name).await?;
+    fn admit(&self, name: &str, addrs: Vec<SocketAddr>) -> Result<Vec<SocketAddr>, String> {
         if !self.allow_private
             && let Some(a) = addrs.iter().find(|a| is_private_ip(a.ip()))
         {
@@ -109,16 +109,26 @@ async fn lookup(name: &str) -> Result<Vec<SocketAddr>, String> {
     Ok(addrs)
 }
 
+/// How a name becomes addresses: the system's resolver, or a fixed table in tests.
+pub type Lookup = fn(String) -> BoxFuture<'static, Result<Vec<SocketAddr>, String>>;
+
+pub fn system_lookup(name: String) -> BoxFuture<'static, Result<Vec<SocketAddr>, String>> {
+    Box::pin(async move { lookup(&name).await })
+}
+
 /// The delivery client's resolver: the connection can only go to addresses `Rules`
 /// accepted in this very lookup.
-pub struct CheckedResolver(pub Rules);
+pub struct CheckedResolver {
+    pub rules: Rules,
+    pub lookup: Lookup,
+}
 
 impl reqwest::dns::Resolve for CheckedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let rules = self.0;
+        let (rules, lookup) = (self.rules, self.lookup);
         let name = name.as_str().to_owned();
         Box::pin(async move {
-            let addrs = rules.resolve(&name).await?;
+            let addrs = rules.admit(&name, lookup(name.clone()).await?)?;
             Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
         })
     }
@@ -205,10 +215,14 @@ mod tests {
     #[tokio::test]
     async fn names_resolving_to_private_addresses_are_refused_at_delivery() {
         // `localhost` is caught by name at creation; at delivery its addresses decide.
-        let err = STRICT.resolve("localhost").await.unwrap_err();
+        let addrs = system_lookup("localhost".into()).await.unwrap();
+        let err = STRICT.admit("localhost", addrs.clone()).unwrap_err();
         assert!(err.contains("private"), "{err}");
-        assert!(DEV.resolve("localhost").await.is_ok());
-        let err = STRICT.resolve("127.0.0.1").await.unwrap_err();
-        assert!(err.contains("127.0.0.1"), "{err}");
+        assert!(DEV.admit("localhost", addrs).is_ok());
+        let mixed = vec!["8.8.8.8:0".parse().unwrap(), "[::1]:0".parse().unwrap()];
+        let err = STRICT.admit("mixed.example", mixed).unwrap_err();
+        assert!(err.contains("::1"), "{err}");
+        let public = vec!["8.8.8.8:0".parse().unwrap()];
+        assert_eq!(STRICT.admit("dns.example", public.clone()), Ok(public));
     }
 }

@@ -3,7 +3,7 @@
 //! to one endpoint keep the order of the events and a slow or failing receiver delays
 //! only its own queue, never a session.
 
-use super::address::{CheckedResolver, Rules};
+use super::address::{CheckedResolver, Lookup, Rules, system_lookup};
 use super::{Endpoint, sign};
 use crate::agents::ids;
 use bytes::Bytes;
@@ -36,6 +36,7 @@ impl Job {
 
 pub struct Delivery {
     rules: Rules,
+    lookup: Lookup,
     retry_base: Duration,
     /// Built on first use: most servers never deliver a webhook.
     client: OnceLock<Result<reqwest::Client, String>>,
@@ -43,8 +44,13 @@ pub struct Delivery {
 
 impl Delivery {
     pub fn new(rules: Rules, retry_base: Duration) -> Delivery {
+        Delivery::with_lookup(rules, retry_base, system_lookup)
+    }
+
+    pub fn with_lookup(rules: Rules, retry_base: Duration, lookup: Lookup) -> Delivery {
         Delivery {
             rules,
+            lookup,
             retry_base,
             client: OnceLock::new(),
         }
@@ -57,7 +63,10 @@ impl Delivery {
                 // binary ships. Installing it again (another client, a test) is harmless.
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 reqwest::Client::builder()
-                    .dns_resolver(Arc::new(CheckedResolver(self.rules)))
+                    .dns_resolver(Arc::new(CheckedResolver {
+                        rules: self.rules,
+                        lookup: self.lookup,
+                    }))
                     // A redirect or a proxy would send the request somewhere never checked.
                     .redirect(reqwest::redirect::Policy::none())
                     .no_proxy()

@@ -94,12 +94,12 @@ pub fn body(kind: &str, session: &Value) -> Value {
     })
 }
 
-/// The body the test route sends: a session with no environment, under an id no real
-/// session has, so a receiver can tell it apart.
+/// The body the test route sends: a session with no environment, under a fresh id that
+/// names no session.
 pub fn sample(kind: &str) -> Value {
     body(
         kind,
-        &json!({"id": ids::new("agsess_test"), "environment": {"type": "none"}}),
+        &json!({"id": ids::new("agsess"), "environment": {"type": "none"}}),
     )
 }
 

@@ -1,5 +1,7 @@
 use super::*;
 use axum::http::HeaderMap;
+use futures::future::BoxFuture;
+use std::net::SocketAddr;
 use std::sync::atomic::AtomicUsize;
 
 const OWNER: &str = "alice";
@@ -238,13 +240,8 @@ async fn the_test_route_reports_the_receivers_status() {
     assert_eq!(result["status_code"], 418);
     assert_eq!(result["event_type"], "agent.session.failed");
     assert_eq!(result["success"], true);
-    let got = got.lock().unwrap();
-    verify(
-        created["signing_secret"].as_str().unwrap(),
-        &got[0].0,
-        &got[0].1,
-    );
-    drop(got);
+    let (headers, body) = got.lock().unwrap()[0].clone();
+    verify(created["signing_secret"].as_str().unwrap(), &headers, &body);
     let unreachable = w
         .update(OWNER, id, &json!({"url": "http://127.0.0.1:1/hook"}))
         .await
@@ -281,4 +278,57 @@ async fn a_full_queue_drops_without_waiting() {
         started.elapsed()
     );
     assert!(w.dropped() >= 9, "{}", w.dropped());
+}
+
+/// A name that resolves to loopback, as a rebinding attacker's would.
+fn rebinding(name: String) -> BoxFuture<'static, Result<Vec<SocketAddr>, String>> {
+    Box::pin(async move {
+        match name.as_str() {
+            "rebind.example" => Ok(vec!["127.0.0.1:0".parse().unwrap()]),
+            other => Err(format!("{other}: unknown")),
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_name_resolving_to_a_private_address_is_never_connected() {
+    let (url, got) = receiver(&[200]).await;
+    let endpoint = Endpoint {
+        id: "we_1".into(),
+        owner: OWNER.into(),
+        created_at: 0,
+        config: Mutex::new(Config {
+            name: "n".into(),
+            url: url.replace("127.0.0.1", "rebind.example"),
+            event_types: vec![],
+            secret: sign::new_secret().unwrap(),
+            updated_at: 0,
+        }),
+        closed: AtomicBool::new(false),
+    };
+    let job = Job::new(Bytes::from_static(b"{}"));
+    let strict = Rules {
+        allow_http: true,
+        allow_private: false,
+    };
+    let err = Delivery::with_lookup(strict, Duration::ZERO, rebinding)
+        .attempt(&endpoint, &job)
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("private or loopback address 127.0.0.1"),
+        "{err}"
+    );
+    assert!(got.lock().unwrap().is_empty());
+    // Allowed, the connection goes to the address the lookup gave: the name itself
+    // resolves nowhere.
+    let dev = Rules {
+        allow_http: true,
+        allow_private: true,
+    };
+    let status = Delivery::with_lookup(dev, Duration::ZERO, rebinding)
+        .attempt(&endpoint, &job)
+        .await;
+    assert_eq!(status, Ok(200));
+    assert_eq!(got.lock().unwrap().len(), 1);
 }
