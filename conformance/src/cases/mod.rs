@@ -34,6 +34,8 @@ mod sessions_keepalive;
 mod sessions_lists;
 mod sessions_turns;
 mod vaults;
+mod webhooks;
+mod webhooks_delivery;
 
 pub fn all() -> Vec<Case> {
     let mut all = Vec::new();
@@ -47,6 +49,8 @@ pub fn all() -> Vec<Case> {
     all.extend(fuzz::cases());
     all.extend(sessions_keepalive::cases());
     all.extend(vaults::cases());
+    all.extend(webhooks::cases());
+    all.extend(webhooks_delivery::cases());
     all.extend(responses_compact::cases());
     all.extend(responses_ws::cases());
     all.extend(responses_property::cases());

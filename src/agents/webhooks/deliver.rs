@@ -59,9 +59,6 @@ impl Delivery {
     fn client(&self) -> Result<&reqwest::Client, String> {
         self.client
             .get_or_init(|| {
-                // reqwest is built without a default crypto provider; ring is the one this
-                // binary ships. Installing it again (another client, a test) is harmless.
-                let _ = rustls::crypto::ring::default_provider().install_default();
                 reqwest::Client::builder()
                     .dns_resolver(Arc::new(CheckedResolver {
                         rules: self.rules,
