@@ -29,7 +29,8 @@ pub struct AgentsSettings {
     /// The largest uploaded or environment file.
     pub max_file_bytes: usize,
     pub max_vaults: usize,
-    /// Local development: http and private or loopback MCP and webhook URLs are accepted.
+    /// Local development: private or loopback hosts are accepted in MCP URLs (with http)
+    /// and webhook URLs.
     pub allow_private_urls: bool,
     /// Local development: webhook endpoints may use plain http.
     pub webhook_allow_http: bool,
@@ -197,5 +198,36 @@ fn implemented_runtime(var: &str, name: &str) -> Result<&'static str, ConfigErro
         None => Err(ConfigError(format!(
             "{var}: unknown runtime `{name}` (implemented: rt-one, rt-two)"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(pairs: &[(&str, &str)]) -> Result<AgentsSettings, ConfigError> {
+        let env = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        AgentsSettings::from_env(&env, &mut Vec::new())
+    }
+
+    #[test]
+    fn webhook_variables() {
+        let s = load(&[]).unwrap();
+        assert!(!s.webhook_allow_http && !s.allow_private_urls);
+        assert_eq!(s.webhook_retry_base, std::time::Duration::from_secs(1));
+        let s = load(&[(WEBHOOK_ALLOW_HTTP, "1"), (WEBHOOK_RETRY_BASE_MS, "50")]).unwrap();
+        assert!(s.webhook_allow_http);
+        assert_eq!(s.webhook_retry_base, std::time::Duration::from_millis(50));
+        for (var, bad) in [
+            (WEBHOOK_ALLOW_HTTP, "yes"),
+            (WEBHOOK_RETRY_BASE_MS, "-1"),
+            (WEBHOOK_RETRY_BASE_MS, "3600001"),
+        ] {
+            let err = load(&[(var, bad)]).unwrap_err();
+            assert!(err.0.contains(var), "{}", err.0);
+        }
     }
 }
