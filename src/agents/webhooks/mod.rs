@@ -140,8 +140,9 @@ impl Webhooks {
         only_keys(map, KEYS, "")?;
         let name = name(map)?.ok_or_else(|| invalid("name", "`name` is required"))?;
         let url = opt_str(map, "url", "url")?.ok_or_else(|| invalid("url", "`url` is required"))?;
-        self.inner.rules.check_resolving(url, "url").await?;
         let event_types = events::parse_list(map.get("event_types"))?;
+        // Last: the only check that may wait (on DNS).
+        self.inner.rules.check_resolving(url, "url").await?;
         let now = ids::now();
         let endpoint = Arc::new(Endpoint {
             id: ids::new("we"),
@@ -168,13 +169,11 @@ impl Webhooks {
     }
 
     pub fn list(&self, owner: &str) -> Vec<Value> {
-        let mine: Vec<Arc<Endpoint>> = self
-            .entries()
+        self.entries()
             .iter()
             .filter(|e| e.endpoint.owner == owner)
-            .map(|e| e.endpoint.clone())
-            .collect();
-        mine.iter().map(|e| e.to_json()).collect()
+            .map(|e| e.endpoint.to_json())
+            .collect()
     }
 
     pub fn get(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
@@ -188,13 +187,13 @@ impl Webhooks {
         only_keys(map, KEYS, "")?;
         let name = name(map)?;
         let url = opt_str(map, "url", "url")?;
-        if let Some(url) = url {
-            self.inner.rules.check_resolving(url, "url").await?;
-        }
         let event_types = match map.get("event_types") {
             None => None,
             some => Some(events::parse_list(some)?),
         };
+        if let Some(url) = url {
+            self.inner.rules.check_resolving(url, "url").await?;
+        }
         {
             let mut c = endpoint.config();
             let before = (c.name.clone(), c.url.clone(), c.event_types.clone());
