@@ -82,11 +82,12 @@ conformance *args:
     cargo build --workspace --bins
     target/debug/svc-conformance --server-cmd "$PWD/target/debug/svc serve --port {port}" {{args}}
 
-# Benchmarks (release build): pipeline throughput and latency against bare axum.
+# Benchmarks (release build): pipeline against bare axum, sessions, webhook deliveries.
 bench *args:
     cargo build --release -p fake-runtimes
     cargo bench --bench pipeline -- {{args}}
     RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench sessions
+    RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench webhooks
 
 # Regenerate docs/endpoints.md from the endpoint table.
 docs:

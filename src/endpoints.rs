@@ -157,7 +157,6 @@ const TERMINAL: &str = "terminal issue";
 const SYSTEM: &str = "system issue";
 const DEV_TOOLS: &str = "dev_tools issue";
 const BROWSER: &str = "browser issue";
-const GUARDED: &str = "issue 5 (environments, vaults, webhooks)";
 
 macro_rules! table {
     ($( $id:literal $method:ident $path:literal $group:ident [$($scope:literal),*] $access:ident $transport:ident $port:ident $paths:literal $status:expr ;)*) => {
@@ -304,14 +303,14 @@ table! {
     "agents_models_get"                 Get    "/v1/models/{model}" Agents ["agents:use"] Read Http Main false IMPL;
     "agents_cannot_models_delete"       Delete "/v1/models/{model}" Agents ["agents:use"] Write Http Main false REFUSAL;
     "agents_files_create"               Post   "/v1/files" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_webhooks_create"            Post   "/v1/webhook_endpoints" Agents ["agents:use"] Write Http Main false p(GUARDED);
-    "agents_webhooks_list"              Get    "/v1/webhook_endpoints" Agents ["agents:use"] Read Http Main false p(GUARDED);
-    "agents_webhooks_get"               Get    "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Read Http Main false p(GUARDED);
-    "agents_webhooks_update"            Post   "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Write Http Main false p(GUARDED);
-    "agents_webhooks_delete"            Delete "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Write Http Main false p(GUARDED);
-    "agents_webhooks_rotate_secret"     Post   "/v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret" Agents ["agents:use"] Write Http Main false p(GUARDED);
-    "agents_webhooks_test"              Post   "/v1/webhook_endpoints/{webhook_endpoint_id}/test" Agents ["agents:use"] Write Http Main false p(GUARDED);
-    "agents_webhook_event_types"        Get    "/v1/webhook_event_types" Agents ["agents:use"] Read Http Main false p(GUARDED);
+    "agents_webhooks_create"            Post   "/v1/webhook_endpoints" Agents ["agents:use"] Write Http Main false IMPL;
+    "agents_webhooks_list"              Get    "/v1/webhook_endpoints" Agents ["agents:use"] Read Http Main false IMPL;
+    "agents_webhooks_get"               Get    "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Read Http Main false IMPL;
+    "agents_webhooks_update"            Post   "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Write Http Main false IMPL;
+    "agents_webhooks_delete"            Delete "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Write Http Main false IMPL;
+    "agents_webhooks_rotate_secret"     Post   "/v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret" Agents ["agents:use"] Write Http Main false IMPL;
+    "agents_webhooks_test"              Post   "/v1/webhook_endpoints/{webhook_endpoint_id}/test" Agents ["agents:use"] Write Http Main false IMPL;
+    "agents_webhook_event_types"        Get    "/v1/webhook_event_types" Agents ["agents:use"] Read Http Main false IMPL;
 }
 
 pub fn by_id(id: &str) -> Option<&'static Endpoint> {

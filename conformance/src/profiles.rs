@@ -372,3 +372,33 @@ agents:
     args: &[],
     files: &[],
 };
+
+/// Agents sessions with webhooks allowed to a local receiver (http, loopback) and retries
+/// 50 ms apart. A session's events go to every endpoint of its owner, so each case that
+/// runs sessions or watches deliveries acts as an identity of its own.
+pub static AGENTS_WEBHOOKS: Profile = Profile {
+    name: "agents-webhooks",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("RT_FAKE_FIXED_CLOCK", "1"),
+        ("SVC_AGENTS_WEBHOOK_ALLOW_HTTP", "1"),
+        ("SVC_AGENTS_ALLOW_PRIVATE_URLS", "1"),
+        ("SVC_AGENTS_WEBHOOK_RETRY_BASE_MS", "50"),
+    ],
+    template: Some(
+        r#"
+identities:
+  - {id: alice, token: alice-token, scopes: ["*"]}
+  - {id: bob, token: bob-token, scopes: ["*"]}
+  - {id: carol, token: carol-token, scopes: ["*"]}
+  - {id: dave, token: dave-token, scopes: ["*"]}
+  - {id: erin, token: erin-token, scopes: ["*"]}
+  - {id: frank, token: frank-token, scopes: ["*"]}
+  - {id: grace, token: grace-token, scopes: ["*"]}
+"#,
+    ),
+    args: &[],
+    files: &[],
+};

@@ -4,11 +4,18 @@
 
 use serde_json::{Value, json};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::watch;
+
+/// Sees every event of a log, in order, as it is appended (webhooks). Called under the
+/// log's lock, so it must never block.
+pub trait EventSink: Send + Sync {
+    fn event(&self, kind: &str, event: &Value);
+}
 
 pub struct EventLog {
     inner: Mutex<Inner>,
+    sink: OnceLock<Arc<dyn EventSink>>,
     newest: watch::Sender<u64>,
     /// Added to every event of a session's log; `None` for response streams.
     session_id: Option<String>,
@@ -58,6 +65,7 @@ impl EventLog {
                 events: VecDeque::new(),
                 next_seq: 1,
             }),
+            sink: OnceLock::new(),
             newest,
             session_id: Some(session_id.to_owned()),
             cap: cap.max(1),
@@ -88,6 +96,9 @@ impl EventLog {
         if let (Some(obj), Some(extra)) = (event.as_object_mut(), body.as_object_mut()) {
             obj.append(extra);
         }
+        if let Some(sink) = self.sink.get() {
+            sink.event(kind, &event);
+        }
         let head = format!("id: {seq}\nevent: {kind}\ndata: ");
         let data = event.to_string();
         let range = head.len()..head.len() + data.len();
@@ -103,6 +114,22 @@ impl EventLog {
         drop(inner);
         self.newest.send_replace(seq);
         seq
+    }
+
+    /// Sets the sink (once; later calls are ignored) and hands it the events already
+    /// logged, so it misses none and sees none twice.
+    pub fn attach(&self, sink: Arc<dyn EventSink>) {
+        let inner = self.inner.lock().expect("log lock");
+        if self.sink.set(sink).is_err() {
+            return;
+        }
+        if let Some(sink) = self.sink.get() {
+            for e in &inner.events {
+                if let Ok(event) = serde_json::from_str::<Value>(e.data()) {
+                    sink.event(&e.kind, &event);
+                }
+            }
+        }
     }
 
     /// Events with a sequence number above `after`.
@@ -161,5 +188,25 @@ mod tests {
         assert_eq!(v["event_id"], "evt_4");
         assert_eq!(v["session_id"], "agsess_x");
         assert_eq!(v["n"], 3);
+    }
+
+    #[test]
+    fn a_sink_sees_every_event_once_in_order() {
+        struct Seen(Mutex<Vec<String>>);
+        impl EventSink for Seen {
+            fn event(&self, kind: &str, event: &Value) {
+                self.0
+                    .lock()
+                    .unwrap()
+                    .push(format!("{kind}:{}", event["n"]));
+            }
+        }
+        let log = EventLog::new("agsess_x", 10);
+        log.push("a", json!({"n": 1}));
+        let seen = Arc::new(Seen(Mutex::new(Vec::new())));
+        log.attach(seen.clone());
+        log.attach(Arc::new(Seen(Mutex::new(Vec::new()))));
+        log.push("b", json!({"n": 2}));
+        assert_eq!(*seen.0.lock().unwrap(), ["a:1", "b:2"]);
     }
 }

@@ -12,6 +12,7 @@ pub mod input;
 pub mod log;
 pub mod mapper;
 pub mod model;
+pub mod net;
 pub mod paging;
 pub mod responses;
 pub mod runtimes;
@@ -19,5 +20,6 @@ pub mod sessions;
 pub mod settings;
 pub mod turn;
 pub mod vaults;
+pub mod webhooks;
 
 pub use sessions::Agents;

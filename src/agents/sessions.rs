@@ -23,6 +23,7 @@ pub struct Agents {
     pub files: crate::agents::files::Files,
     pub vaults: Arc<crate::agents::vaults::Vaults>,
     pub environments: crate::agents::environments::Environments,
+    pub webhooks: crate::agents::webhooks::Webhooks,
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
     next_serial: std::sync::atomic::AtomicU64,
 }
@@ -84,6 +85,7 @@ impl Agents {
                 settings.allow_private_urls,
             )),
             environments: Default::default(),
+            webhooks: crate::agents::webhooks::Webhooks::new(&settings),
             settings,
             definitions: Default::default(),
             files: Default::default(),
@@ -172,6 +174,7 @@ impl Agents {
         crate::agents::environments::place_files(&setup_workspace(&setup, &self.settings), &files)?;
 
         let handle = self.open(owner, spec, metadata, setup);
+        handle.log.attach(self.webhooks.sink(owner));
         let id = handle.id.clone();
         self.map().insert(id, handle.clone());
         if let Some(text) = first_input {

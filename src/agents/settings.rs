@@ -14,8 +14,8 @@ pub const EVENT_HISTORY: &str = "SVC_AGENTS_EVENT_HISTORY";
 pub const MAX_FILE_BYTES: &str = "SVC_AGENTS_MAX_FILE_BYTES";
 pub const MAX_VAULTS: &str = "SVC_AGENTS_MAX_VAULTS";
 pub const ALLOW_PRIVATE_URLS: &str = "SVC_AGENTS_ALLOW_PRIVATE_URLS";
-/// Variables of later features: known, so they draw no warning.
-const LATER: &[&str] = &["SVC_AGENTS_WEBHOOK_ALLOW_HTTP"];
+pub const WEBHOOK_ALLOW_HTTP: &str = "SVC_AGENTS_WEBHOOK_ALLOW_HTTP";
+pub const WEBHOOK_RETRY_BASE_MS: &str = "SVC_AGENTS_WEBHOOK_RETRY_BASE_MS";
 
 #[derive(Debug, Clone)]
 pub struct AgentsSettings {
@@ -30,10 +30,16 @@ pub struct AgentsSettings {
     /// The largest uploaded or environment file.
     pub max_file_bytes: usize,
     pub max_vaults: usize,
-    /// Local development: http and private or loopback MCP and webhook URLs are accepted.
+    /// Local development: private or loopback hosts are accepted in MCP URLs (with http)
+    /// and webhook URLs.
     pub allow_private_urls: bool,
     /// Operator additions to each runtime's launch (`agents.runtimes` in template.yaml).
     pub launch: BTreeMap<&'static str, RuntimeLaunchEntry>,
+    /// Local development: webhook endpoints may use plain http.
+    pub webhook_allow_http: bool,
+    /// The first pause before a failed webhook delivery is retried; each later one is
+    /// four times longer.
+    pub webhook_retry_base: std::time::Duration,
 }
 
 impl Default for AgentsSettings {
@@ -47,6 +53,8 @@ impl Default for AgentsSettings {
             max_vaults: crate::agents::vaults::DEFAULT_MAX_VAULTS,
             allow_private_urls: false,
             launch: BTreeMap::new(),
+            webhook_allow_http: false,
+            webhook_retry_base: crate::agents::webhooks::DEFAULT_RETRY_BASE,
         }
     }
 }
@@ -124,6 +132,21 @@ impl AgentsSettings {
                 }
             };
         }
+        if let Some(raw) = env.get(WEBHOOK_ALLOW_HTTP) {
+            s.webhook_allow_http = flag(WEBHOOK_ALLOW_HTTP, raw)?;
+        }
+        if let Some(raw) = env.get(WEBHOOK_RETRY_BASE_MS) {
+            s.webhook_retry_base = raw
+                .parse()
+                .ok()
+                .filter(|n| *n <= 3_600_000)
+                .map(std::time::Duration::from_millis)
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "{WEBHOOK_RETRY_BASE_MS}: expected milliseconds from 0 to 3600000, got `{raw}`"
+                    ))
+                })?;
+        }
         let known = [
             WORKSPACE,
             DEFAULT,
@@ -133,13 +156,23 @@ impl AgentsSettings {
             MAX_FILE_BYTES,
             MAX_VAULTS,
             ALLOW_PRIVATE_URLS,
+            WEBHOOK_ALLOW_HTTP,
+            WEBHOOK_RETRY_BASE_MS,
         ];
         for name in env.keys().filter(|k| k.starts_with("SVC_AGENTS_")) {
-            if !known.contains(&name.as_str()) && !LATER.contains(&name.as_str()) {
+            if !known.contains(&name.as_str()) {
                 warnings.push(format!("{name} is not a known variable and was ignored"));
             }
         }
         Ok(s)
+    }
+}
+
+fn flag(var: &str, raw: &str) -> Result<bool, ConfigError> {
+    match raw {
+        "1" | "true" => Ok(true),
+        "0" | "false" | "" => Ok(false),
+        _ => Err(ConfigError(format!("{var}: expected 1 or 0, got `{raw}`"))),
     }
 }
 
@@ -199,4 +232,35 @@ pub fn launch_from_template(
         out.insert(id, entry);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(pairs: &[(&str, &str)]) -> Result<AgentsSettings, ConfigError> {
+        let env = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        AgentsSettings::from_env(&env, &mut Vec::new())
+    }
+
+    #[test]
+    fn webhook_variables() {
+        let s = load(&[]).unwrap();
+        assert!(!s.webhook_allow_http && !s.allow_private_urls);
+        assert_eq!(s.webhook_retry_base, std::time::Duration::from_secs(1));
+        let s = load(&[(WEBHOOK_ALLOW_HTTP, "1"), (WEBHOOK_RETRY_BASE_MS, "50")]).unwrap();
+        assert!(s.webhook_allow_http);
+        assert_eq!(s.webhook_retry_base, std::time::Duration::from_millis(50));
+        for (var, bad) in [
+            (WEBHOOK_ALLOW_HTTP, "yes"),
+            (WEBHOOK_RETRY_BASE_MS, "-1"),
+            (WEBHOOK_RETRY_BASE_MS, "3600001"),
+        ] {
+            let err = load(&[(var, bad)]).unwrap_err();
+            assert!(err.0.contains(var), "{}", err.0);
+        }
+    }
 }

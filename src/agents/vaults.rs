@@ -4,10 +4,11 @@
 
 use crate::agents::ids;
 use crate::agents::input::{self, invalid, only_keys, opt_str};
+pub use crate::agents::net::host_of;
+use crate::agents::net::is_private;
 use crate::agents::sessions::not_found;
 use crate::error::ApiError;
 use serde_json::{Map, Value, json};
-use std::net::IpAddr;
 use std::sync::Mutex;
 
 pub const DEFAULT_MAX_VAULTS: usize = 100;
@@ -416,77 +417,5 @@ impl Vaults {
             ));
         }
         Ok(())
-    }
-}
-
-/// The host of an http(s) URL, without port or brackets.
-pub fn host_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next()?.to_owned()
-    } else {
-        authority.split(':').next()?.to_owned()
-    };
-    Some(host.to_ascii_lowercase())
-}
-
-fn is_private(host: &str) -> bool {
-    if host == "localhost"
-        || host.ends_with(".localhost")
-        || host.ends_with(".local")
-        || host.ends_with(".internal")
-    {
-        return true;
-    }
-    match host.parse::<IpAddr>() {
-        Ok(IpAddr::V4(ip)) => {
-            ip.is_private()
-                || ip.is_loopback()
-                || ip.is_link_local()
-                || ip.is_unspecified()
-                || ip.is_broadcast()
-                || ip.octets()[0] == 100 && (64..128).contains(&ip.octets()[1])
-        }
-        Ok(IpAddr::V6(ip)) => {
-            ip.is_loopback()
-                || ip.is_unspecified()
-                || (ip.segments()[0] & 0xfe00) == 0xfc00
-                || (ip.segments()[0] & 0xffc0) == 0xfe80
-        }
-        Err(_) => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn private_hosts_are_recognized() {
-        for host in [
-            "localhost",
-            "127.0.0.1",
-            "10.1.2.3",
-            "192.168.0.1",
-            "172.16.5.5",
-            "169.254.1.1",
-            "100.64.0.1",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "svc.internal",
-        ] {
-            assert!(is_private(host), "{host}");
-        }
-        for host in ["example.com", "8.8.8.8", "2001:4860::8888"] {
-            assert!(!is_private(host), "{host}");
-        }
-        assert_eq!(
-            host_of("https://user@Example.com:8443/x").as_deref(),
-            Some("example.com")
-        );
-        assert_eq!(host_of("https://[::1]:9/").as_deref(), Some("::1"));
     }
 }

@@ -6,6 +6,7 @@ state dir, and `target/debug` first on PATH so the fake runtimes `rt-one` / `rt-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -45,7 +46,7 @@ def _binary() -> Path:
     return path
 
 
-def _env(tmp: Path) -> dict[str, str]:
+def _env(tmp: Path, extra: dict[str, str]) -> dict[str, str]:
     # The server must see only what this suite sets, not the caller's SVC_* / fake-runtime config.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_", "RT_FAKE_"))}
     env.update(
@@ -54,6 +55,7 @@ def _env(tmp: Path) -> dict[str, str]:
         RT_FAKE_STATE_DIR=str(tmp / "rt-state"),
         PATH=os.pathsep.join([str(REPO / "target" / "debug"), env.get("PATH", "")]),
     )
+    env.update(extra)
     return env
 
 
@@ -64,8 +66,9 @@ def _tail(path: Path, lines: int = 40) -> str:
         return "(no log)"
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@contextlib.contextmanager
+def serve(tmp_path_factory: pytest.TempPathFactory, **extra_env: str) -> Iterator[Server]:
+    """A `svc serve` with this suite's settings plus `extra_env`, stopped on exit."""
     binary = _binary()
     tmp = tmp_path_factory.mktemp("svc")
     log = tmp / "server.log"
@@ -73,7 +76,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         proc = subprocess.Popen(
             [str(binary), "serve", "--port", "0"],
             cwd=tmp,
-            env=_env(tmp),
+            env=_env(tmp, extra_env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -105,6 +108,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 pytest.fail(f"svc ignored SIGTERM for 10 s\n{_tail(log)}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with serve(tmp_path_factory) as s:
+        yield s
 
 
 def make_client(url: str) -> OpenAI:

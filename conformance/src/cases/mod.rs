@@ -39,6 +39,8 @@ mod sessions_keepalive;
 mod sessions_lists;
 mod sessions_turns;
 mod vaults;
+mod webhooks;
+mod webhooks_delivery;
 
 pub fn all() -> Vec<Case> {
     let mut all = Vec::new();
@@ -57,6 +59,8 @@ pub fn all() -> Vec<Case> {
     all.extend(environment_templates::cases());
     all.extend(injection::cases());
     all.extend(guarded_property::cases());
+    all.extend(webhooks::cases());
+    all.extend(webhooks_delivery::cases());
     all.extend(responses_compact::cases());
     all.extend(responses_ws::cases());
     all.extend(responses_property::cases());

@@ -10,6 +10,7 @@ mod responses_ws;
 mod sessions;
 mod stream;
 mod vaults;
+mod webhooks;
 
 pub use definitions::*;
 pub use environments::*;
@@ -20,3 +21,4 @@ pub use responses_ws::responses_connect;
 pub use sessions::*;
 pub use stream::events_stream;
 pub use vaults::*;
+pub use webhooks::*;
