@@ -21,15 +21,17 @@ enum Kind {
     Definition,
     Session,
     Response,
+    Webhook,
 }
 
-const KINDS: [Kind; 6] = [
+const KINDS: [Kind; 7] = [
     Kind::Vault,
     Kind::Environment,
     Kind::Template,
     Kind::Definition,
     Kind::Session,
     Kind::Response,
+    Kind::Webhook,
 ];
 /// Identities no other case of the profile uses, so lists hold only what the property made.
 const WHO: [&str; 2] = ["carol-token", "dave-token"];
@@ -45,6 +47,7 @@ impl Kind {
             Kind::Definition => "/v1/agents",
             Kind::Session => "/v1/agents/sessions",
             Kind::Response => "/v1/responses",
+            Kind::Webhook => "/v1/webhook_endpoints",
         }
     }
 
@@ -56,6 +59,10 @@ impl Kind {
             Kind::Definition => json!({"model": "rt-one", "name": format!("d{n}")}),
             Kind::Session => json!({"runtime": "rt-one", "metadata": {"n": n.to_string()}}),
             Kind::Response => json!({"model": "rt-one", "input": format!("r{n}")}),
+            // A public address that nothing here makes the server call.
+            Kind::Webhook => {
+                json!({"name": format!("w{n}"), "url": "https://203.0.113.10/hook", "event_types": ["agent.session.failed"]})
+            }
         }
     }
 
@@ -68,6 +75,7 @@ impl Kind {
             Kind::Definition => "agent_ffffffffffffffffffffffff",
             Kind::Session => "agsess_ffffffffffffffffffffffff",
             Kind::Response => "resp_ffffffffffffffffffffffff",
+            Kind::Webhook => "we_ffffffffffffffffffffffff",
         }
     }
 
@@ -106,6 +114,13 @@ impl Kind {
                 ("GET", "{id}/traces"),
                 ("GET", "{id}/subagents"),
             ],
+            Kind::Webhook => &[
+                ("GET", "{id}"),
+                ("POST", "{id}"),
+                ("DELETE", "{id}"),
+                ("POST", "{id}/rotate_secret"),
+                ("POST", "{id}/test"),
+            ],
             Kind::Response => &[
                 ("GET", "{id}"),
                 ("DELETE", "{id}"),
@@ -125,6 +140,9 @@ impl Kind {
                 json!({"name": "c", "auth": {"type": "static_bearer", "token": "t", "mcp_server_url": "https://mcp.example.com/"}})
             }
             (Kind::Session, "{id}/events") => json!({"input": "probe"}),
+            (Kind::Webhook, "{id}") => json!({"name": "probe"}),
+            (Kind::Webhook, "{id}/rotate_secret") => json!({}),
+            (Kind::Webhook, "{id}/test") => json!({"event_type": "agent.session.created"}),
             _ => json!({"metadata": {"k": "v"}}),
         }
     }
@@ -309,47 +327,47 @@ fn leaks(text: &str, secret: &str) -> Option<String> {
     .map(|(what, _)| format!("{what} of `{secret}` is in: {text}"))
 }
 
-/// Every place a secret can be written, then every answer that could show it.
-async fn secrecy(ctx: &Ctx, secret: &str) -> Result<(), String> {
+fn text_of(resp: &crate::Resp) -> String {
+    format!("{:?}\n{}", resp.headers, resp.text())
+}
+
+/// Every place a secret can be written, then every answer that could show it (bodies and
+/// headers), the event stream of a session that ran a turn with it, and a webhook
+/// endpoint's own secret after the one answer that may carry it.
+async fn secrecy(ctx: &Ctx, secret: &str) -> Result<Vec<String>, String> {
+    let e = |e: anyhow::Error| e.to_string();
     let api = Api::new(ctx);
     let url = "https://mcp.example.com/mcp";
     let tool = json!({"type": "mcp", "server_label": "s", "transport": {"type": "http", "server_url": url, "headers": {"X-Key": secret}}});
     let data = base64::engine::general_purpose::STANDARD.encode(secret);
-    let writes: Vec<(Method, String, Value)> = vec![
-        (Method::POST, "/v1/vaults".into(), json!({"name": "p"})),
+    let writes: Vec<(&str, Value)> = vec![
+        ("/v1/vaults", json!({"name": "p"})),
         (
-            Method::POST,
-            "/v1/agents".into(),
+            "/v1/agents",
             json!({"model": "rt-one", "tools": [tool.clone()]}),
         ),
         (
-            Method::POST,
-            "/v1/agents/environments".into(),
-            json!({"env": {"PAYLOAD": secret}, "files": [{"type": "inline", "path": format!("p-{}.txt", &id_hash(secret)), "data": data}]}),
+            "/v1/agents/environments",
+            json!({"env": {"PAYLOAD": secret}, "files": [{"type": "inline", "path": format!("p-{}.txt", id_hash(secret)), "data": data}]}),
         ),
         (
-            Method::POST,
-            "/v1/agents/environments/templates".into(),
+            "/v1/agents/environments/templates",
             json!({"env": {"PAYLOAD": secret}, "files": [{"type": "inline", "path": "p.txt", "data": data}]}),
         ),
         (
-            Method::POST,
-            "/v1/agents/sessions".into(),
+            "/v1/agents/sessions",
             json!({"runtime": "rt-one", "agent": {"tools": [tool]}}),
         ),
     ];
-    let mut reads = Vec::new();
-    for (method, path, body) in writes {
-        let resp = api
-            .send(api.req(method, &path).json(&body))
-            .await
-            .map_err(|e| e.to_string())?;
+    // (an answer already read, the resource, its list)
+    let mut reads: Vec<(String, String, String)> = Vec::new();
+    for (path, body) in writes {
+        let resp = api.send(api.post(path, &body)).await.map_err(e)?;
         if resp.status != 200 {
             return Err(format!("{path}: {}", resp.describe()));
         }
-        let created = resp.json().map_err(|e| e.to_string())?;
-        let id = id_of(&created).map_err(|e| e.to_string())?;
-        reads.push((resp.text(), format!("{path}/{id}"), path.clone()));
+        let id = id_of(&resp.json().map_err(e)?).map_err(e)?;
+        reads.push((text_of(&resp), format!("{path}/{id}"), path.to_owned()));
         if path == "/v1/vaults" {
             let cpath = format!("{path}/{id}/credentials");
             for auth in [
@@ -359,36 +377,68 @@ async fn secrecy(ctx: &Ctx, secret: &str) -> Result<(), String> {
                 let c = api
                     .send(api.post(&cpath, &json!({"name": "c", "auth": auth})))
                     .await
-                    .map_err(|e| e.to_string())?;
-                let cid =
-                    id_of(&c.json().map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+                    .map_err(e)?;
+                let cid = id_of(&c.json().map_err(e)?).map_err(e)?;
                 let up = api
                     .send(api.post(&format!("{cpath}/{cid}"), &json!({"auth": auth})))
                     .await
-                    .map_err(|e| e.to_string())?;
-                reads.push((c.text(), format!("{cpath}/{cid}"), cpath.clone()));
-                reads.push((up.text(), format!("{cpath}/{cid}"), cpath.clone()));
+                    .map_err(e)?;
+                reads.push((text_of(&c), format!("{cpath}/{cid}"), cpath.clone()));
+                reads.push((text_of(&up), format!("{cpath}/{cid}"), cpath.clone()));
+            }
+        }
+        if path == "/v1/agents/sessions" {
+            api.input(&id, "hello").await.map_err(e)?;
+            api.settle(&id, 1).await.map_err(e)?;
+            let frames = api.replay(&id, "after=0").await.map_err(e)?;
+            if let Some(found) = leaks(&format!("{frames:?}"), secret) {
+                return Err(format!("an SSE frame: {found}"));
             }
         }
     }
-    for (answer, one, list) in reads {
-        for text in [
-            answer,
-            api.send(api.get(&one))
-                .await
-                .map_err(|e| e.to_string())?
-                .text(),
-            api.send(api.get(&format!("{list}?limit=100")))
-                .await
-                .map_err(|e| e.to_string())?
-                .text(),
-        ] {
+    for (answer, one, list) in &reads {
+        let get = api.send(api.get(one)).await.map_err(e)?;
+        let listed = api
+            .send(api.get(&format!("{list}?limit=100")))
+            .await
+            .map_err(e)?;
+        for text in [answer.clone(), text_of(&get), text_of(&listed)] {
             if let Some(found) = leaks(&text, secret) {
                 return Err(found);
             }
         }
     }
-    Ok(())
+    // A webhook secret is shown once, on creation; no later answer carries it. The
+    // endpoint listens for nothing that happens here, so it is never called.
+    let hook = api.send(api.post("/v1/webhook_endpoints", &json!({"name": "secrecy", "url": "https://203.0.113.10/hook", "event_types": ["agent.session.failed"]}))).await.map_err(e)?;
+    let hook = hook.json().map_err(e)?;
+    let (hid, whsec) = (
+        id_of(&hook).map_err(e)?,
+        hook["secret"].as_str().unwrap_or_default().to_owned(),
+    );
+    if !whsec.starts_with("whsec_") {
+        return Err(format!("the one-time secret: {hook}"));
+    }
+    let later = [
+        api.send(api.get(&format!("/v1/webhook_endpoints/{hid}")))
+            .await
+            .map_err(e)?,
+        api.send(api.get("/v1/webhook_endpoints?limit=100"))
+            .await
+            .map_err(e)?,
+        api.send(api.post(
+            &format!("/v1/webhook_endpoints/{hid}"),
+            &json!({"name": "renamed"}),
+        ))
+        .await
+        .map_err(e)?,
+    ];
+    for resp in later {
+        if let Some(found) = leaks(&text_of(&resp), &whsec) {
+            return Err(format!("the webhook secret came back: {found}"));
+        }
+    }
+    Ok(vec![secret.to_owned(), whsec])
 }
 
 fn id_hash(secret: &str) -> String {
@@ -473,10 +523,10 @@ pub fn cases() -> Vec<Case> {
     vec![
         case! {
             id: "agents/isolation/001",
-            spec: "Property: for any sequence of vaults (with a credential), environments, templates, definitions, sessions (with a turn) and responses created by two owners, every route on one owner's resource answers the other exactly like a missing id (404; status, headers and body), lists never show it, and the owner keeps it.",
+            spec: "Property: for any sequence of vaults (with a credential), environments, templates, definitions, sessions (with a turn), responses and webhook endpoints created by two owners, every route on one owner's resource answers the other exactly like a missing id (404; status, headers and body), lists never show it, and the owner keeps it.",
             profile: &profiles::AGENTS_SESSIONS_OWNERS,
             tags: [],
-            endpoints: ["agents_vaults_get", "agents_vaults_update", "agents_vaults_delete", "agents_vault_credentials_get", "agents_vault_credentials_update", "agents_vault_credentials_delete", "agents_vault_credentials_list", "agents_environments_get", "agents_environment_files_create", "agents_environment_files_list", "agents_environment_templates_get", "agents_environment_templates_update", "agents_environment_templates_delete", "agents_definitions_get", "agents_definitions_update", "agents_definitions_delete", "agents_sessions_get", "agents_sessions_update", "agents_sessions_delete", "agents_sessions_events_create", "agents_sessions_events_stream", "agents_sessions_turns_get", "agents_responses_get", "agents_responses_delete", "agents_responses_cancel", "agents_responses_input_items"],
+            endpoints: ["agents_vaults_get", "agents_vaults_update", "agents_vaults_delete", "agents_vault_credentials_get", "agents_vault_credentials_update", "agents_vault_credentials_delete", "agents_vault_credentials_list", "agents_environments_get", "agents_environment_files_create", "agents_environment_files_list", "agents_environment_templates_get", "agents_environment_templates_update", "agents_environment_templates_delete", "agents_definitions_get", "agents_definitions_update", "agents_definitions_delete", "agents_sessions_get", "agents_sessions_update", "agents_sessions_delete", "agents_sessions_events_create", "agents_sessions_events_stream", "agents_sessions_turns_get", "agents_responses_get", "agents_responses_delete", "agents_responses_cancel", "agents_responses_input_items", "agents_webhooks_get", "agents_webhooks_update", "agents_webhooks_delete", "agents_webhooks_rotate_secret", "agents_webhooks_test"],
             codes: ["resource_not_found"],
             run: |ctx| async move {
                 let handle = tokio::runtime::Handle::current();
@@ -486,18 +536,19 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "agents/secrecy/001",
-            spec: "Property: for any secret written as a credential token (static_bearer, mcp_oauth, on create and update), an MCP header value, an environment or template variable or a file's content, no answer (create, update, get, list; bodies and headers), no SSE frame of a session that ran a turn with it, and no audit or log line carries it, its base64, its SHA-256, or an 8-character prefix or suffix.",
+            spec: "Property: for any secret written as a credential token (static_bearer, mcp_oauth, on create and update), an MCP header value, an environment or template variable or a file's content, and for a webhook secret after its one-time answer, no answer (create, update, get, list; bodies and headers), no SSE frame of a session that ran a turn with it, and no audit or log line carries it, its base64, its SHA-256, or an 8-character prefix or suffix.",
             profile: &profiles::AGENTS_AUDITED,
             tags: [],
-            endpoints: ["agents_vault_credentials_create", "agents_vault_credentials_update", "agents_vault_credentials_get", "agents_vault_credentials_list", "agents_environments_create", "agents_environment_templates_create", "agents_definitions_create"],
+            endpoints: ["agents_vault_credentials_create", "agents_vault_credentials_update", "agents_vault_credentials_get", "agents_vault_credentials_list", "agents_environments_create", "agents_environment_templates_create", "agents_definitions_create", "agents_webhooks_create", "agents_webhooks_get", "agents_webhooks_list", "agents_webhooks_update"],
             codes: [],
             run: |ctx| async move {
                 let handle = tokio::runtime::Handle::current();
                 let used = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
                 let record = used.clone();
                 run_property(ctx.clone(), 12, secret(), move |ctx, s| {
-                    record.lock().map(|mut u| u.push(s.clone())).ok();
-                    handle.block_on(secrecy(ctx, &s))
+                    let written = handle.block_on(secrecy(ctx, &s))?;
+                    record.lock().map(|mut u| u.extend(written)).ok();
+                    Ok(())
                 })
                 .await??;
                 // What the server wrote down: the audit trail and every log line.
