@@ -33,14 +33,21 @@ fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
 struct Counting;
 
 static LIVE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+/// Counting only while memory is measured: a counter every thread writes on every
+/// allocation is a contended cache line, which would slow the latency figures down.
+static COUNTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 unsafe impl std::alloc::GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
+        if COUNTING.load(std::sync::atomic::Ordering::Relaxed) {
+            LIVE.fetch_add(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
+        }
         unsafe { std::alloc::System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        LIVE.fetch_sub(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
+        if COUNTING.load(std::sync::atomic::Ordering::Relaxed) {
+            LIVE.fetch_sub(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
+        }
         unsafe { std::alloc::System.dealloc(ptr, layout) }
     }
 }
@@ -174,59 +181,76 @@ async fn fan_out(client: &reqwest::Client, base: &str, subscribers: usize) -> Ve
     times
 }
 
-/// The same fan-out with minimal subscribers (a socket and a substring search), so the
-/// figure is about the server rather than an HTTP client library sharing its two cores.
+/// The same fan-out with minimal subscribers (a socket and a substring search) on a thread
+/// and runtime of their own, as separate client processes would be: the figure is then
+/// about the server rather than about clients sharing its scheduler.
 async fn fan_out_raw(client: &reqwest::Client, base: &str, subscribers: usize) -> Vec<f64> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let id = create(client, base).await;
     let authority = base.trim_start_matches("http://").to_owned();
-    let mut sockets = Vec::with_capacity(subscribers);
-    for _ in 0..subscribers {
-        let mut tcp = tokio::net::TcpStream::connect(&authority).await.unwrap();
-        tcp.set_nodelay(true).unwrap();
-        let request = format!(
-            "GET /v1/agents/sessions/{id}/events HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n"
-        );
-        tcp.write_all(request.as_bytes()).await.unwrap();
-        let mut head = vec![0u8; 4096];
-        let n = tcp.read(&mut head).await.unwrap();
-        assert!(
-            head[..n].starts_with(b"HTTP/1.1 200"),
-            "{}",
-            String::from_utf8_lossy(&head[..n])
-        );
-        sockets.push(tcp);
-    }
-    let started = Instant::now();
-    let waits: Vec<_> = sockets
-        .into_iter()
-        .map(|mut tcp| {
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 64 * 1024];
-                let mut seen = Vec::new();
-                loop {
-                    let n = tcp.read(&mut buf).await.unwrap();
-                    assert!(n > 0, "stream closed early");
-                    seen.extend_from_slice(&buf[..n]);
-                    const NEEDLE: &[u8] = b"event: agent.session.turn.created\n";
-                    if seen.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
-                        return started.elapsed().as_secs_f64() * 1000.0;
-                    }
-                }
-            })
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
+    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<Instant>();
+    let clients = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let mut sockets = Vec::with_capacity(subscribers);
+            for _ in 0..subscribers {
+                let mut tcp = tokio::net::TcpStream::connect(&authority).await.unwrap();
+                tcp.set_nodelay(true).unwrap();
+                let request = format!(
+                    "GET /v1/agents/sessions/{id}/events HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n"
+                );
+                tcp.write_all(request.as_bytes()).await.unwrap();
+                let mut head = vec![0u8; 4096];
+                let n = tcp.read(&mut head).await.unwrap();
+                assert!(
+                    head[..n].starts_with(b"HTTP/1.1 200"),
+                    "{}",
+                    String::from_utf8_lossy(&head[..n])
+                );
+                sockets.push(tcp);
+            }
+            ready_tx.send(()).unwrap();
+            let started = go_rx.await.unwrap();
+            let waits: Vec<_> = sockets
+                .into_iter()
+                .map(|mut tcp| {
+                    tokio::spawn(async move {
+                        let mut buf = vec![0u8; 64 * 1024];
+                        let mut seen = Vec::new();
+                        loop {
+                            let n = tcp.read(&mut buf).await.unwrap();
+                            assert!(n > 0, "stream closed early");
+                            seen.extend_from_slice(&buf[..n]);
+                            const NEEDLE: &[u8] = b"event: agent.session.turn.created\n";
+                            if seen.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+                                return started.elapsed().as_secs_f64() * 1000.0;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let mut times = Vec::new();
+            for w in waits {
+                times.push(w.await.unwrap());
+            }
+            times
         })
-        .collect();
+    });
+    ready_rx.await.unwrap();
+    go_tx.send(Instant::now()).unwrap();
     client
         .post(format!("{base}/v1/agents/sessions/{id}/events"))
         .json(&serde_json::json!({"input": "fan-out"}))
         .send()
         .await
         .unwrap();
-    let mut times = Vec::new();
-    for w in waits {
-        times.push(w.await.unwrap());
-    }
-    times
+    tokio::task::spawn_blocking(move || clients.join().unwrap())
+        .await
+        .unwrap()
 }
 
 fn main() {
@@ -276,6 +300,8 @@ fn main() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let client = reqwest::Client::new();
         create(&client, &base).await;
+        // From here every allocation and free is counted: the sessions' net growth.
+        COUNTING.store(true, std::sync::atomic::Ordering::SeqCst);
         let before = live_bytes();
         for _ in 0..sessions {
             create(&client, &base).await;
