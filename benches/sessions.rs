@@ -147,38 +147,57 @@ async fn svc_turn(client: &reqwest::Client, base: &str) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
+/// SSE followers using reqwest, on a thread and runtime of their own like separate client
+/// processes (sharing the server's runtime would measure the clients' scheduling instead).
 async fn fan_out(client: &reqwest::Client, base: &str, subscribers: usize) -> Vec<f64> {
     let id = create(client, base).await;
-    let mut streams = Vec::with_capacity(subscribers);
-    for _ in 0..subscribers {
-        let r = client
-            .get(format!("{base}/v1/agents/sessions/{id}/events"))
-            .send()
-            .await
+    let url = format!("{base}/v1/agents/sessions/{id}/events");
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
+    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<Instant>();
+    let clients = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
             .unwrap();
-        streams.push(r.bytes_stream());
-    }
-    let started = Instant::now();
-    let waits: Vec<_> = streams
-        .into_iter()
-        .map(|mut s| {
-            tokio::spawn(async move {
-                until(&mut s, "agent.session.turn.created").await;
-                started.elapsed().as_secs_f64() * 1000.0
-            })
+        rt.block_on(async move {
+            let followers = reqwest::Client::builder()
+                .pool_max_idle_per_host(subscribers)
+                .build()
+                .unwrap();
+            let mut streams = Vec::with_capacity(subscribers);
+            for _ in 0..subscribers {
+                let r = followers.get(&url).send().await.unwrap();
+                streams.push(r.bytes_stream());
+            }
+            ready_tx.send(()).unwrap();
+            let started = go_rx.await.unwrap();
+            let waits: Vec<_> = streams
+                .into_iter()
+                .map(|mut s| {
+                    tokio::spawn(async move {
+                        until(&mut s, "agent.session.turn.created").await;
+                        started.elapsed().as_secs_f64() * 1000.0
+                    })
+                })
+                .collect();
+            let mut times = Vec::new();
+            for w in waits {
+                times.push(w.await.unwrap());
+            }
+            times
         })
-        .collect();
+    });
+    ready_rx.await.unwrap();
+    go_tx.send(Instant::now()).unwrap();
     client
         .post(format!("{base}/v1/agents/sessions/{id}/events"))
         .json(&serde_json::json!({"input": "fan-out"}))
         .send()
         .await
         .unwrap();
-    let mut times = Vec::new();
-    for w in waits {
-        times.push(w.await.unwrap());
-    }
-    times
+    tokio::task::spawn_blocking(move || clients.join().unwrap())
+        .await
+        .unwrap()
 }
 
 /// The same fan-out with minimal subscribers (a socket and a substring search) on a thread
@@ -190,6 +209,7 @@ async fn fan_out_raw(client: &reqwest::Client, base: &str, subscribers: usize) -
     let authority = base.trim_start_matches("http://").to_owned();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
     let (go_tx, go_rx) = tokio::sync::oneshot::channel::<Instant>();
+    let path = format!("/v1/agents/sessions/{id}/events");
     let clients = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -201,7 +221,7 @@ async fn fan_out_raw(client: &reqwest::Client, base: &str, subscribers: usize) -
                 let mut tcp = tokio::net::TcpStream::connect(&authority).await.unwrap();
                 tcp.set_nodelay(true).unwrap();
                 let request = format!(
-                    "GET /v1/agents/sessions/{id}/events HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n"
+                    "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n"
                 );
                 tcp.write_all(request.as_bytes()).await.unwrap();
                 let mut head = vec![0u8; 4096];
@@ -283,15 +303,24 @@ fn main() {
         println!("server overhead per turn       {:>8.2} ms  (target < 5 ms)", s - d);
         responses_figures(&client, &base, &workspace, turns).await;
 
-        for (kind, times) in [
-            ("raw-socket", fan_out_raw(&client, &base, subscribers).await),
-            ("reqwest", fan_out(&client, &base, subscribers).await),
-        ] {
+        // The 2-core VM's scheduler makes single rounds noisy: median of the rounds.
+        let rounds = arg("--rounds", 5) as usize;
+        for kind in ["raw-socket", "reqwest"] {
+            let (mut p50s, mut p99s) = (Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                let times = if kind == "raw-socket" {
+                    fan_out_raw(&client, &base, subscribers).await
+                } else {
+                    fan_out(&client, &base, subscribers).await
+                };
+                p50s.push(percentile(times.clone(), 0.50));
+                p99s.push(percentile(times, 0.99));
+            }
+            let worst = p99s.iter().cloned().fold(0.0, f64::max);
             println!(
-                "SSE fan-out to {subscribers} {kind} subscribers: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms  (target p99 < 50 ms)",
-                percentile(times.clone(), 0.50),
-                percentile(times.clone(), 0.99),
-                percentile(times, 1.0)
+                "SSE fan-out to {subscribers} {kind} subscribers, median of {rounds} rounds: p50 {:.2} ms, p99 {:.2} ms (worst round p99 {worst:.2} ms)  (target p99 < 50 ms)",
+                median(p50s),
+                median(p99s),
             );
         }
 

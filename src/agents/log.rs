@@ -20,6 +20,24 @@ pub struct EventLog {
     /// Added to every event of a session's log; `None` for response streams.
     session_id: Option<String>,
     cap: usize,
+    /// Open bursts: while any is open, pushes wait to wake readers until it closes.
+    bursts: std::sync::atomic::AtomicUsize,
+}
+
+/// Events pushed together wake each reader once (see `EventLog::burst`).
+pub struct Burst<'a>(&'a EventLog);
+
+impl Drop for Burst<'_> {
+    fn drop(&mut self) {
+        if self
+            .0
+            .bursts
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel)
+            == 1
+        {
+            self.0.newest.send_modify(|_| {});
+        }
+    }
 }
 
 struct Inner {
@@ -69,6 +87,7 @@ impl EventLog {
             newest,
             session_id: Some(session_id.to_owned()),
             cap: cap.max(1),
+            bursts: Default::default(),
         }
     }
 
@@ -112,8 +131,25 @@ impl EventLog {
             inner.events.pop_front();
         }
         drop(inner);
-        self.newest.send_replace(seq);
+        if self.bursts.load(std::sync::atomic::Ordering::Acquire) > 0 {
+            // Recorded without waking anyone: the burst's end wakes readers once for all.
+            self.newest.send_if_modified(|newest| {
+                *newest = seq;
+                false
+            });
+        } else {
+            self.newest.send_replace(seq);
+        }
         seq
+    }
+
+    /// Until the returned guard drops, pushes wake no reader; then all are woken once. A
+    /// thousand followers of a session then cost one wake each per burst of events, not
+    /// one per event.
+    pub fn burst(&self) -> Burst<'_> {
+        self.bursts
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Burst(self)
     }
 
     /// Sets the sink (once; later calls are ignored) and hands it the events already
@@ -160,6 +196,25 @@ impl EventLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_burst_wakes_readers_once_at_its_end() {
+        let log = EventLog::new("agsess_1", 100);
+        let mut reader = log.subscribe();
+        reader.borrow_and_update();
+        {
+            let _burst = log.burst();
+            log.push("a", json!({}));
+            log.push("b", json!({}));
+            assert!(!reader.has_changed().unwrap(), "no wake inside the burst");
+            assert_eq!(log.newest(), 2, "the position is already visible");
+        }
+        assert!(reader.has_changed().unwrap(), "one wake when it ends");
+        reader.borrow_and_update();
+        log.push("c", json!({}));
+        assert!(reader.has_changed().unwrap(), "outside a burst every push wakes");
+        assert_eq!(log.after(0).events.len(), 3);
+    }
 
     #[test]
     fn sequence_numbers_and_replay() {

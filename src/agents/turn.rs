@@ -140,6 +140,8 @@ fn mcp_servers(
 
 /// Marks the turn running and builds its request; `None` when the session went away.
 fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]) -> Option<Begun> {
+    // Declared first, so it ends after the lock: readers wake once, to a consistent state.
+    let _burst = handle.log.burst();
     let mut state = handle.lock();
     if state.deleted {
         return None;
@@ -296,6 +298,7 @@ fn finish(
     mapper: Mapper,
     started: Instant,
 ) {
+    let _burst = handle.log.burst();
     let mut state = handle.lock();
     state.running = None;
     let now = ids::now();

@@ -118,6 +118,9 @@ pub struct Reader<S: Source> {
     replay_only: bool,
     pending: VecDeque<Bytes>,
     done: bool,
+    /// One timer for the reader's life, not one per wait: with a thousand followers, arming
+    /// a timer on every event would cost more than the event.
+    keepalive: tokio::time::Interval,
 }
 
 impl<S: Source> Reader<S> {
@@ -131,13 +134,29 @@ impl<S: Source> Reader<S> {
             replay_only,
             pending: VecDeque::new(),
             done: false,
+            keepalive: {
+                let mut every =
+                    tokio::time::interval_at(tokio::time::Instant::now() + KEEPALIVE, KEEPALIVE);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                every
+            },
         }
     }
 
     async fn next(&mut self) -> Option<Bytes> {
         loop {
-            if let Some(chunk) = self.pending.pop_front() {
-                return Some(chunk);
+            // Everything already there goes out as one chunk: one write per wake, however
+            // many events a burst pushed.
+            match self.pending.len() {
+                0 => {}
+                1 => return self.pending.pop_front(),
+                _ => {
+                    let mut all = bytes::BytesMut::new();
+                    for chunk in self.pending.drain(..) {
+                        all.extend_from_slice(&chunk);
+                    }
+                    return Some(all.freeze());
+                }
             }
             if self.done {
                 return None;
@@ -151,12 +170,15 @@ impl<S: Source> Reader<S> {
             }
             // A version pushed since the last read makes `changed` return at once: no
             // event is missed between reading the log and waiting.
-            match tokio::time::timeout(KEEPALIVE, self.newest.changed()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => return None,
-                Err(_) => self
-                    .pending
-                    .push_back(Bytes::from_static(b": keep-alive\n\n")),
+            tokio::select! {
+                changed = self.newest.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                }
+                _ = self.keepalive.tick() => {
+                    self.pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
+                }
             }
         }
     }
