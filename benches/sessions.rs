@@ -12,21 +12,16 @@
 // The only unsafe code of the workspace: a counting global allocator, for exact memory figures.
 #![allow(unsafe_code)]
 
+#[path = "support/server.rs"]
+mod server;
 mod support;
 
 use futures::StreamExt;
+use server::{percentile, serve};
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::{arg, median};
-use svc::config::{LoadOptions, Settings};
-use svc::server::AppState;
-
-fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
-}
 
 /// Counts live heap bytes, so memory per session is measured exactly rather than through
 /// RSS (which the allocator's reuse of freed memory hides).
@@ -73,30 +68,6 @@ fn direct_turn(workspace: &PathBuf) -> f64 {
         String::from_utf8_lossy(&out.stderr)
     );
     started.elapsed().as_secs_f64() * 1000.0
-}
-
-async fn serve(dir: &std::path::Path) -> String {
-    let env = [
-        ("SVC_SERVER_ENABLED_GROUPS", "agents".to_owned()),
-        (
-            "SVC_AGENTS_WORKSPACE",
-            dir.join("workspace").display().to_string(),
-        ),
-    ];
-    let env = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect();
-    let settings = Settings::load_with_env(&LoadOptions::default(), &env).unwrap();
-    let state = AppState::with_settings(settings);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = svc::app(Arc::clone(&state));
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
 }
 
 async fn create(client: &reqwest::Client, base: &str) -> String {
@@ -147,45 +118,28 @@ async fn svc_turn(client: &reqwest::Client, base: &str) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
-/// SSE followers using reqwest, on a thread and runtime of their own like separate client
-/// processes (sharing the server's runtime would measure the clients' scheduling instead).
-async fn fan_out(client: &reqwest::Client, base: &str, subscribers: usize) -> Vec<f64> {
+type Ready = tokio::sync::oneshot::Sender<()>;
+type Go = tokio::sync::oneshot::Receiver<Instant>;
+
+/// One fan-out round. `follow` runs on a thread and runtime of its own, as separate client
+/// processes would (sharing the server's runtime would measure the clients' scheduling):
+/// it connects its subscribers, says so on `Ready`, gets the start time on `Go`, and
+/// returns when each saw `turn.created`. Then the input that makes the turn is posted.
+async fn round<F, Fut>(client: &reqwest::Client, base: &str, follow: F) -> Vec<f64>
+where
+    F: FnOnce(String, Ready, Go) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Vec<f64>>,
+{
     let id = create(client, base).await;
-    let url = format!("{base}/v1/agents/sessions/{id}/events");
-    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
-    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<Instant>();
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    let (go_tx, go_rx) = tokio::sync::oneshot::channel();
+    let path = format!("/v1/agents/sessions/{id}/events");
     let clients = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
+        tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .unwrap();
-        rt.block_on(async move {
-            let followers = reqwest::Client::builder()
-                .pool_max_idle_per_host(subscribers)
-                .build()
-                .unwrap();
-            let mut streams = Vec::with_capacity(subscribers);
-            for _ in 0..subscribers {
-                let r = followers.get(&url).send().await.unwrap();
-                streams.push(r.bytes_stream());
-            }
-            ready_tx.send(()).unwrap();
-            let started = go_rx.await.unwrap();
-            let waits: Vec<_> = streams
-                .into_iter()
-                .map(|mut s| {
-                    tokio::spawn(async move {
-                        until(&mut s, "agent.session.turn.created").await;
-                        started.elapsed().as_secs_f64() * 1000.0
-                    })
-                })
-                .collect();
-            let mut times = Vec::new();
-            for w in waits {
-                times.push(w.await.unwrap());
-            }
-            times
-        })
+            .unwrap()
+            .block_on(follow(path, ready_tx, go_rx))
     });
     ready_rx.await.unwrap();
     go_tx.send(Instant::now()).unwrap();
@@ -200,77 +154,93 @@ async fn fan_out(client: &reqwest::Client, base: &str, subscribers: usize) -> Ve
         .unwrap()
 }
 
-/// The same fan-out with minimal subscribers (a socket and a substring search) on a thread
-/// and runtime of their own, as separate client processes would be: the figure is then
-/// about the server rather than about clients sharing its scheduler.
-async fn fan_out_raw(client: &reqwest::Client, base: &str, subscribers: usize) -> Vec<f64> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let id = create(client, base).await;
-    let authority = base.trim_start_matches("http://").to_owned();
-    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
-    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<Instant>();
-    let path = format!("/v1/agents/sessions/{id}/events");
-    let clients = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
+async fn all(waits: Vec<tokio::task::JoinHandle<f64>>) -> Vec<f64> {
+    let mut times = Vec::new();
+    for w in waits {
+        times.push(w.await.unwrap());
+    }
+    times
+}
+
+/// SSE followers using reqwest.
+async fn fan_out(client: &reqwest::Client, base: &str, subscribers: usize) -> Vec<f64> {
+    let url_base = base.to_owned();
+    round(client, base, move |path, ready, go| async move {
+        let followers = reqwest::Client::builder()
+            .pool_max_idle_per_host(subscribers)
             .build()
             .unwrap();
-        rt.block_on(async move {
-            let mut sockets = Vec::with_capacity(subscribers);
-            for _ in 0..subscribers {
-                let mut tcp = tokio::net::TcpStream::connect(&authority).await.unwrap();
-                tcp.set_nodelay(true).unwrap();
-                let request = format!(
-                    "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n"
-                );
-                tcp.write_all(request.as_bytes()).await.unwrap();
-                let mut head = vec![0u8; 4096];
-                let n = tcp.read(&mut head).await.unwrap();
-                assert!(
-                    head[..n].starts_with(b"HTTP/1.1 200"),
-                    "{}",
-                    String::from_utf8_lossy(&head[..n])
-                );
-                sockets.push(tcp);
-            }
-            ready_tx.send(()).unwrap();
-            let started = go_rx.await.unwrap();
-            let waits: Vec<_> = sockets
-                .into_iter()
-                .map(|mut tcp| {
-                    tokio::spawn(async move {
-                        let mut buf = vec![0u8; 64 * 1024];
-                        let mut seen = Vec::new();
-                        loop {
-                            let n = tcp.read(&mut buf).await.unwrap();
-                            assert!(n > 0, "stream closed early");
-                            seen.extend_from_slice(&buf[..n]);
-                            const NEEDLE: &[u8] = b"event: agent.session.turn.created\n";
-                            if seen.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
-                                return started.elapsed().as_secs_f64() * 1000.0;
-                            }
-                        }
-                    })
+        let mut streams = Vec::with_capacity(subscribers);
+        for _ in 0..subscribers {
+            let r = followers
+                .get(format!("{url_base}{path}"))
+                .send()
+                .await
+                .unwrap();
+            streams.push(r.bytes_stream());
+        }
+        ready.send(()).unwrap();
+        let started = go.await.unwrap();
+        all(streams
+            .into_iter()
+            .map(|mut s| {
+                tokio::spawn(async move {
+                    until(&mut s, "agent.session.turn.created").await;
+                    started.elapsed().as_secs_f64() * 1000.0
                 })
-                .collect();
-            let mut times = Vec::new();
-            for w in waits {
-                times.push(w.await.unwrap());
-            }
-            times
-        })
-    });
-    ready_rx.await.unwrap();
-    go_tx.send(Instant::now()).unwrap();
-    client
-        .post(format!("{base}/v1/agents/sessions/{id}/events"))
-        .json(&serde_json::json!({"input": "fan-out"}))
-        .send()
+            })
+            .collect())
         .await
-        .unwrap();
-    tokio::task::spawn_blocking(move || clients.join().unwrap())
+    })
+    .await
+}
+
+/// The same with minimal subscribers (a socket and a substring search): the figure is then
+/// about the server rather than about an HTTP client library.
+async fn fan_out_raw(client: &reqwest::Client, base: &str, subscribers: usize) -> Vec<f64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let authority = base.trim_start_matches("http://").to_owned();
+    round(client, base, move |path, ready, go| async move {
+        let mut sockets = Vec::with_capacity(subscribers);
+        for _ in 0..subscribers {
+            let mut tcp = tokio::net::TcpStream::connect(&authority).await.unwrap();
+            tcp.set_nodelay(true).unwrap();
+            let request = format!(
+                "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n"
+            );
+            tcp.write_all(request.as_bytes()).await.unwrap();
+            let mut head = vec![0u8; 4096];
+            let n = tcp.read(&mut head).await.unwrap();
+            assert!(
+                head[..n].starts_with(b"HTTP/1.1 200"),
+                "{}",
+                String::from_utf8_lossy(&head[..n])
+            );
+            sockets.push(tcp);
+        }
+        ready.send(()).unwrap();
+        let started = go.await.unwrap();
+        all(sockets
+            .into_iter()
+            .map(|mut tcp| {
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let mut seen = Vec::new();
+                    loop {
+                        let n = tcp.read(&mut buf).await.unwrap();
+                        assert!(n > 0, "stream closed early");
+                        seen.extend_from_slice(&buf[..n]);
+                        const NEEDLE: &[u8] = b"event: agent.session.turn.created\n";
+                        if seen.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+                            return started.elapsed().as_secs_f64() * 1000.0;
+                        }
+                    }
+                })
+            })
+            .collect())
         .await
-        .unwrap()
+    })
+    .await
 }
 
 fn main() {
@@ -285,7 +255,7 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async move {
-        let base = serve(dir.path()).await;
+        let (base, _) = serve(dir.path(), &[]).await;
         let client = reqwest::Client::builder().pool_max_idle_per_host(2000).build().unwrap();
 
         direct_turn(&workspace);

@@ -10,21 +10,17 @@
 //!   such an endpoint subscribed, against none, and the cost of handing an event to a full
 //!   queue (dropped and counted).
 
+#[path = "support/server.rs"]
+mod server;
 mod support;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use std::sync::Arc;
+use server::{percentile, serve};
 use std::time::{Duration, Instant};
 use support::{arg, median};
-use svc::config::{LoadOptions, Settings};
-use svc::server::{AppState, SharedState};
+use svc::server::SharedState;
 use tokio::sync::mpsc;
-
-fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
-}
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
@@ -33,31 +29,6 @@ fn ms(d: Duration) -> f64 {
 /// `later - earlier` in ms, negative when `later` came first.
 fn signed_ms(later: Instant, earlier: Instant) -> f64 {
     ms(later.saturating_duration_since(earlier)) - ms(earlier.saturating_duration_since(later))
-}
-
-async fn serve(dir: &std::path::Path) -> (String, SharedState) {
-    let env = [
-        ("SVC_SERVER_ENABLED_GROUPS", "agents".to_owned()),
-        (
-            "SVC_AGENTS_WORKSPACE",
-            dir.join("workspace").display().to_string(),
-        ),
-        ("SVC_AGENTS_WEBHOOK_ALLOW_HTTP", "1".to_owned()),
-        ("SVC_AGENTS_ALLOW_PRIVATE_URLS", "1".to_owned()),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.clone()))
-    .collect();
-    let settings = Settings::load_with_env(&LoadOptions::default(), &env).unwrap();
-    let state = AppState::with_settings(settings);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = svc::app(Arc::clone(&state));
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}"), state)
 }
 
 /// A receiver that answers 200 after `delay`, reporting each arrival (time, body).
@@ -254,7 +225,11 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async move {
-        let (base, state) = serve(dir.path()).await;
+        let (base, state) = serve(
+            dir.path(),
+            &[("SVC_AGENTS_WEBHOOK_ALLOW_HTTP", "1"), ("SVC_AGENTS_ALLOW_PRIVATE_URLS", "1")],
+        )
+        .await;
         let client = reqwest::Client::new();
         println!("webhooks benchmark (release build, receiver in the same process)");
 

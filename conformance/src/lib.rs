@@ -6,6 +6,7 @@ pub mod case;
 pub mod cases;
 pub mod ctx;
 pub mod launch;
+pub mod processes;
 pub mod profiles;
 pub mod redact;
 pub mod report;

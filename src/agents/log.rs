@@ -212,7 +212,10 @@ mod tests {
         assert!(reader.has_changed().unwrap(), "one wake when it ends");
         reader.borrow_and_update();
         log.push("c", json!({}));
-        assert!(reader.has_changed().unwrap(), "outside a burst every push wakes");
+        assert!(
+            reader.has_changed().unwrap(),
+            "outside a burst every push wakes"
+        );
         assert_eq!(log.after(0).events.len(), 3);
     }
 

@@ -1,6 +1,7 @@
 //! MCP tools of a definition reach the runtime: the runtime really calls the MCP server,
 //! with the header value the definition was given, and the call becomes an `mcp_call` item.
 
+use crate::processes::command_lines_containing;
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context, ensure};
 use serde_json::{Value, json};
@@ -99,25 +100,6 @@ pub async fn mcp_server_watching(
     Ok((url, seen, leaks))
 }
 
-/// `/proc/<pid>/cmdline` of every process whose command line contains `needle`.
-fn command_lines_containing(needle: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .chars()
-                .all(|c| c.is_ascii_digit())
-        })
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
-        .filter(|line| line.contains(needle))
-        .collect()
-}
-
 async fn mcp_turn(ctx: &Ctx, runtime: &str) -> anyhow::Result<()> {
     let (url, seen) = mcp_server().await?;
     let secret = format!("Bearer conformance-{runtime}-7f3a");
@@ -212,29 +194,4 @@ pub fn cases() -> Vec<Case> {
             run: |ctx| async move { mcp_turn(&ctx, "rt-two").await },
         },
     ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::command_lines_containing;
-
-    #[test]
-    fn the_command_line_scan_finds_a_live_process() {
-        let marker = format!("svc-cmdline-probe-{}", std::process::id());
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", "sleep 5", &marker])
-            .spawn()
-            .expect("sh runs");
-        // Right after spawn the child may not have exec'd yet: its command line is still ours.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        let mut found = command_lines_containing(&marker);
-        while found.is_empty() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            found = command_lines_containing(&marker);
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(command_lines_containing(&marker).is_empty());
-    }
 }

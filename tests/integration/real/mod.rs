@@ -219,20 +219,5 @@ impl Drop for Svc {
 
 /// Command lines (`/proc/<pid>/cmdline`) of live processes that contain `needle`.
 pub fn processes_with(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .chars()
-                        .all(|c| c.is_ascii_digit())
-                })
-                .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-                .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
-                .filter(|l| l.contains(needle))
-                .collect()
-        })
-        .unwrap_or_default()
+    conformance::processes::command_lines_containing(needle)
 }

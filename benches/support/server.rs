@@ -1,0 +1,36 @@
+//! The server the sessions and webhooks benchmarks run against: `svc::app` in process on a
+//! free port with TCP_NODELAY (as `svc serve` sets it), the agents group on.
+
+use std::sync::Arc;
+use svc::config::{LoadOptions, Settings};
+use svc::server::{AppState, SharedState};
+
+/// `svc` with the agents group, a workspace in `dir`, and `extra` variables; its base URL.
+pub async fn serve(dir: &std::path::Path, extra: &[(&str, &str)]) -> (String, SharedState) {
+    let mut env: std::collections::BTreeMap<String, String> = [
+        ("SVC_SERVER_ENABLED_GROUPS".to_owned(), "agents".to_owned()),
+        (
+            "SVC_AGENTS_WORKSPACE".to_owned(),
+            dir.join("workspace").display().to_string(),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let settings = Settings::load_with_env(&LoadOptions::default(), &env).unwrap();
+    let state = AppState::with_settings(settings);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = svc::app(Arc::clone(&state));
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}"), state)
+}
+
+/// The value below which a fraction `p` of `v` lies.
+pub fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
+}
