@@ -6,6 +6,7 @@ pub mod case;
 pub mod cases;
 pub mod ctx;
 pub mod launch;
+pub mod mcp_mock;
 pub mod processes;
 pub mod profiles;
 pub mod redact;

@@ -2,8 +2,8 @@
 //! sequence of creations by two identities, secrets never returned in any form, and vault
 //! credentials never on a runtime's command line.
 
-use super::mcp::mcp_server_watching;
 use super::sessions_common::{Api, id_of};
+use crate::mcp_mock::McpMock;
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use base64::Engine;
@@ -453,9 +453,8 @@ fn id_hash(secret: &str) -> String {
 /// runs no process's command line holds the token.
 async fn command_lines(ctx: &Ctx, runtime: &str, secret: &str) -> Result<(), String> {
     let api = Api::new(ctx);
-    let (url, seen, found) = mcp_server_watching(Some(secret.to_owned()))
-        .await
-        .map_err(|e| e.to_string())?;
+    let mcp = McpMock::start(Some(secret)).await;
+    let url = mcp.url();
     let e = |e: anyhow::Error| e.to_string();
     let vault = id_of(
         &api.send(api.post("/v1/vaults", &json!({"name": "cmd"})))
@@ -474,14 +473,12 @@ async fn command_lines(ctx: &Ctx, runtime: &str, secret: &str) -> Result<(), Str
     if turns[0]["status"] != "completed" {
         return Err(format!("{runtime}: {}", turns[0]));
     }
-    let headers: Vec<String> = seen
-        .lock()
-        .map(|s| s.iter().map(|(a, _)| a.clone()).collect())
-        .unwrap_or_default();
+    let seen = mcp.seen();
+    let headers = seen.authorization;
     if headers.is_empty() || headers.iter().any(|h| *h != format!("Bearer {secret}")) {
         return Err(format!("{runtime}: the MCP server got {headers:?}"));
     }
-    let on_cmdline = found.lock().map(|f| f.clone()).unwrap_or_default();
+    let on_cmdline = seen.leaks;
     if !on_cmdline.is_empty() {
         return Err(format!(
             "{runtime}: the token is on a command line: {on_cmdline:?}"

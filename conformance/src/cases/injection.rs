@@ -2,12 +2,11 @@
 //! `vault_ids`, injected only into the MCP tool whose scheme, host and port match, as an
 //! `Authorization` header through the child's environment, never its command line.
 
-use super::mcp::{Seen, mcp_server_watching};
 use super::sessions_common::{Api, expect_error_param, id_of, spath};
+use crate::mcp_mock::McpMock;
 use crate::{Case, case, profiles};
 use anyhow::{Context, ensure};
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
 
 async fn vault(api: &Api) -> anyhow::Result<String> {
     let v = api
@@ -42,15 +41,18 @@ fn tool(url: &str, credential_id: Option<&str>) -> Value {
     json!({"type": "mcp", "server_label": "probe", "credential_id": credential_id, "transport": {"type": "http", "server_url": url}})
 }
 
+/// A wiremock MCP server watching command lines for `secret`.
 struct Probe {
     url: String,
-    seen: Seen,
-    leaks: Arc<Mutex<Vec<String>>>,
+    mock: McpMock,
 }
 
 async fn probe(secret: &str) -> anyhow::Result<Probe> {
-    let (url, seen, leaks) = mcp_server_watching(Some(secret.to_owned())).await?;
-    Ok(Probe { url, seen, leaks })
+    let mock = McpMock::start(Some(secret)).await;
+    Ok(Probe {
+        url: mock.url(),
+        mock,
+    })
 }
 
 /// One MCP turn; returns the Authorization headers the server received.
@@ -61,10 +63,8 @@ async fn call(api: &Api, sid: &str, n: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn headers(seen: &Seen) -> Vec<String> {
-    seen.lock()
-        .map(|s| s.iter().map(|(a, _)| a.clone()).collect())
-        .unwrap_or_default()
+fn headers(p: &Probe) -> Vec<String> {
+    p.mock.seen().authorization
 }
 
 pub fn cases() -> Vec<Case> {
@@ -87,9 +87,9 @@ pub fn cases() -> Vec<Case> {
                     ensure!(s["vault_ids"] == json!([vid]), "{s}");
                     let sid = id_of(&s)?;
                     call(&api, &sid, 1).await?;
-                    let got = headers(&p.seen);
+                    let got = headers(&p);
                     ensure!(!got.is_empty() && got.iter().all(|h| *h == format!("Bearer {secret}")), "{runtime}: headers {got:?}");
-                    let leaks = p.leaks.lock().map(|l| l.clone()).unwrap_or_default();
+                    let leaks = p.mock.seen().leaks;
                     ensure!(leaks.is_empty(), "{runtime}: the token is on a command line: {leaks:?}");
                     let events = api.send(api.get(&format!("{}?after=0", spath(&sid, "/events")))).await?.text();
                     let items = api.items(&sid).await?;
@@ -114,17 +114,17 @@ pub fn cases() -> Vec<Case> {
                 credential(&api, &vid, &p.url.replace("http://", "https://"), "other-scheme-token", None).await?;
                 let sid = id_of(&api.create(&json!({"runtime": "rt-one", "agent": {"tools": [tool(&p.url, None)]}, "vault_ids": [vid]})).await?)?;
                 call(&api, &sid, 1).await?;
-                ensure!(headers(&p.seen).iter().all(String::is_empty), "no credential of another origin: {:?}", headers(&p.seen));
+                ensure!(headers(&p).iter().all(String::is_empty), "no credential of another origin: {:?}", headers(&p));
 
                 let first = credential(&api, &vid, &p.url, "first-token", None).await?;
                 let second = credential(&api, &vid, &p.url, "second-token", None).await?;
                 let resp = api.send(api.post("/v1/agents/sessions", &json!({"runtime": "rt-one", "agent": {"tools": [tool(&p.url, None)]}, "vault_ids": [vid]}))).await?;
                 let err = expect_error_param(&resp, 400, "invalid_request", "agent.tools[0].credential_id")?;
                 ensure!(err.to_string().contains(&first) && err.to_string().contains(&second), "names both: {err}");
-                p.seen.lock().map(|mut s| s.clear()).ok();
+                p.mock.clear();
                 let sid = id_of(&api.create(&json!({"runtime": "rt-one", "agent": {"tools": [tool(&p.url, Some(&second))]}, "vault_ids": [vid]})).await?)?;
                 call(&api, &sid, 1).await?;
-                ensure!(headers(&p.seen).iter().all(|h| h == "Bearer second-token"), "{:?}", headers(&p.seen));
+                ensure!(headers(&p).iter().all(|h| h == "Bearer second-token"), "{:?}", headers(&p));
 
                 let resp = api.send(api.post("/v1/agents/sessions", &json!({"runtime": "rt-one", "vault_ids": ["vault_ffffffffffffffffffffffff"]}))).await?;
                 expect_error_param(&resp, 400, "invalid_request", "vault_ids[0]")?;
@@ -151,9 +151,9 @@ pub fn cases() -> Vec<Case> {
                 call(&api, &sid, 1).await?;
                 let path = format!("/v1/vaults/{vid}/credentials/{cid}");
                 api.send(api.post(&path, &json!({"auth": {"type": "static_bearer", "token": "after-update", "mcp_server_url": p.url}}))).await?.expect_status(200)?;
-                p.seen.lock().map(|mut s| s.clear()).ok();
+                p.mock.clear();
                 call(&api, &sid, 2).await?;
-                ensure!(headers(&p.seen).iter().all(|h| h == "Bearer after-update"), "the update applies: {:?}", headers(&p.seen));
+                ensure!(headers(&p).iter().all(|h| h == "Bearer after-update"), "the update applies: {:?}", headers(&p));
                 api.send(api.delete(&path)).await?.expect_status(200)?;
                 let resp = api.send(api.post(&spath(&sid, "/events"), &json!({"input": "again"}))).await?;
                 expect_error_param(&resp, 400, "agents.credential_unavailable", "vault_ids")?;

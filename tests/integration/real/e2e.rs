@@ -2,7 +2,8 @@
 //! API, with the scripted model behind the CLI.
 
 use super::sim::{Api, ModelSim, Reply};
-use super::{IGNORED, Svc, mcp, processes_with};
+use super::{IGNORED, Svc, processes_with};
+use conformance::mcp_mock::McpMock;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -413,8 +414,8 @@ async fn compact_on_claude() {
 
 async fn vault_credential_to_mcp(runtime: &str) {
     let secret = format!("real-{runtime}-vault-Xq81Lm");
-    let (mcp_server, seen) = mcp::start(Some(&secret)).await;
-    let mcp_url = format!("{}/mcp", mcp_server.uri());
+    let mcp = McpMock::start(Some(&secret)).await;
+    let mcp_url = mcp.url();
     let sim = ModelSim::start(vec![
         Reply::Mcp {
             server: "probe".into(),
@@ -434,7 +435,7 @@ async fn vault_credential_to_mcp(runtime: &str) {
     let turns = svc.settle(sid, 1).await;
     assert_eq!(turns[0]["status"], "completed", "{turns:?}");
     let items = svc.items(sid).await;
-    let seen = seen.lock().unwrap();
+    let seen = mcp.seen();
     let tail: String = last_request_text(&sim)
         .chars()
         .rev()

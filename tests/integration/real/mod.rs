@@ -3,7 +3,6 @@
 //! PATH as `rt-one` and `rt-two` (in `SVC_REAL_BIN`); `just test` runs them.
 
 mod e2e;
-mod mcp;
 mod shapes;
 pub mod sim;
 

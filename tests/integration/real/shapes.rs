@@ -4,7 +4,8 @@
 //! type. A CLI upgrade that changes its format fails here with a readable diff.
 
 use super::sim::{ModelSim, Reply};
-use super::{launch, mcp, real_bin};
+use super::{launch, real_bin};
+use conformance::mcp_mock::McpMock;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -341,8 +342,8 @@ pub async fn file(runtime: &str) {
 scenario!(file_write, super::file);
 
 pub async fn mcp_call(runtime: &str) {
-    let (server, _) = mcp::start(None).await;
-    let url = format!("{}/mcp", server.uri());
+    let mcp = McpMock::start(None).await;
+    let url = mcp.url();
     compare(
         runtime,
         "use the probe",

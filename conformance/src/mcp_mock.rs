@@ -1,18 +1,25 @@
 //! A wiremock MCP server (streamable HTTP, JSON answers) with one tool, `echo`. It records
-//! the Authorization header of every request and, while answering (the CLI that called is
-//! alive), whether any process's command line holds `secret`.
+//! the Authorization header and JSON-RPC method of every request and, while answering (the
+//! runtime that called is alive), which processes hold a watched secret on their command
+//! line. Cases use it to prove what reached an MCP server and what never reached an argv.
 
-use super::processes_with;
+use crate::processes::command_lines_containing;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-#[derive(Default)]
+#[derive(Default, Clone, Debug)]
 pub struct Seen {
     pub authorization: Vec<String>,
     pub methods: Vec<String>,
+    /// Command lines that held the watched secret while a request was answered.
     pub leaks: Vec<String>,
+}
+
+pub struct McpMock {
+    server: MockServer,
+    seen: Arc<Mutex<Seen>>,
 }
 
 struct Answer {
@@ -24,8 +31,7 @@ impl Respond for Answer {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let method = body["method"].as_str().unwrap_or_default().to_owned();
-        {
-            let mut seen = self.seen.lock().unwrap();
+        if let Ok(mut seen) = self.seen.lock() {
             let auth = request
                 .headers
                 .get("authorization")
@@ -34,14 +40,14 @@ impl Respond for Answer {
             seen.authorization.push(auth.to_owned());
             seen.methods.push(method.clone());
             if let Some(secret) = &self.secret {
-                seen.leaks.extend(processes_with(secret));
+                seen.leaks.extend(command_lines_containing(secret));
             }
         }
         let result = match method.as_str() {
             "initialize" => json!({
                 "protocolVersion": body["params"]["protocolVersion"].as_str().unwrap_or("2025-06-18"),
                 "capabilities": {"tools": {"listChanged": false}},
-                "serverInfo": {"name": "wiremock-mcp", "version": "1.0.0"},
+                "serverInfo": {"name": "conformance-mcp", "version": "1.0.0"},
             }),
             "tools/list" => json!({"tools": [{
                 "name": "echo",
@@ -60,29 +66,48 @@ impl Respond for Answer {
             Some(id) => ResponseTemplate::new(200)
                 .insert_header("content-type", "application/json")
                 .set_body_json(json!({"jsonrpc": "2.0", "id": id, "result": result})),
+            // Notifications get no answer body.
             None => ResponseTemplate::new(202),
         }
     }
 }
 
-pub async fn start(secret: Option<&str>) -> (MockServer, Arc<Mutex<Seen>>) {
-    let server = MockServer::start().await;
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    Mock::given(method("POST"))
-        .respond_with(Answer {
-            secret: secret.map(str::to_owned),
-            seen: seen.clone(),
-        })
-        .mount(&server)
-        .await;
-    // The optional server-to-client stream is not offered.
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(405))
-        .mount(&server)
-        .await;
-    Mock::given(method("DELETE"))
-        .respond_with(ResponseTemplate::new(200))
-        .mount(&server)
-        .await;
-    (server, seen)
+impl McpMock {
+    /// A server on loopback; with `secret`, command lines are watched for it.
+    pub async fn start(secret: Option<&str>) -> McpMock {
+        let server = MockServer::start().await;
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        Mock::given(method("POST"))
+            .respond_with(Answer {
+                secret: secret.map(str::to_owned),
+                seen: seen.clone(),
+            })
+            .mount(&server)
+            .await;
+        // The optional server-to-client stream is not offered.
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(405))
+            .mount(&server)
+            .await;
+        Mock::given(method("DELETE"))
+            .respond_with(ResponseTemplate::new(200))
+            .mount(&server)
+            .await;
+        McpMock { server, seen }
+    }
+
+    /// The MCP endpoint.
+    pub fn url(&self) -> String {
+        format!("{}/mcp", self.server.uri())
+    }
+
+    pub fn seen(&self) -> Seen {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub fn clear(&self) {
+        if let Ok(mut seen) = self.seen.lock() {
+            *seen = Seen::default();
+        }
+    }
 }
