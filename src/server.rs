@@ -45,7 +45,8 @@ impl AppState {
 
     fn build(settings: Settings, audit: Audit) -> SharedState {
         Arc::new(AppState {
-            agents: crate::agents::Agents::new(settings.agents.clone()),
+            agents: crate::agents::Agents::new(settings.agents.clone())
+                .with_paths(settings.paths.clone()),
             responses: Default::default(),
             policy: Policy::new(&settings),
             settings,

@@ -402,3 +402,25 @@ identities:
     args: &[],
     files: &[],
 };
+
+/// Agents under an operator path policy: writes only below `{dir}`, `{dir}/frozen`
+/// read-only, `*.pem` denied.
+pub static AGENTS_PATHS: Profile = Profile {
+    name: "agents-paths",
+    env: &[
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+    ],
+    template: Some(
+        r#"
+server:
+  groups: [agents]
+paths:
+  allow: ["{dir}"]
+  read_only: ["{dir}/frozen"]
+  deny: ["**/*.pem"]
+"#,
+    ),
+    args: &[],
+    files: &[],
+};

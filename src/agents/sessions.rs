@@ -23,6 +23,9 @@ pub struct Agents {
     pub files: crate::agents::files::Files,
     pub vaults: Arc<crate::agents::vaults::Vaults>,
     pub environments: crate::agents::environments::Environments,
+    /// The operator's path policy (`paths` in template.yaml): workspaces and the files placed
+    /// in them obey it like every other write.
+    pub paths: crate::services::paths::PathGuard,
     pub webhooks: crate::agents::webhooks::Webhooks,
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
     next_serial: std::sync::atomic::AtomicU64,
@@ -85,6 +88,8 @@ impl Agents {
                 settings.allow_private_urls,
             )),
             environments: Default::default(),
+            paths: crate::services::paths::PathGuard::from_section(&Default::default())
+                .expect("the default path policy is valid"),
             webhooks: crate::agents::webhooks::Webhooks::new(&settings),
             settings,
             definitions: Default::default(),
@@ -92,6 +97,11 @@ impl Agents {
             sessions: Mutex::new(HashMap::new()),
             next_serial: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    pub fn with_paths(mut self, paths: crate::services::paths::PathGuard) -> Agents {
+        self.paths = paths;
+        self
     }
 
     fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<SessionHandle>>> {
@@ -472,6 +482,11 @@ impl Agents {
         }
         setup.env = variables;
         setup.differences.extend(resolved.differences);
+        // Template files land only now that the workspace is known: the path policy again.
+        let workspace = setup_workspace(&setup, &self.settings);
+        for file in &resolved.files {
+            self.may_write(&workspace.join(&file.path), "environment_template_id")?;
+        }
         Ok((setup, resolved.files))
     }
 }

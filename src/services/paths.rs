@@ -44,7 +44,7 @@ pub struct PathRefusal {
     pub message: String,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PathGuard {
     allow: Vec<PathBuf>,
     read_only: Vec<PathBuf>,

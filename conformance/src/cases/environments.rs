@@ -253,5 +253,36 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "agents/environments/009",
+            spec: "The operator's path policy (template.yaml `paths`) binds environments like every other write: a workspace outside the allowed roots is 403 path_not_allowed, under a read-only root 403 read_only, and a file matching a deny pattern 403 path_denied, at creation and through the files route.",
+            profile: &profiles::AGENTS_PATHS,
+            tags: [],
+            endpoints: ["agents_environments_create", "agents_environment_files_create", "agents_sessions_create"],
+            codes: ["path_not_allowed", "read_only", "path_denied"],
+            run: |ctx| async move {
+                let Some(dir) = ctx.dir() else {
+                    // The policy names the profile directory, which only a local target has.
+                    return Ok(());
+                };
+                let api = Api::new(&ctx);
+                let post = |body: Value| api.send(api.post(ENVS, &body));
+                let resp = post(json!({"workspace_directory": "/srv/elsewhere"})).await?;
+                expect_error_param(&resp, 403, "path_not_allowed", "workspace_directory")?;
+                let resp = post(json!({"workspace_directory": dir.join("frozen/ws")})).await?;
+                expect_error_param(&resp, 403, "read_only", "workspace_directory")?;
+                let ws = dir.join("envs/p009");
+                let resp = post(json!({"workspace_directory": ws, "files": [{"type": "inline", "path": "certs/server.pem", "data": b64("x")}]})).await?;
+                expect_error_param(&resp, 403, "path_denied", "files[0].path")?;
+                let env = create(&api, &json!({"workspace_directory": ws})).await?;
+                let id = id_of(&env)?;
+                let resp = api.send(api.post(&format!("{ENVS}/{id}/files"), &json!({"type": "inline", "path": "key.pem", "data": b64("x")}))).await?;
+                expect_error_param(&resp, 403, "path_denied", "path")?;
+                ensure!(!ws.join("key.pem").exists() && !ws.join("certs").exists(), "nothing denied was written");
+                let resp = api.send(api.post("/v1/agents/sessions", &json!({"environment": {"type": "self_hosted", "workspace_directory": "/srv/elsewhere"}}))).await?;
+                expect_error_param(&resp, 403, "path_not_allowed", "environment.workspace_directory")?;
+                Ok(())
+            },
+        },
     ]
 }

@@ -44,6 +44,7 @@ impl Agents {
             &env.workspace,
             self.settings.max_file_bytes,
         )?;
+        self.may_write(&env.workspace.join(&spec.path), "path")?;
         fs::write_beneath(&env.workspace, &spec.path, &spec.bytes)?;
         self.environments.add_file(&env.id, record(&spec));
         Ok(file_json(

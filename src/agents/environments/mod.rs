@@ -230,7 +230,9 @@ impl Agents {
         }
         input::only_keys(map, &allowed, prefix)?;
         if let Some(raw) = opt_str(map, "workspace_directory", &p("workspace_directory"))? {
-            resolved.workspace = Some(config::workspace_directory(raw, &p("workspace_directory"))?);
+            let dir = config::workspace_directory(raw, &p("workspace_directory"))?;
+            self.may_write(&dir, &p("workspace_directory"))?;
+            resolved.workspace = Some(dir);
         }
         let workspace = resolved
             .workspace
@@ -264,7 +266,25 @@ impl Agents {
             .files
             .retain(|t| !inline.iter().any(|f| f.path == t.path));
         resolved.files.extend(inline);
+        for (i, file) in resolved.files.iter().enumerate() {
+            self.may_write(
+                &workspace.join(&file.path),
+                &format!("{}[{i}].path", p("files")),
+            )?;
+        }
         Ok(resolved)
+    }
+
+    /// The operator's path policy on a write (allow roots, deny patterns, read-only roots).
+    pub fn may_write(&self, path: &Path, param: &str) -> Result<(), ApiError> {
+        self.paths
+            .check(
+                &path.to_string_lossy(),
+                crate::services::paths::Op::Write,
+                Path::new("/"),
+            )
+            .map(|_| ())
+            .map_err(|refusal| ApiError::new(refusal.code, refusal.message).with_param(param))
     }
 }
 
