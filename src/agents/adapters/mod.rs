@@ -6,6 +6,9 @@
 mod rt_one;
 mod rt_two;
 
+#[cfg(test)]
+mod test_support;
+
 pub use rt_one::RtOne;
 pub use rt_two::RtTwo;
 

@@ -1,103 +1,24 @@
 use super::{MAX_ARGV_PROMPT, RtOne, toml_string};
+use crate::agents::adapters::test_support::{
+    self as support, command, done, item, message, request, shape, thread,
+};
 use crate::agents::adapters::{
     Adapter, FileChange, ItemKind, ItemStatus, McpServer, RuntimeEvent, RuntimeItem, TurnRequest,
-    Usage,
 };
 use serde_json::json;
-use std::path::PathBuf;
+
+fn args(request: &TurnRequest) -> Vec<String> {
+    support::args(&RtOne, "rt-one", request)
+}
+
+fn run(output: &str) -> Vec<RuntimeEvent> {
+    support::run(&RtOne, output)
+}
 
 macro_rules! fixture {
     ($name:literal) => {
         include_str!(concat!("../fixtures/rt_one/", $name, ".jsonl"))
     };
-}
-
-fn request(prompt: &str) -> TurnRequest {
-    TurnRequest {
-        prompt: prompt.into(),
-        cwd: PathBuf::from("/work/ws"),
-        ..TurnRequest::default()
-    }
-}
-
-fn args(request: &TurnRequest) -> Vec<String> {
-    let launch = RtOne.launch(request);
-    assert_eq!(launch.program, "rt-one");
-    launch.args
-}
-
-fn run(output: &str) -> Vec<RuntimeEvent> {
-    let mut parser = RtOne.parser();
-    let mut events: Vec<RuntimeEvent> =
-        output.lines().flat_map(|line| parser.parse(line)).collect();
-    events.extend(parser.finish());
-    events
-}
-
-fn thread(id: &str) -> RuntimeEvent {
-    RuntimeEvent::ThreadStarted {
-        thread_id: id.into(),
-    }
-}
-
-fn item(key: &str, kind: ItemKind, status: ItemStatus) -> RuntimeItem {
-    RuntimeItem {
-        key: key.into(),
-        kind,
-        status,
-    }
-}
-
-fn message(key: &str, text: &str) -> RuntimeEvent {
-    RuntimeEvent::ItemCompleted(item(
-        key,
-        ItemKind::Message { text: text.into() },
-        ItemStatus::Completed,
-    ))
-}
-
-fn done(input: u64, cached: u64, output: u64) -> RuntimeEvent {
-    RuntimeEvent::TurnCompleted {
-        usage: Some(Usage {
-            input_tokens: input,
-            output_tokens: output,
-            cached_input_tokens: cached,
-        }),
-    }
-}
-
-fn command(output: &str, command: &str, exit_code: Option<i32>) -> ItemKind {
-    ItemKind::CommandExecution {
-        command: command.into(),
-        output: output.into(),
-        exit_code,
-    }
-}
-
-/// Only the variant: real and fake runs differ in ids and text, not in what happens.
-fn shape(events: &[RuntimeEvent]) -> Vec<String> {
-    events
-        .iter()
-        .map(|event| match event {
-            RuntimeEvent::ItemStarted(i)
-            | RuntimeEvent::ItemUpdated(i)
-            | RuntimeEvent::ItemCompleted(i) => {
-                let kind = format!("{:?}", i.kind);
-                let kind = kind.split([' ', '{']).next().unwrap_or_default().to_owned();
-                let phase = format!("{event:?}");
-                format!(
-                    "{}({kind},{:?})",
-                    phase.split('(').next().unwrap_or_default(),
-                    i.status
-                )
-            }
-            other => format!("{other:?}")
-                .split([' ', '{', '('])
-                .next()
-                .unwrap_or_default()
-                .to_owned(),
-        })
-        .collect()
 }
 
 #[test]
@@ -272,12 +193,12 @@ fn command_and_failed_command() {
         [
             RuntimeEvent::ItemStarted(item(
                 "item_0",
-                command("", cmd, None),
+                command(cmd, "", None),
                 ItemStatus::InProgress
             )),
             RuntimeEvent::ItemCompleted(item(
                 "item_0",
-                command("hi\n", cmd, Some(0)),
+                command(cmd, "hi\n", Some(0)),
                 ItemStatus::Completed
             )),
         ]
@@ -286,7 +207,7 @@ fn command_and_failed_command() {
         run(fixture!("command_fail"))[2],
         RuntimeEvent::ItemCompleted(item(
             "item_0",
-            command("", "/bin/bash -lc false", Some(1)),
+            command("/bin/bash -lc false", "", Some(1)),
             ItemStatus::Failed
         ))
     );
@@ -563,7 +484,7 @@ fn real_cli_output_parses_like_the_fake() {
         real[4],
         RuntimeEvent::ItemCompleted(item(
             "item_2",
-            command("hi\n", "/bin/bash -lc 'echo hi; exit 3'", Some(3)),
+            command("/bin/bash -lc 'echo hi; exit 3'", "hi\n", Some(3)),
             ItemStatus::Failed
         ))
     );

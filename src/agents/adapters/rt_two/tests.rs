@@ -1,10 +1,11 @@
 use super::{MAX_ARGV_PROMPT, RtTwo};
+use crate::agents::adapters::test_support::{
+    self as support, command, completed, done, message, request, shape, thread,
+};
 use crate::agents::adapters::{
     Adapter, FileChange, ItemKind, ItemStatus, McpServer, RuntimeEvent, RuntimeItem, TurnRequest,
-    Usage,
 };
 use serde_json::{Value, json};
-use std::path::PathBuf;
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -20,40 +21,12 @@ const HEAD: [&str; 5] = [
     "--include-partial-messages",
 ];
 
-fn request(prompt: &str) -> TurnRequest {
-    TurnRequest {
-        prompt: prompt.into(),
-        cwd: PathBuf::from("/work/ws"),
-        ..TurnRequest::default()
-    }
-}
-
 fn args(request: &TurnRequest) -> Vec<String> {
-    let launch = RtTwo.launch(request);
-    assert_eq!(launch.program, "rt-two");
-    launch.args
+    support::args(&RtTwo, "rt-two", request)
 }
 
 fn run(output: &str) -> Vec<RuntimeEvent> {
-    let mut parser = RtTwo.parser();
-    let mut events: Vec<RuntimeEvent> =
-        output.lines().flat_map(|line| parser.parse(line)).collect();
-    events.extend(parser.finish());
-    events
-}
-
-fn session(id: &str) -> RuntimeEvent {
-    RuntimeEvent::ThreadStarted {
-        thread_id: id.into(),
-    }
-}
-
-fn completed(key: &str, kind: ItemKind, status: ItemStatus) -> RuntimeEvent {
-    RuntimeEvent::ItemCompleted(RuntimeItem {
-        key: key.into(),
-        kind,
-        status,
-    })
+    support::run(&RtTwo, output)
 }
 
 fn started(key: &str, kind: ItemKind) -> RuntimeEvent {
@@ -64,28 +37,10 @@ fn started(key: &str, kind: ItemKind) -> RuntimeEvent {
     })
 }
 
-fn message(key: &str, text: &str) -> RuntimeEvent {
-    completed(
-        key,
-        ItemKind::Message { text: text.into() },
-        ItemStatus::Completed,
-    )
-}
-
 fn delta(key: &str, text: &str) -> RuntimeEvent {
     RuntimeEvent::TextDelta {
         key: key.into(),
         delta: text.into(),
-    }
-}
-
-fn done(input: u64, cached: u64, output: u64) -> RuntimeEvent {
-    RuntimeEvent::TurnCompleted {
-        usage: Some(Usage {
-            input_tokens: input,
-            output_tokens: output,
-            cached_input_tokens: cached,
-        }),
     }
 }
 
@@ -95,40 +50,6 @@ fn tool(name: &str, input: Value, output: Option<Value>) -> ItemKind {
         input,
         output,
     }
-}
-
-fn bash(command: &str, output: &str, exit_code: Option<i32>) -> ItemKind {
-    ItemKind::CommandExecution {
-        command: command.into(),
-        output: output.into(),
-        exit_code,
-    }
-}
-
-/// Only the variant: real and fake runs differ in ids and text, not in what happens.
-fn shape(events: &[RuntimeEvent]) -> Vec<String> {
-    events
-        .iter()
-        .map(|event| match event {
-            RuntimeEvent::ItemStarted(i)
-            | RuntimeEvent::ItemUpdated(i)
-            | RuntimeEvent::ItemCompleted(i) => {
-                let kind = format!("{:?}", i.kind);
-                let kind = kind.split([' ', '{']).next().unwrap_or_default().to_owned();
-                let phase = format!("{event:?}");
-                format!(
-                    "{}({kind},{:?})",
-                    phase.split('(').next().unwrap_or_default(),
-                    i.status
-                )
-            }
-            other => format!("{other:?}")
-                .split([' ', '{', '('])
-                .next()
-                .unwrap_or_default()
-                .to_owned(),
-        })
-        .collect()
 }
 
 #[test]
@@ -229,7 +150,7 @@ fn echo_streams_into_the_message_key() {
     assert_eq!(
         run(fixture!("echo")),
         [
-            session("a6aea0c9-600e-4606-94cc-0070a29ec5cf"),
+            thread("a6aea0c9-600e-4606-94cc-0070a29ec5cf"),
             delta("msg_fake_01_0001:0", "echo (turn 1): hello there"),
             message("msg_fake_01_0001:0", "echo (turn 1): hello there"),
             done(4, 0, 7)
@@ -263,7 +184,7 @@ fn resume_keeps_the_session_id() {
     assert_eq!(
         run(fixture!("resume"))[..3],
         [
-            session("a6aea0c9-600e-4606-94cc-0070a29ec5cf"),
+            thread("a6aea0c9-600e-4606-94cc-0070a29ec5cf"),
             delta("msg_fake_03_0001:0", "echo (turn 3): again"),
             message("msg_fake_03_0001:0", "echo (turn 3): again")
         ]
@@ -301,13 +222,17 @@ fn bash_is_a_command_execution() {
     assert_eq!(
         run(fixture!("command"))[1..3],
         [
-            started(key, bash("echo hi", "", None)),
-            completed(key, bash("echo hi", "hi", Some(0)), ItemStatus::Completed)
+            started(key, command("echo hi", "", None)),
+            completed(
+                key,
+                command("echo hi", "hi", Some(0)),
+                ItemStatus::Completed
+            )
         ]
     );
     assert_eq!(
         run(fixture!("command_fail"))[2],
-        completed(key, bash("false", "", Some(1)), ItemStatus::Failed)
+        completed(key, command("false", "", Some(1)), ItemStatus::Failed)
     );
 }
 
@@ -436,7 +361,7 @@ fn api_failure_is_one_turn_failed_without_a_reply() {
     assert_eq!(
         run(fixture!("fail")),
         [
-            session("a38a2eaa-d0f7-42c8-b22d-48e087e50f3b"),
+            thread("a38a2eaa-d0f7-42c8-b22d-48e087e50f3b"),
             RuntimeEvent::TurnFailed {
                 message: "model refused".into()
             }
@@ -471,7 +396,7 @@ fn a_compaction_that_did_not_happen_fails_the_turn() {
     assert_eq!(
         run(fixture!("compact_failed")),
         [
-            session("2dafdd81-9eee-4e25-a86a-fe57eef9226b"),
+            thread("2dafdd81-9eee-4e25-a86a-fe57eef9226b"),
             RuntimeEvent::TurnFailed {
                 message: "the conversation could not be compacted: Not enough messages to compact."
                     .into()
@@ -485,7 +410,7 @@ fn compaction() {
     assert_eq!(
         run(fixture!("compact")),
         [
-            session("a6aea0c9-600e-4606-94cc-0070a29ec5cf"),
+            thread("a6aea0c9-600e-4606-94cc-0070a29ec5cf"),
             RuntimeEvent::Compacted,
             done(0, 0, 0)
         ]
@@ -586,7 +511,7 @@ fn real_cli_output_parses_like_the_fake() {
         real[6],
         completed(
             "toolu_01",
-            bash("echo hi; exit 2", "hi", Some(2)),
+            command("echo hi; exit 2", "hi", Some(2)),
             ItemStatus::Failed
         )
     );
@@ -651,7 +576,7 @@ fn real_cli_runs_tools_with_the_chosen_permission_mode() {
     };
     assert_eq!(
         find("toolu_01"),
-        Some(bash("echo hi from bash", "hi from bash", Some(0)))
+        Some(command("echo hi from bash", "hi from bash", Some(0)))
     );
     assert_eq!(
         find("toolu_02:file"),
