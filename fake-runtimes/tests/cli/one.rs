@@ -4,32 +4,9 @@ use crate::mcp_server;
 use crate::support::*;
 use serde_json::{Value, json};
 use std::time::Duration;
-use tempfile::TempDir;
-
-struct Env {
-    state: TempDir,
-    work: TempDir,
-}
 
 fn env() -> Env {
-    Env {
-        state: TempDir::new().expect("tmp"),
-        work: TempDir::new().expect("tmp"),
-    }
-}
-
-impl Env {
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        one(self.state.path(), self.work.path(), args)
-            .output()
-            .expect("run rt-one")
-    }
-
-    fn ok(&self, args: &[&str]) -> Vec<Value> {
-        let out = self.run(args);
-        assert!(out.status.success(), "rt-one failed: {}", stderr_text(&out));
-        lines(&out.stdout)
-    }
+    Env::new("rt-one", one)
 }
 
 fn agent_text(lines: &[Value]) -> String {

@@ -51,6 +51,43 @@ pub fn two(state: &Path, cwd: &Path, args: &[&str]) -> Command {
 }
 
 /// Parses stdout as JSON lines; every line must parse.
+/// A state directory and a working directory for one fake, and how to start it there.
+pub struct Env {
+    pub state: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+    name: &'static str,
+    launch: fn(&Path, &Path, &[&str]) -> Command,
+}
+
+impl Env {
+    pub fn new(name: &'static str, launch: fn(&Path, &Path, &[&str]) -> Command) -> Env {
+        Env {
+            state: tempfile::TempDir::new().expect("tmp"),
+            work: tempfile::TempDir::new().expect("tmp"),
+            name,
+            launch,
+        }
+    }
+
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
+        (self.launch)(self.state.path(), self.work.path(), args)
+            .output()
+            .unwrap_or_else(|e| panic!("run {}: {e}", self.name))
+    }
+
+    /// The JSON lines of a run that must succeed.
+    pub fn ok(&self, args: &[&str]) -> Vec<Value> {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{} failed: {}",
+            self.name,
+            stderr_text(&out)
+        );
+        lines(&out.stdout)
+    }
+}
+
 pub fn lines(stdout: &[u8]) -> Vec<Value> {
     let text = String::from_utf8_lossy(stdout);
     text.lines()
