@@ -107,7 +107,7 @@ fn mcp_servers(
 ) -> (Vec<McpServer>, Vec<(String, String)>) {
     let mut servers = Vec::new();
     let mut env = Vec::new();
-    for tool in tools {
+    for (n, tool) in tools.iter().enumerate() {
         let label: String = tool
             .server_label
             .chars()
@@ -125,7 +125,9 @@ fn mcp_servers(
         }
         let mut headers_from_env = Vec::new();
         for (i, (name, value)) in headers.iter().enumerate() {
-            let var = format!("SVC_MCP_{label}_HEADER_{i}");
+            // The tool's position keeps names apart: `a-b` and `a_b` both read as `A_B`, and
+            // one server's token must never reach the other.
+            let var = format!("SVC_MCP_{n}_{label}_HEADER_{i}");
             headers_from_env.push((name.clone(), var.clone()));
             env.push((var, value.clone()));
         }
@@ -408,7 +410,7 @@ mod tests {
         assert_eq!(
             env,
             [(
-                "SVC_MCP_DOCS_1_HEADER_0".to_owned(),
+                "SVC_MCP_0_DOCS_1_HEADER_0".to_owned(),
                 "Bearer top-secret".to_owned()
             )]
         );
@@ -422,11 +424,30 @@ mod tests {
             let argv = launch.args.join(" ");
             assert!(!argv.contains("top-secret"), "{}: {argv}", adapter.id());
             assert!(
-                argv.contains("SVC_MCP_DOCS_1_HEADER_0"),
+                argv.contains("SVC_MCP_0_DOCS_1_HEADER_0"),
                 "{}: {argv}",
                 adapter.id()
             );
             assert!(launch.stdin.is_none_or(|s| !s.contains("top-secret")));
         }
+    }
+
+    #[test]
+    fn labels_that_read_alike_get_their_own_variables() {
+        let tool = |label: &str, token: &str| McpTool {
+            server_label: label.into(),
+            server_url: "http://127.0.0.1:9/mcp".into(),
+            headers: vec![("Authorization".into(), token.into())],
+            required: false,
+            request_metadata: serde_json::json!({}),
+            credential_id: None,
+        };
+        let (servers, env) = mcp_servers(
+            &[tool("a-b", "for-dash"), tool("a_b", "for-underscore")],
+            &[],
+        );
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["SVC_MCP_0_A_B_HEADER_0", "SVC_MCP_1_A_B_HEADER_0"]);
+        assert_ne!(servers[0].headers_from_env, servers[1].headers_from_env);
     }
 }
