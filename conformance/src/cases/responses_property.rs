@@ -43,6 +43,14 @@ fn invalid_fields() -> Vec<(&'static str, Value, &'static str)> {
             "tools[0].type",
         ),
         ("tools", json!("mcp"), "tools"),
+        (
+            "tools",
+            json!([
+                {"type": "mcp", "server_label": "docs", "server_url": "https://mcp.example.com/a"},
+                {"type": "mcp", "server_label": "docs", "server_url": "https://mcp.example.com/b"},
+            ]),
+            "tools[1].server_label",
+        ),
         ("reasoning", json!({"summary": "auto"}), "reasoning.summary"),
         (
             "text",

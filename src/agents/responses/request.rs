@@ -231,7 +231,7 @@ fn tools(value: Option<&Value>) -> Result<Vec<McpTool>, ApiError> {
             Some(_) => Err(invalid("tools", "`tools` must be an array")),
         };
     };
-    let mut out = Vec::new();
+    let mut as_definitions = Vec::new();
     for (i, tool) in list.iter().enumerate() {
         let p = format!("tools[{i}]");
         let map = input::object(tool, &p)?;
@@ -258,20 +258,16 @@ fn tools(value: Option<&Value>) -> Result<Vec<McpTool>, ApiError> {
         if let Some(token) = opt_str(map, "authorization", &format!("{p}.authorization"))? {
             headers["Authorization"] = json!(format!("Bearer {token}"));
         }
-        // The same checks as a definition's tools, on the equivalent definition form.
-        let as_definition = json!([{
+        as_definitions.push(json!({
             "type": "mcp",
             "server_label": map.get("server_label").cloned().unwrap_or(Value::Null),
             "transport": {"type": "http", "server_url": map.get("server_url").cloned().unwrap_or(Value::Null), "headers": headers},
-        }]);
-        let mut parsed =
-            crate::agents::agent_spec::tools(&as_definition, "tools").map_err(|mut e| {
-                e.param = e
-                    .param
-                    .map(|q| q.replacen("tools[0]", &p, 1).replace(".transport", ""));
-                e
-            })?;
-        out.append(&mut parsed);
+        }));
     }
-    Ok(out)
+    // The same checks as a definition's tools, on the equivalent definition form, all at
+    // once so that checks across tools (a label used twice) apply too.
+    crate::agents::agent_spec::tools(&Value::Array(as_definitions), "tools").map_err(|mut e| {
+        e.param = e.param.map(|q| q.replacen(".transport", "", 1));
+        e
+    })
 }
