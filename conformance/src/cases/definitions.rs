@@ -9,7 +9,7 @@ use super::sessions_common::{
     spath,
 };
 use crate::{Case, Ctx, case, profiles};
-use anyhow::{anyhow, ensure};
+use anyhow::{Context, anyhow, ensure};
 use serde_json::{Value, json};
 
 pub const AGENTS: &str = "/v1/agents";
@@ -621,7 +621,7 @@ pub fn cases() -> Vec<Case> {
                 for key in ["model", "instructions", "metadata", "tools", "reasoning", "multi_agent", "service_tier", "text", "x_svc"] {
                     ensure!(u[key] == d[key], "{key} unchanged:\n{u}\n{d}");
                 }
-                ensure!(u["updated_at"].as_u64() >= d["updated_at"].as_u64(), "updated_at: {u}");
+                ensure!(u["updated_at"].as_u64().context("updated_at")? >= d["updated_at"].as_u64().context("updated_at")?, "updated_at: {u}");
                 ensure!(api.json(&dpath(&id)).await? == u, "GET shows the update");
                 let resp = api.send(api.post(&dpath(&id), &json!({"tools": [mcp_tool("three")], "instructions": "New."}))).await?;
                 resp.expect_status(200)?;

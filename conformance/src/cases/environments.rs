@@ -261,10 +261,8 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_environments_create", "agents_environment_files_create", "agents_sessions_create"],
             codes: ["path_not_allowed", "read_only", "path_denied"],
             run: |ctx| async move {
-                let Some(dir) = ctx.dir() else {
-                    // The policy names the profile directory, which only a local target has.
-                    return Ok(());
-                };
+                // The policy names the profile directory, where the runner starts the server.
+                let dir = ctx.dir().context("needs the profile directory")?;
                 let api = Api::new(&ctx);
                 let post = |body: Value| api.send(api.post(ENVS, &body));
                 let resp = post(json!({"workspace_directory": "/srv/elsewhere"})).await?;

@@ -5,7 +5,7 @@
 use super::sessions_common::{Api, id_of};
 use crate::mcp_mock::McpMock;
 use crate::{Case, Ctx, case, profiles};
-use anyhow::{anyhow, ensure};
+use anyhow::{Context, anyhow, ensure};
 use base64::Engine;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -549,7 +549,7 @@ pub fn cases() -> Vec<Case> {
                 })
                 .await??;
                 // What the server wrote down: the audit trail and every log line.
-                let Some(dir) = ctx.dir() else { return Ok(()) };
+                let dir = ctx.dir().context("needs the profile directory")?;
                 let audit = std::fs::read_to_string(dir.join("audit.jsonl"))?;
                 ensure!(audit.lines().count() > 10, "the audit trail was written: {} lines", audit.lines().count());
                 let log = std::fs::read_to_string(dir.join(crate::launch::SERVER_LOG))?;

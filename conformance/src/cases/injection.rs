@@ -63,8 +63,15 @@ async fn call(api: &Api, sid: &str, n: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn headers(p: &Probe) -> Vec<String> {
-    p.mock.seen().authorization
+/// The Authorization headers the server received, once it was really called: an empty
+/// list would make every check on them pass.
+fn headers(p: &Probe) -> anyhow::Result<Vec<String>> {
+    let seen = p.mock.seen();
+    ensure!(
+        seen.methods.iter().any(|m| m == "tools/call"),
+        "the runtime never called the MCP server: {seen:?}"
+    );
+    Ok(seen.authorization)
 }
 
 pub fn cases() -> Vec<Case> {
@@ -87,7 +94,7 @@ pub fn cases() -> Vec<Case> {
                     ensure!(s["vault_ids"] == json!([vid]), "{s}");
                     let sid = id_of(&s)?;
                     call(&api, &sid, 1).await?;
-                    let got = headers(&p);
+                    let got = headers(&p)?;
                     ensure!(!got.is_empty() && got.iter().all(|h| *h == format!("Bearer {secret}")), "{runtime}: headers {got:?}");
                     let leaks = p.mock.seen().leaks;
                     ensure!(leaks.is_empty(), "{runtime}: the token is on a command line: {leaks:?}");
@@ -114,7 +121,8 @@ pub fn cases() -> Vec<Case> {
                 credential(&api, &vid, &p.url.replace("http://", "https://"), "other-scheme-token", None).await?;
                 let sid = id_of(&api.create(&json!({"runtime": "rt-one", "agent": {"tools": [tool(&p.url, None)]}, "vault_ids": [vid]})).await?)?;
                 call(&api, &sid, 1).await?;
-                ensure!(headers(&p).iter().all(String::is_empty), "no credential of another origin: {:?}", headers(&p));
+                let got = headers(&p)?;
+                ensure!(got.iter().all(String::is_empty), "no credential of another origin: {got:?}");
 
                 let first = credential(&api, &vid, &p.url, "first-token", None).await?;
                 let second = credential(&api, &vid, &p.url, "second-token", None).await?;
@@ -124,7 +132,8 @@ pub fn cases() -> Vec<Case> {
                 p.mock.clear();
                 let sid = id_of(&api.create(&json!({"runtime": "rt-one", "agent": {"tools": [tool(&p.url, Some(&second))]}, "vault_ids": [vid]})).await?)?;
                 call(&api, &sid, 1).await?;
-                ensure!(headers(&p).iter().all(|h| h == "Bearer second-token"), "{:?}", headers(&p));
+                let got = headers(&p)?;
+                ensure!(got.iter().all(|h| h == "Bearer second-token"), "{got:?}");
 
                 let resp = api.send(api.post("/v1/agents/sessions", &json!({"runtime": "rt-one", "vault_ids": ["vault_ffffffffffffffffffffffff"]}))).await?;
                 expect_error_param(&resp, 400, "invalid_request", "vault_ids[0]")?;
@@ -153,7 +162,8 @@ pub fn cases() -> Vec<Case> {
                 api.send(api.post(&path, &json!({"auth": {"type": "static_bearer", "token": "after-update", "mcp_server_url": p.url}}))).await?.expect_status(200)?;
                 p.mock.clear();
                 call(&api, &sid, 2).await?;
-                ensure!(headers(&p).iter().all(|h| h == "Bearer after-update"), "the update applies: {:?}", headers(&p));
+                let got = headers(&p)?;
+                ensure!(got.iter().all(|h| h == "Bearer after-update"), "the update applies: {got:?}");
                 api.send(api.delete(&path)).await?.expect_status(200)?;
                 let resp = api.send(api.post(&spath(&sid, "/events"), &json!({"input": "again"}))).await?;
                 expect_error_param(&resp, 400, "agents.credential_unavailable", "vault_ids")?;

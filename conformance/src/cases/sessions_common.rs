@@ -288,7 +288,9 @@ pub fn check_list(page: &Value) -> anyhow::Result<()> {
             ensure!(page["last_id"] == last["id"], "last_id: {page}");
         }
         _ => ensure!(
-            page["first_id"].is_null() && page["last_id"].is_null() && page["has_more"] == false,
+            page.get("first_id").is_some_and(Value::is_null)
+                && page.get("last_id").is_some_and(Value::is_null)
+                && page["has_more"] == false,
             "an empty page has null first_id/last_id and no more: {page}"
         ),
     }

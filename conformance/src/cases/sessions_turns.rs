@@ -5,7 +5,7 @@ use super::sessions_common::{
     id_of, pre_redact, spath,
 };
 use crate::{Case, Ctx, case, profiles};
-use anyhow::{anyhow, ensure};
+use anyhow::{Context, anyhow, ensure};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -135,7 +135,8 @@ async fn queues(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
         turns[0]
     );
     ensure!(
-        turns[1]["started_at"].as_u64() >= turns[0]["completed_at"].as_u64(),
+        turns[1]["started_at"].as_u64().context("started_at")?
+            >= turns[0]["completed_at"].as_u64().context("completed_at")?,
         "{rt}: ran after: {turns:?}"
     );
     let text_of = |tid: &Value| {

@@ -169,7 +169,7 @@ pub fn cases() -> Vec<Case> {
                 let c = ok(&ctx, Method::POST, &base, Some(json!({"name": "docs", "auth": {"type": "static_bearer", "token": "old-token", "mcp_server_url": URL}}))).await?;
                 let cid = c["id"].as_str().context("id")?;
                 let up = ok(&ctx, Method::POST, &format!("{base}/{cid}"), Some(json!({"metadata": {"rotated": "yes"}, "auth": {"type": "static_bearer", "token": SECRET, "mcp_server_url": URL}}))).await?;
-                ensure!(up["metadata"] == json!({"rotated": "yes"}) && up["updated_at"].as_i64() >= c["updated_at"].as_i64(), "{up}");
+                ensure!(up["metadata"] == json!({"rotated": "yes"}) && up["updated_at"].as_i64().context("updated_at")? >= c["updated_at"].as_i64().context("updated_at")?, "{up}");
                 let gone = ok(&ctx, Method::DELETE, &format!("{base}/{cid}"), None).await?;
                 ensure!(gone == json!({"id": cid, "object": "vault.credential.deleted", "deleted": true}), "{gone}");
                 let err = ctx.send(ctx.get(&format!("{base}/{cid}"))).await?.expect_error(404, "resource_not_found")?;

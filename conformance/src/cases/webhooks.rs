@@ -133,9 +133,11 @@ async fn lifecycle(ctx: Ctx) -> anyhow::Result<()> {
     }
     let same = ok(&api, &path(&id, ""), &json!({"name": "hooks"})).await?;
     ensure!(
-        same["updated_at"] == e["updated_at"],
+        e["updated_at"].is_u64() && same["updated_at"] == e["updated_at"],
         "an unchanged update keeps updated_at: {same}"
     );
+    // Timestamps are whole seconds: let one pass so a change must show.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let up = ok(
         &api,
         &path(&id, ""),
@@ -143,6 +145,10 @@ async fn lifecycle(ctx: Ctx) -> anyhow::Result<()> {
     )
     .await?;
     check_endpoint(&up)?;
+    ensure!(
+        up["updated_at"].as_u64() > e["updated_at"].as_u64(),
+        "a change moves updated_at: {up}"
+    );
     ensure!(
         up["name"] == "renamed" && up["url"] == "https://hooks.example.com/v2",
         "{up}"

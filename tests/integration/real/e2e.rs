@@ -2,31 +2,11 @@
 //! API, with the scripted model behind the CLI.
 
 use super::sim::{Api, ModelSim, Reply};
-use super::{IGNORED, Svc, processes_with};
+use super::{Svc, processes_with};
 use conformance::mcp_mock::McpMock;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-/// One `#[tokio::test]` per runtime for a scenario `async fn(&str)`.
-macro_rules! on_both {
-    ($scenario:ident) => {
-        mod $scenario {
-            #[tokio::test]
-            #[ignore = "needs the pinned real CLIs: run `just test-real`"]
-            async fn rt_one() {
-                super::$scenario("rt-one").await
-            }
-            #[tokio::test]
-            #[ignore = "needs the pinned real CLIs: run `just test-real`"]
-            async fn rt_two() {
-                super::$scenario("rt-two").await
-            }
-        }
-    };
-}
-
-const _: &str = IGNORED;
 
 fn of_type<'a>(items: &'a [Value], kind: &str) -> Vec<&'a Value> {
     items.iter().filter(|i| i["type"] == kind).collect()
@@ -100,11 +80,13 @@ async fn shell_command(runtime: &str) {
         command.to_string().contains("echo real-shell-ok"),
         "{command}"
     );
+    // The command really ran: its own output line (a login shell may print more).
+    let output = command["output"].as_str().unwrap_or_default();
     assert!(
-        command.to_string().contains("real-shell-ok\\n")
-            || command.to_string().contains("real-shell-ok"),
-        "{command}"
+        output.lines().any(|l| l == "real-shell-ok"),
+        "the command's output: {command}"
     );
+    assert_eq!(command["exit_code"], 0, "{command}");
     let requests = sim.requests();
     assert_eq!(requests.len(), 2, "the tool result went back to the model");
     assert!(
@@ -241,7 +223,7 @@ async fn api_error(runtime: &str) {
         assert!(
             error.contains(&status.to_string())
                 || error.contains("the simulator says no")
-                || error.contains("ended with"),
+                || error.contains("high demand"),
             "{status}: a useful message: {error}"
         );
         let session = svc.get(&format!("/v1/agents/sessions/{sid}")).await;
@@ -306,10 +288,15 @@ async fn responses(runtime: &str) {
     ] {
         assert!(stream.contains(event), "{event} in the stream: {stream}");
     }
-    assert!(
-        stream.contains("streamed answer here") || stream.contains("streamed "),
-        "{stream}"
-    );
+    // The deltas, joined, are the model's text.
+    let text: String = stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter(|e| e["type"] == "response.output_text.delta")
+        .filter_map(|e| e["delta"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(text, "streamed answer here", "{stream}");
     let next = svc.post("/v1/responses", json!({"model": runtime, "input": "question three", "previous_response_id": first["id"]})).await;
     assert!(next["output"].to_string().contains("continued"), "{next}");
     let history = last_request_text(&sim);

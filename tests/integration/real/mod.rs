@@ -2,6 +2,24 @@
 //! (`sim`). They need the pinned CLIs, which `.ci/run` installs and `just test-real` puts on
 //! PATH as `rt-one` and `rt-two` (in `SVC_REAL_BIN`); `just test` runs them.
 
+/// One `#[tokio::test]` per runtime for a scenario `async fn(&str)`.
+macro_rules! on_both {
+    ($scenario:ident) => {
+        mod $scenario {
+            #[tokio::test]
+            #[ignore = "needs the pinned real CLIs: run `just test-real`"]
+            async fn rt_one() {
+                super::$scenario("rt-one").await
+            }
+            #[tokio::test]
+            #[ignore = "needs the pinned real CLIs: run `just test-real`"]
+            async fn rt_two() {
+                super::$scenario("rt-two").await
+            }
+        }
+    };
+}
+
 mod e2e;
 mod shapes;
 pub mod sim;
@@ -13,8 +31,6 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-pub const IGNORED: &str = "needs the pinned real CLIs: run `just test-real`";
 
 /// The directory holding `rt-one` (codex) and `rt-two` (claude).
 pub fn real_bin() -> PathBuf {

@@ -140,6 +140,7 @@ fn diff(path: &str, fake: &Value, real: &Value, out: &mut Vec<String>) {
 
 struct Run {
     stdout: String,
+    stderr: String,
 }
 
 /// Starts `program` with the argv the adapter builds for `request`, in `cwd`.
@@ -161,6 +162,7 @@ fn run(
         .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
     Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
 
@@ -259,6 +261,18 @@ async fn compare(
 
     let (fake_order, fake_shapes) = outline(&fake.stdout);
     let (real_order, real_shapes) = outline(&real.stdout);
+    // Two runs that printed nothing, or stopped early, would have equal shapes too.
+    for (who, order, run) in [("fake", &fake_order, &fake), ("real", &real_order, &real)] {
+        let last = order.last().map(String::as_str).unwrap_or_default();
+        let terminal = ["turn.completed", "turn.failed", "result/"]
+            .iter()
+            .any(|t| last.starts_with(t));
+        assert!(
+            terminal,
+            "{runtime} `{prompt}`: the {who} run ended without a terminal line ({order:?})\n--- stdout\n{}\n--- stderr\n{}",
+            run.stdout, run.stderr
+        );
+    }
     let mut problems = Vec::new();
     if fake_order != real_order {
         problems.push(format!(
@@ -280,24 +294,7 @@ async fn compare(
     );
 }
 
-macro_rules! scenario {
-    ($name:ident, $body:expr) => {
-        mod $name {
-            #[tokio::test]
-            #[ignore = "needs the pinned real CLIs: run `just test-real`"]
-            async fn rt_one() {
-                ($body)("rt-one").await
-            }
-            #[tokio::test]
-            #[ignore = "needs the pinned real CLIs: run `just test-real`"]
-            async fn rt_two() {
-                ($body)("rt-two").await
-            }
-        }
-    };
-}
-
-pub async fn text(runtime: &str) {
+async fn text_reply(runtime: &str) {
     let reply = "Hello from the scripted model";
     compare(
         runtime,
@@ -308,9 +305,9 @@ pub async fn text(runtime: &str) {
     )
     .await
 }
-scenario!(text_reply, super::text);
+on_both!(text_reply);
 
-pub async fn shell(runtime: &str) {
+async fn shell_command(runtime: &str) {
     compare(
         runtime,
         "run echo",
@@ -320,9 +317,9 @@ pub async fn shell(runtime: &str) {
     )
     .await
 }
-scenario!(shell_command, super::shell);
+on_both!(shell_command);
 
-pub async fn file(runtime: &str) {
+async fn file_write(runtime: &str) {
     compare(
         runtime,
         "write a note",
@@ -339,9 +336,9 @@ pub async fn file(runtime: &str) {
     )
     .await
 }
-scenario!(file_write, super::file);
+on_both!(file_write);
 
-pub async fn mcp_call(runtime: &str) {
+async fn mcp_tool_call(runtime: &str) {
     let mcp = McpMock::start(None).await;
     let url = mcp.url();
     compare(
@@ -353,9 +350,9 @@ pub async fn mcp_call(runtime: &str) {
     )
     .await
 }
-scenario!(mcp_tool_call, super::mcp_call);
+on_both!(mcp_tool_call);
 
-pub async fn reasoning(runtime: &str) {
+async fn reasoning_then_text(runtime: &str) {
     compare(
         runtime,
         "think first",
@@ -368,9 +365,9 @@ pub async fn reasoning(runtime: &str) {
     )
     .await
 }
-scenario!(reasoning_then_text, super::reasoning);
+on_both!(reasoning_then_text);
 
-pub async fn api_error(runtime: &str) {
+async fn failed_turn(runtime: &str) {
     compare(
         runtime,
         "hello",
@@ -386,4 +383,4 @@ pub async fn api_error(runtime: &str) {
     )
     .await
 }
-scenario!(failed_turn, super::api_error);
+on_both!(failed_turn);
