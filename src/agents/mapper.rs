@@ -207,18 +207,20 @@ impl Mapper {
 
     /// Keeps a copy of a file the runtime reported, when it lies inside the workspace.
     fn snapshot(&self, reported: &str) {
-        let mut state = self.handle.lock();
-        let workspace = normalize(&state.workspace);
+        let workspace = normalize(&self.handle.lock().workspace);
         let path = normalize(&workspace.join(reported));
-        let Ok(relative) = path.strip_prefix(&workspace) else {
+        let Ok(relative) = path.strip_prefix(&workspace).map(Path::to_path_buf) else {
             tracing::debug!("not snapshotting {reported}: outside the workspace");
             return;
         };
-        let relative = relative.display().to_string();
-        let bytes = match read_capped(&path) {
-            Some(bytes) => bytes,
-            None => return,
+        // Read without the session lock, and never through a link out of the workspace.
+        let Some(bytes) =
+            crate::agents::environments::fs::read_beneath(&workspace, &relative, MAX_ARTIFACT_BYTES)
+        else {
+            return;
         };
+        let relative = relative.display().to_string();
+        let mut state = self.handle.lock();
         state
             .artifacts
             .retain(|a| !(a.relative == relative && a.turn_id == self.turn_id));
@@ -226,7 +228,7 @@ impl Mapper {
             id: ids::new("art"),
             turn_id: self.turn_id.clone(),
             relative,
-            bytes,
+            bytes: bytes.into(),
             created_at: ids::now(),
         });
     }
@@ -251,13 +253,6 @@ impl Mapper {
     }
 }
 
-fn read_capped(path: &Path) -> Option<bytes::Bytes> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_ARTIFACT_BYTES {
-        return None;
-    }
-    std::fs::read(path).ok().map(bytes::Bytes::from)
-}
 
 fn status(kind: &ItemKind, status: ItemStatus) -> &'static str {
     let output_only = matches!(kind, ItemKind::Message { .. } | ItemKind::Reasoning { .. });

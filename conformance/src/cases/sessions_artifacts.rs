@@ -4,7 +4,7 @@ use super::sessions_common::{
     Api, RUNTIMES, check_id, check_list, event_data, expect_missing, id_of, spath,
 };
 use crate::{Case, Ctx, case, profiles};
-use anyhow::{anyhow, ensure};
+use anyhow::{Context, anyhow, ensure};
 use serde_json::{Value, json};
 
 async fn artifact(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
@@ -177,6 +177,33 @@ pub fn cases() -> Vec<Case> {
             run: |ctx| async move {
                 for rt in RUNTIMES {
                     artifact(&ctx, rt).await?;
+                }
+                Ok(())
+            },
+        },
+        case! {
+            id: "agents/artifacts/004",
+            spec: "Artifacts are snapshots of files inside the workspace: a file the runtime reports through a symbolic link leading out of it is never read into an artifact.",
+            profile: &profiles::AGENTS_SESSIONS,
+            tags: ["needs:fake-runtimes"],
+            endpoints: ["agents_artifacts_list"],
+            codes: [],
+            run: |ctx| async move {
+                let dir = ctx.dir().context("needs the profile directory")?;
+                let outside = dir.join("outside-artifacts");
+                std::fs::create_dir_all(&outside)?;
+                std::fs::create_dir_all(dir.join("workspace"))?;
+                let link = dir.join("workspace/escape");
+                if !link.exists() {
+                    std::os::unix::fs::symlink(&outside, &link)?;
+                }
+                let api = Api::new(&ctx);
+                for rt in RUNTIMES {
+                    let (sid, turn, _) = api.run_turn(rt, &format!("[[scenario:file_change:escape/{rt}.txt]] escaped body")).await?;
+                    ensure!(turn["status"] == "completed", "{rt}: {turn}");
+                    ensure!(outside.join(format!("{rt}.txt")).exists(), "{rt}: the runtime wrote through the link");
+                    let listed = api.all(&spath(&sid, "/artifacts")).await?;
+                    ensure!(listed.is_empty(), "{rt}: no snapshot through a link: {listed:?}");
                 }
                 Ok(())
             },

@@ -104,6 +104,44 @@ pub fn write_beneath(workspace: &Path, rel: &Path, bytes: &[u8]) -> Result<Writt
     }
 }
 
+/// The bytes of the regular file `workspace/rel` when it is at most `cap` long, opened
+/// like `write_beneath` without following any link; `None` for anything else.
+pub fn read_beneath(workspace: &Path, rel: &Path, cap: u64) -> Option<Vec<u8>> {
+    let mut dir: OwnedFd = File::open(workspace).ok()?.into();
+    let parts: Vec<&OsStr> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(p) => Some(p),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let (name, parents) = parts.split_last()?;
+    for part in parents {
+        dir = openat(
+            &dir,
+            *part,
+            OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()?;
+    }
+    let fd = openat(
+        &dir,
+        *name,
+        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK,
+        Mode::empty(),
+    )
+    .ok()?;
+    let file = File::from(fd);
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > cap {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(cap + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= cap).then_some(bytes)
+}
+
 /// A failed no-follow open: a link (ELOOP, or ENOTDIR for a link to a file) is refused by
 /// name; anything else is an I/O error.
 fn link_or_io(workspace: &Path, rel: &Path, e: Errno) -> ApiError {
@@ -188,6 +226,13 @@ mod tests {
         let err = write_beneath(&ws, Path::new("dangling"), b"x").unwrap_err();
         assert_eq!(err.code, Code::PathRefused, "{}", err.message);
         assert!(!outside.join("target").exists());
+
+        assert_eq!(read_beneath(&ws, Path::new("a/b/c.txt"), 10).as_deref(), Some(&b"one"[..]));
+        assert_eq!(read_beneath(&ws, Path::new("a/b/c.txt"), 2), None, "over the cap");
+        std::fs::write(outside.join("secret"), b"outside").unwrap();
+        assert_eq!(read_beneath(&ws, Path::new("link/secret"), 100), None, "never through a link");
+        assert_eq!(read_beneath(&ws, Path::new("../outside/secret"), 100), None);
+        std::fs::remove_file(outside.join("secret")).unwrap();
 
         let files = regular_files(&ws);
         assert_eq!(files, vec![(PathBuf::from("a/b/c.txt"), 3)]);
