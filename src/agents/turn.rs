@@ -145,7 +145,10 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
     // Declared first, so it ends after the lock: readers wake once, to a consistent state.
     let _burst = handle.log.burst();
     let mut state = handle.lock();
-    if state.deleted {
+    // Everything that can make this give up comes before `running` is set: a `running`
+    // left behind would hold every later turn and make delete wait for nothing.
+    let adapter = state.agent.runtime.adapter()?;
+    if state.deleted || state.turn(turn_id).is_none() {
         return None;
     }
     let now = ids::now();
@@ -200,7 +203,6 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
         mcp_servers: mcp,
         extra_args: launch.args.clone(),
     };
-    let adapter = agent.runtime.adapter()?;
     Some((request, child_env, adapter, rx))
 }
 
