@@ -214,9 +214,11 @@ impl Mapper {
             return;
         };
         // Read without the session lock, and never through a link out of the workspace.
-        let Some(bytes) =
-            crate::agents::environments::fs::read_beneath(&workspace, &relative, MAX_ARTIFACT_BYTES)
-        else {
+        let Some(bytes) = crate::agents::environments::fs::read_beneath(
+            &workspace,
+            &relative,
+            MAX_ARTIFACT_BYTES,
+        ) else {
             return;
         };
         let relative = relative.display().to_string();
@@ -252,7 +254,6 @@ impl Mapper {
         counts
     }
 }
-
 
 fn status(kind: &ItemKind, status: ItemStatus) -> &'static str {
     let output_only = matches!(kind, ItemKind::Message { .. } | ItemKind::Reasoning { .. });

@@ -227,10 +227,21 @@ mod tests {
         assert_eq!(err.code, Code::PathRefused, "{}", err.message);
         assert!(!outside.join("target").exists());
 
-        assert_eq!(read_beneath(&ws, Path::new("a/b/c.txt"), 10).as_deref(), Some(&b"one"[..]));
-        assert_eq!(read_beneath(&ws, Path::new("a/b/c.txt"), 2), None, "over the cap");
+        assert_eq!(
+            read_beneath(&ws, Path::new("a/b/c.txt"), 10).as_deref(),
+            Some(&b"one"[..])
+        );
+        assert_eq!(
+            read_beneath(&ws, Path::new("a/b/c.txt"), 2),
+            None,
+            "over the cap"
+        );
         std::fs::write(outside.join("secret"), b"outside").unwrap();
-        assert_eq!(read_beneath(&ws, Path::new("link/secret"), 100), None, "never through a link");
+        assert_eq!(
+            read_beneath(&ws, Path::new("link/secret"), 100),
+            None,
+            "never through a link"
+        );
         assert_eq!(read_beneath(&ws, Path::new("../outside/secret"), 100), None);
         std::fs::remove_file(outside.join("secret")).unwrap();
 
