@@ -19,10 +19,7 @@ pub async fn definitions_create(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Out {
-    let header = headers
-        .get("x-svc-adapter")
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty());
+    let header = super::header(&headers, "x-svc-adapter");
     let default = app.agents.settings.default_runtime;
     app.agents
         .definitions

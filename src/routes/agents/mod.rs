@@ -22,3 +22,13 @@ pub use sessions::*;
 pub use stream::events_stream;
 pub use vaults::*;
 pub use webhooks::*;
+
+/// A request header's value, trimmed; `None` when absent, empty or not text. Every agents
+/// route reads `X-Svc-Adapter` and `Idempotency-Key` through this, so they agree.
+pub(super) fn header<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}

@@ -51,12 +51,7 @@ pub async fn responses_create(
     let request = request::parse(&body)?;
     let ignored = request.ignored.join(", ");
     let (stream, background) = (request.stream, request.background);
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .filter(|v| !v.is_empty())
-    };
+    let header = |name: &str| super::header(&headers, name);
     let key = header("idempotency-key");
     let replayed = match key {
         Some(key) => app.responses.replay(&identity.id, key, &body)?,

@@ -1,3 +1,4 @@
+use super::header;
 use crate::agents::paging::{PageQuery, envelope};
 use crate::agents::runtimes::RUNTIMES;
 use crate::auth::Identity;
@@ -10,14 +11,6 @@ use axum::response::IntoResponse;
 use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
-
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-}
 
 pub async fn runtimes_list(
     State(app): State<SharedState>,
