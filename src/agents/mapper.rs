@@ -28,6 +28,8 @@ pub struct Mapper {
     next_index: u64,
     /// Streamed text per runtime key, until the item completes.
     texts: HashMap<String, String>,
+    /// Item id to its position in the session's items, so an update finds it at once.
+    slots: HashMap<String, usize>,
     pub terminal: Option<Terminal>,
     pub exit_code: Option<i32>,
     /// The session's agent: the sender of its sub-agent calls.
@@ -44,6 +46,7 @@ impl Mapper {
             keys: HashMap::new(),
             next_index: 1,
             texts: HashMap::new(),
+            slots: HashMap::new(),
             terminal: None,
             exit_code: None,
         }
@@ -59,15 +62,35 @@ impl Mapper {
                 self.handle.lock().thread_id = Some(thread_id);
             }
             RuntimeEvent::TextDelta { key, delta } => {
-                let placeholder = RuntimeItem {
-                    key: key.clone(),
-                    kind: ItemKind::Message {
-                        text: String::new(),
-                    },
-                    status: ItemStatus::InProgress,
+                let (item_id, index) = match self.keys.get(&key) {
+                    Some(known) => known.clone(),
+                    None => {
+                        let placeholder = RuntimeItem {
+                            key: key.clone(),
+                            kind: ItemKind::Message {
+                                text: String::new(),
+                            },
+                            status: ItemStatus::InProgress,
+                        };
+                        self.upsert(&placeholder, false)
+                    }
                 };
-                let (item_id, index) = self.upsert(&placeholder, false);
-                self.texts.entry(key).or_default().push_str(&delta);
+                let streamed = self.texts.entry(key).or_default();
+                streamed.push_str(&delta);
+                // Appended in place: rebuilding the item on every delta would copy the
+                // whole text so far each time.
+                let mut state = self.handle.lock();
+                if let Some(stored) = stored_mut(&self.slots, &mut state, &item_id) {
+                    let text = stored
+                        .get_mut("content")
+                        .and_then(|c| c.get_mut(0))
+                        .and_then(|c| c.get_mut("text"));
+                    match text {
+                        Some(Value::String(text)) => text.push_str(&delta),
+                        _ => stored["content"] = json!([{"type": "output_text", "text": streamed}]),
+                    }
+                }
+                drop(state);
                 self.push(
                     "agent.session.turn.output_text.delta",
                     json!({"item_id": item_id, "output_index": index, "content_index": 0, "delta": delta}),
@@ -142,13 +165,14 @@ impl Mapper {
             json["content"] = json!([]);
         }
         let mut state = self.handle.lock();
-        match state.items.iter_mut().find(|v| v["id"] == item_id.as_str()) {
+        match stored_mut(&self.slots, &mut state, &item_id) {
             Some(existing) => {
                 let created_at = existing["created_at"].clone();
                 *existing = json;
                 existing["created_at"] = created_at;
             }
             None => {
+                self.slots.insert(item_id.clone(), state.items.len());
                 state.items.push(json.clone());
                 drop(state);
                 if known.is_none() {
@@ -164,14 +188,7 @@ impl Mapper {
 
     fn complete(&mut self, item: RuntimeItem) {
         let (item_id, index) = self.upsert(&item, true);
-        let stored = {
-            let state = self.handle.lock();
-            state
-                .items
-                .iter()
-                .find(|v| v["id"] == item_id.as_str())
-                .cloned()
-        };
+        let stored = stored_mut(&self.slots, &mut self.handle.lock(), &item_id).cloned();
         let Some(stored) = stored else { return };
         if let ItemKind::Message { .. } = item.kind {
             let text = stored["content"][0]["text"].clone();
@@ -253,6 +270,17 @@ impl Mapper {
         }
         counts
     }
+}
+
+/// The stored item `item_id`, at its recorded position (checked, since only the mapper of
+/// the running turn records positions).
+fn stored_mut<'a>(
+    slots: &HashMap<String, usize>,
+    state: &'a mut SessionState,
+    item_id: &str,
+) -> Option<&'a mut Value> {
+    let at = slots.get(item_id).copied()?;
+    state.items.get_mut(at).filter(|v| v["id"] == item_id)
 }
 
 fn status(kind: &ItemKind, status: ItemStatus) -> &'static str {
