@@ -50,7 +50,15 @@ pub async fn work(handle: Arc<SessionHandle>) {
                 }
             }
         };
-        run(&handle, &next).await;
+        // A bug while mapping a runtime's output must not leave the session running
+        // forever: the turn fails, and the queue goes on.
+        let turn = std::panic::AssertUnwindSafe(run(&handle, &next));
+        if futures::FutureExt::catch_unwind(turn).await.is_err() {
+            tracing::error!(session = %handle.id, turn = %next, "the turn's worker panicked");
+            let mapper = Mapper::new(handle.clone(), next.clone());
+            let message = "internal error while running the turn (see the server log)".to_owned();
+            finish(&handle, &next, Outcome::Failed(message), mapper, Instant::now());
+        }
     }
 }
 
