@@ -3,17 +3,15 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// The host of an http(s) URL, without port or brackets.
-pub fn host_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next()?.to_owned()
-    } else {
-        authority.split(':').next()?.to_owned()
-    };
-    Some(host.to_ascii_lowercase())
+/// Whether a parsed URL's host is private; `None` when it has none. `url` has already read
+/// the decimal, hex and short spellings of an address (`https://2130706433/`) as the
+/// address, so they are judged as one.
+pub fn url_host_is_private(url: &url::Url) -> Option<bool> {
+    Some(match url.host()? {
+        url::Host::Domain(name) => is_private(name),
+        url::Host::Ipv4(ip) => is_private_ip(ip.into()),
+        url::Host::Ipv6(ip) => is_private_ip(ip.into()),
+    })
 }
 
 /// A name reserved for the local machine or network, or a literal private address.
@@ -128,14 +126,5 @@ mod tests {
         ] {
             assert!(!is_private(host), "{host}");
         }
-    }
-
-    #[test]
-    fn host_of_strips_userinfo_port_and_brackets() {
-        assert_eq!(
-            host_of("https://user@Example.com:8443/x").as_deref(),
-            Some("example.com")
-        );
-        assert_eq!(host_of("https://[::1]:9/").as_deref(), Some("::1"));
     }
 }

@@ -57,7 +57,13 @@ pub async fn work(handle: Arc<SessionHandle>) {
             tracing::error!(session = %handle.id, turn = %next, "the turn's worker panicked");
             let mapper = Mapper::new(handle.clone(), next.clone());
             let message = "internal error while running the turn (see the server log)".to_owned();
-            finish(&handle, &next, Outcome::Failed(message), mapper, Instant::now());
+            finish(
+                &handle,
+                &next,
+                Outcome::Failed(message),
+                mapper,
+                Instant::now(),
+            );
         }
     }
 }

@@ -4,8 +4,6 @@
 
 use crate::agents::ids;
 use crate::agents::input::{self, invalid, only_keys, opt_str};
-pub use crate::agents::net::host_of;
-use crate::agents::net::is_private;
 use crate::agents::sessions::not_found;
 use crate::error::ApiError;
 use serde_json::{Map, Value, json};
@@ -385,7 +383,8 @@ impl Vaults {
         let own = auth
             .get("mcp_server_url")
             .and_then(Value::as_str)
-            .and_then(host_of)
+            .and_then(|u| url::Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
             .unwrap_or_default();
         let hosts = map
             .get("allowed_hosts")
@@ -401,17 +400,22 @@ impl Vaults {
         Ok(())
     }
 
-    fn check_url(&self, url: &str) -> Result<(), ApiError> {
+    fn check_url(&self, raw: &str) -> Result<(), ApiError> {
         let bad = |why: &str| invalid("auth.mcp_server_url", why.to_owned());
-        let rest = match url.strip_prefix("https://") {
-            Some(rest) => rest,
-            None if self.allow_private_urls && url.starts_with("http://") => &url[7..],
-            None => return Err(bad("`mcp_server_url` must be an https URL")),
-        };
-        let host = host_of(url)
-            .filter(|h| !h.is_empty() && !rest.starts_with('@'))
+        let url = url::Url::parse(raw).map_err(|_| bad("`mcp_server_url` is not a URL"))?;
+        match url.scheme() {
+            "https" => {}
+            "http" if self.allow_private_urls => {}
+            _ => return Err(bad("`mcp_server_url` must be an https URL")),
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(bad(
+                "`mcp_server_url` must not carry a user name or password",
+            ));
+        }
+        let private = crate::agents::net::url_host_is_private(&url)
             .ok_or_else(|| bad("`mcp_server_url` has no host"))?;
-        if !self.allow_private_urls && is_private(&host) {
+        if private && !self.allow_private_urls {
             return Err(bad(
                 "`mcp_server_url` points to a private or loopback address (SVC_AGENTS_ALLOW_PRIVATE_URLS=1 allows it for local development)",
             ));

@@ -146,7 +146,7 @@ pub fn cases() -> Vec<Case> {
                 refused(&ctx, &base, with(b(json!({"networking": {"type": "limited", "allowed_hosts": ["evil.example.net"]}}))), "auth.networking.allowed_hosts").await?;
                 ok(&ctx, Method::POST, &base, Some(with(b(json!({"networking": {"type": "limited", "allowed_hosts": ["mcp.example.com"]}}))))).await?;
                 refused(&ctx, &base, with(b(json!({"mcp_server_url": "http://mcp.example.com/mcp"}))), "auth.mcp_server_url").await?;
-                for private in ["https://127.0.0.1/mcp", "https://10.0.0.5/mcp", "https://192.168.1.1/mcp", "https://localhost:8443/mcp", "https://[::1]/mcp"] {
+                for private in ["https://127.0.0.1/mcp", "https://10.0.0.5/mcp", "https://192.168.1.1/mcp", "https://localhost:8443/mcp", "https://[::1]/mcp", "https://2130706433/mcp", "https://0x7f.0.0.1/mcp", "https://0/mcp", "https://user:pw@mcp.example.com/mcp"] {
                     refused(&ctx, &base, with(b(json!({"mcp_server_url": private}))), "auth.mcp_server_url").await?;
                 }
                 refused(&ctx, &base, with(b(json!({"token": "abc\ndef"}))), "auth.token").await?;

@@ -4,7 +4,7 @@
 //! checked then, so a name that re-resolves to a private host (DNS rebinding) is caught.
 
 use crate::agents::input::invalid;
-use crate::agents::net::{is_private, is_private_ip};
+use crate::agents::net::{is_private_ip, url_host_is_private};
 use crate::error::ApiError;
 use futures::future::BoxFuture;
 use std::net::SocketAddr;
@@ -49,11 +49,8 @@ impl Rules {
         if url.query().is_some() {
             return Err(bad(format!("`{param}` must not have a query string")));
         }
-        let private = match url.host() {
-            None => return Err(bad(format!("`{param}` has no host"))),
-            Some(Host::Domain(name)) => is_private(name),
-            Some(Host::Ipv4(ip)) => is_private_ip(ip.into()),
-            Some(Host::Ipv6(ip)) => is_private_ip(ip.into()),
+        let Some(private) = url_host_is_private(&url) else {
+            return Err(bad(format!("`{param}` has no host")));
         };
         if private && !self.allow_private {
             return Err(bad(private_message(param)));
