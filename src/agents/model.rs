@@ -194,7 +194,7 @@ impl SessionState {
             },
             "environment": {
                 "type": "self_hosted",
-                "id": self.setup.environment_id.as_deref().unwrap_or("env_local"),
+                "id": self.environment_id(),
                 "workspace_directory": self.workspace,
                 "capability_directories": [],
                 "remote_url": "",
@@ -212,6 +212,11 @@ impl SessionState {
                 "differences": self.setup.differences,
             },
         })
+    }
+
+    /// The environment the session runs in; `env_local` for the default workspace.
+    pub fn environment_id(&self) -> &str {
+        self.setup.environment_id.as_deref().unwrap_or("env_local")
     }
 
     pub fn turn(&self, turn_id: &str) -> Option<&Turn> {
@@ -247,13 +252,14 @@ impl Turn {
 }
 
 impl Artifact {
-    pub fn to_json(&self, session_id: &str) -> Value {
+    /// `path` keeps the spec's `/workspace/<relative>` form whatever the real directory.
+    pub fn to_json(&self, session_id: &str, environment_id: &str) -> Value {
         json!({
             "id": self.id,
             "object": "agent.session.artifact",
             "session_id": session_id,
             "turn_id": self.turn_id,
-            "environment_id": "env_local",
+            "environment_id": environment_id,
             "path": format!("/workspace/{}", self.relative),
             "size_bytes": self.bytes.len(),
             "created_at": self.created_at,

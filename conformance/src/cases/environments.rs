@@ -196,10 +196,10 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "agents/environments/007",
-            spec: "A session created with `environment: {type: self_hosted, id}` runs its runtime in the environment's workspace with the environment's variables.",
+            spec: "A session created with `environment: {type: self_hosted, id}` runs its runtime in the environment's workspace with the environment's variables, and its artifacts name that environment.",
             profile: &profiles::AGENTS_SESSIONS,
             tags: ["needs:fake-runtimes"],
-            endpoints: ["agents_environments_create", "agents_sessions_create", "agents_environment_files_list"],
+            endpoints: ["agents_environments_create", "agents_sessions_create", "agents_environment_files_list", "agents_artifacts_list"],
             codes: [],
             run: |ctx| async move {
                 let api = Api::new(&ctx);
@@ -217,6 +217,11 @@ pub fn cases() -> Vec<Case> {
                     ensure!(printed, "{runtime}: the runtime saw PROJECT_MODE: {items:?}");
                     let files = api.json(&format!("{ENVS}/{id}/files")).await?;
                     ensure!(files.to_string().contains(&format!("{dir}/made-here.txt")), "{runtime}: the runtime worked in the workspace: {files}");
+                    let artifacts = api.all(&format!("/v1/agents/sessions/{sid}/artifacts")).await?;
+                    ensure!(
+                        !artifacts.is_empty() && artifacts.iter().all(|x| x["environment_id"] == id.as_str()),
+                        "{runtime}: artifacts name the session's environment: {artifacts:?}"
+                    );
                     let resp = api.send(api.post("/v1/agents/sessions", &json!({"runtime": runtime, "environment": {"type": "self_hosted", "id": "env_ffffffffffffffffffffffff"}}))).await?;
                     expect_error_param(&resp, 404, "resource_not_found", "environment.id")?;
                 }

@@ -102,7 +102,7 @@ pub async fn artifacts_list(
         Ok(state
             .artifacts
             .iter()
-            .map(|a| a.to_json(&handle.id))
+            .map(|a| a.to_json(&handle.id, state.environment_id()))
             .collect())
     })
 }
@@ -130,7 +130,8 @@ pub async fn artifacts_get(
     Path((id, artifact_id)): Path<(String, String)>,
 ) -> ApiResult<Json> {
     let (handle, artifact) = artifact_of(&app, &identity, &id, &artifact_id)?;
-    Ok(axum::Json(artifact.to_json(&handle.id)))
+    let environment_id = handle.lock().environment_id().to_owned();
+    Ok(axum::Json(artifact.to_json(&handle.id, &environment_id)))
 }
 
 pub async fn artifacts_content(
