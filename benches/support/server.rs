@@ -7,15 +7,19 @@ use svc::server::{AppState, SharedState};
 
 /// `svc` with the agents group, a workspace in `dir`, and `extra` variables; its base URL.
 pub async fn serve(dir: &std::path::Path, extra: &[(&str, &str)]) -> (String, SharedState) {
-    let mut env: std::collections::BTreeMap<String, String> = [
+    // The process's own variables (PATH, RT_FAKE_STATE_DIR) minus any SVC_* configuration;
+    // the fakes' RT_FAKE_* variables are passed on to the runtimes on purpose.
+    let mut env: std::collections::BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| !k.starts_with("SVC_"))
+        .collect();
+    env.extend([
+        ("SVC_SERVER_CHILD_ENV".to_owned(), "RT_FAKE_*".to_owned()),
         ("SVC_SERVER_ENABLED_GROUPS".to_owned(), "agents".to_owned()),
         (
             "SVC_AGENTS_WORKSPACE".to_owned(),
             dir.join("workspace").display().to_string(),
         ),
-    ]
-    .into_iter()
-    .collect();
+    ]);
     env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let settings = Settings::load_with_env(&LoadOptions::default(), &env).unwrap();
     let state = AppState::with_settings(settings);

@@ -213,6 +213,7 @@ pub static AGENTS_SESSIONS: Profile = Profile {
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
         ("RT_FAKE_FIXED_CLOCK", "1"),
     ],
     template: None,
@@ -227,6 +228,7 @@ pub static AGENTS_SESSIONS_TWO: Profile = Profile {
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
         ("RT_FAKE_FIXED_CLOCK", "1"),
         ("SVC_AGENTS_DEFAULT", "rt-two"),
         ("SVC_AGENTS_TRACES", "1"),
@@ -243,6 +245,7 @@ pub static AGENTS_SESSIONS_SMALL_HISTORY: Profile = Profile {
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
         ("RT_FAKE_FIXED_CLOCK", "1"),
         ("SVC_AGENTS_EVENT_HISTORY", "20"),
     ],
@@ -258,6 +261,7 @@ pub static AGENTS_SESSIONS_OWNERS: Profile = Profile {
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
         ("RT_FAKE_FIXED_CLOCK", "1"),
     ],
     template: Some(
@@ -322,6 +326,7 @@ pub static AGENTS_LOCAL_MCP: Profile = Profile {
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("SVC_AGENTS_ALLOW_PRIVATE_URLS", "1"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
         ("RT_FAKE_FIXED_CLOCK", "1"),
     ],
     template: None,
@@ -340,6 +345,7 @@ pub static AGENTS_AUDITED: Profile = Profile {
         ("SVC_SERVER_AUDIT_FILE", "{dir}/audit.jsonl"),
         ("RUST_LOG", "trace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
         ("RT_FAKE_FIXED_CLOCK", "1"),
     ],
     template: None,
@@ -354,6 +360,7 @@ pub static AGENTS_LAUNCH: Profile = Profile {
     env: &[
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
         ("RT_FAKE_FIXED_CLOCK", "1"),
     ],
     template: Some(
@@ -382,6 +389,7 @@ pub static AGENTS_WEBHOOKS: Profile = Profile {
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
         ("RT_FAKE_FIXED_CLOCK", "1"),
         ("SVC_AGENTS_WEBHOOK_ALLOW_HTTP", "1"),
         ("SVC_AGENTS_ALLOW_PRIVATE_URLS", "1"),
@@ -410,6 +418,7 @@ pub static AGENTS_PATHS: Profile = Profile {
     env: &[
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
     ],
     template: Some(
         r#"
@@ -424,3 +433,26 @@ paths:
     args: &[],
     files: &[],
 };
+
+/// Agents sessions on a server started with its own token, another `SVC_*` variable and a
+/// cloud secret in its environment, passing two variables on to children on purpose
+/// (`SVC_SERVER_CHILD_ENV`): what a runtime may and may not inherit.
+pub static AGENTS_SESSIONS_SERVER_SECRETS: Profile = Profile {
+    name: "agents-sessions-server-secrets",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*,CHILD_VISIBLE"),
+        ("SVC_SERVER_TOKEN", SERVER_SECRET_TOKEN),
+        ("SVC_AGENTS_TRACES", "1"),
+        ("AWS_SECRET_ACCESS_KEY", "aws-secret-9c41e7d2"),
+        ("CHILD_VISIBLE", "passed-on-purpose-5e8a"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// The token of [`AGENTS_SESSIONS_SERVER_SECRETS`].
+pub const SERVER_SECRET_TOKEN: &str = "svc-server-token-0b7f3c9a";

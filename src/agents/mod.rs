@@ -12,7 +12,6 @@ pub mod input;
 pub mod log;
 pub mod mapper;
 pub mod model;
-pub mod net;
 pub mod paging;
 pub mod responses;
 pub mod runtimes;

@@ -85,6 +85,8 @@ pub struct SessionSetup {
     pub differences: Vec<String>,
     /// The operator's additions to this runtime's launch (template.yaml `agents.runtimes`).
     pub launch: crate::config::template::RuntimeLaunchEntry,
+    /// What every child starts from instead of the server's own environment.
+    pub child_base: crate::services::child_env::ChildEnv,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -309,6 +309,7 @@ impl Agents {
         if let Some(launch) = self.settings.launch.get(spec.runtime.id) {
             setup.launch = launch.clone();
         }
+        setup.child_base = self.settings.child_env.clone();
         let id = ids::new("agsess");
         let now = ids::now();
         let state = SessionState {

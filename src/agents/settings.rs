@@ -40,6 +40,9 @@ pub struct AgentsSettings {
     /// The first pause before a failed webhook delivery is retried; each later one is
     /// four times longer.
     pub webhook_retry_base: std::time::Duration,
+    /// What runtimes start from instead of the server's environment (the server's
+    /// `child_env`, copied here when the configuration is resolved).
+    pub child_env: crate::services::child_env::ChildEnv,
 }
 
 impl Default for AgentsSettings {
@@ -55,6 +58,7 @@ impl Default for AgentsSettings {
             launch: BTreeMap::new(),
             webhook_allow_http: false,
             webhook_retry_base: crate::agents::webhooks::DEFAULT_RETRY_BASE,
+            child_env: Default::default(),
         }
     }
 }

@@ -202,9 +202,10 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
     );
     let agent = &state.agent;
     let (mcp, secrets) = mcp_servers(&agent.tools, tokens);
-    // The operator's variables first, so a session's own (already checked) come after them.
+    // The explicit base (never the server's own environment), then the operator's
+    // variables, so a session's own (already checked) come after them.
     let launch = &state.setup.launch;
-    let mut child_env: Vec<(String, String)> = launch.env.clone().into_iter().collect();
+    let mut child_env = state.setup.child_base.with(launch.env.clone());
     child_env.extend(state.setup.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     child_env.extend(secrets);
     let request = TurnRequest {

@@ -413,7 +413,7 @@ impl Vaults {
                 "`mcp_server_url` must not carry a user name or password",
             ));
         }
-        let private = crate::agents::net::url_host_is_private(&url)
+        let private = crate::services::url_guard::url_host_is_private(&url)
             .ok_or_else(|| bad("`mcp_server_url` has no host"))?;
         if private && !self.allow_private_urls {
             return Err(bad(

@@ -13,6 +13,7 @@ pub const PRESET: &str = "SVC_SERVER_PRESET";
 pub const AUDIT: &str = "SVC_SERVER_AUDIT";
 pub const AUDIT_FILE: &str = "SVC_SERVER_AUDIT_FILE";
 pub const MAX_BODY_BYTES: &str = "SVC_SERVER_MAX_BODY_BYTES";
+pub const CHILD_ENV: &str = "SVC_SERVER_CHILD_ENV";
 
 const KNOWN: &[&str] = &[
     SERVER_TOKEN,
@@ -21,7 +22,22 @@ const KNOWN: &[&str] = &[
     AUDIT,
     AUDIT_FILE,
     MAX_BODY_BYTES,
+    CHILD_ENV,
 ];
+
+/// `SVC_SERVER_CHILD_ENV`: a comma list of names (or prefixes ending in `*`) passed on to
+/// children, added to `server.child_env`.
+pub(super) fn child_env_pass(env: &BTreeMap<String, String>) -> Vec<String> {
+    env.get(CHILD_ENV)
+        .map(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 pub fn is_server_var(name: &str) -> bool {
     name.starts_with("SVC_SERVER_")

@@ -87,6 +87,8 @@ pub struct Settings {
     pub paths: PathGuard,
     pub commands: CommandRegistry,
     pub agents: crate::agents::settings::AgentsSettings,
+    /// What every child starts from (never the server's own environment).
+    pub child_env: crate::services::child_env::ChildEnv,
     pub warnings: Vec<String>,
     pub revision: String,
 }
@@ -213,6 +215,7 @@ fn resolve(
         paths,
         commands,
         agents: Default::default(),
+        child_env: Default::default(),
         warnings: Vec::new(),
         revision: String::new(),
     };
@@ -223,7 +226,12 @@ fn resolve(
         );
     }
     env::apply(&mut settings, &mut identities, env, &mut warnings)?;
+    let mut pass = server.child_env;
+    pass.extend(env::child_env_pass(env));
+    settings.child_env = crate::services::child_env::ChildEnv::from_parent(env, &pass)
+        .map_err(|why| ConfigError(format!("server.child_env / {}: {why}", env::CHILD_ENV)))?;
     settings.agents = crate::agents::settings::AgentsSettings::from_env(env, &mut warnings)?;
+    settings.agents.child_env = settings.child_env.clone();
     settings.agents.launch = crate::agents::settings::launch_from_template(template.agents)?;
     settings.identities = Identities::new(identities)?;
     if settings.identities.is_empty() {

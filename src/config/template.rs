@@ -52,6 +52,10 @@ pub struct ServerSection {
     pub audit: Option<AuditMode>,
     pub audit_file: Option<PathBuf>,
     pub max_body_bytes: Option<u64>,
+    /// Variables of the server's environment passed on to every child (names, or prefixes
+    /// ending in `*`), besides the login basics; `SVC_*` never.
+    #[serde(default)]
+    pub child_env: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

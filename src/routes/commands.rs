@@ -35,5 +35,8 @@ pub async fn run(
         .with_endpoint("commands_run"));
     }
     let argv = command.render(&args)?;
-    command.run(argv).await.map(axum::Json)
+    command
+        .run(argv, &app.settings.child_env)
+        .await
+        .map(axum::Json)
 }

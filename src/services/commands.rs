@@ -5,6 +5,7 @@
 use crate::config::ConfigError;
 use crate::config::template::{ArgKind, CommandArgEntry, CommandEntry};
 use crate::error::{ApiError, Code};
+use crate::services::child_env::ChildEnv;
 use crate::services::supervisor;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -179,18 +180,14 @@ impl CommandSpec {
         Ok(argv)
     }
 
-    pub async fn run(&self, argv: Vec<String>) -> Result<Value, ApiError> {
+    pub async fn run(&self, argv: Vec<String>, base: &ChildEnv) -> Result<Value, ApiError> {
         let mut parts = argv.clone().into_iter();
         let program = parts.next().unwrap_or_default();
         let spec = supervisor::Spec {
             program: program.clone(),
             args: parts.collect(),
             cwd: self.cwd.clone(),
-            env: self
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            env: base.with(self.env.clone()),
             timeout: self.timeout,
             output_cap: OUTPUT_CAP_BYTES,
         };

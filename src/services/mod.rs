@@ -2,6 +2,9 @@
 //! that needs them (the path guard by file, process and terminal routes; the supervisor by
 //! commands, shells and agent runtimes).
 
+pub mod child_env;
 pub mod commands;
+pub mod env_rules;
 pub mod paths;
 pub mod supervisor;
+pub mod url_guard;

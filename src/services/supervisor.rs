@@ -271,7 +271,8 @@ async fn keep_tail(
 }
 
 /// Every child: its own process group (so it can be stopped as a whole), piped output,
-/// killed if the server drops it.
+/// killed if the server drops it, and exactly the environment `env` (callers start from
+/// `ChildEnv`): nothing of the server's own environment leaks through.
 fn command(
     program: &str,
     args: &[String],
@@ -294,7 +295,7 @@ fn command(
     if let Some(cwd) = cwd {
         command.current_dir(cwd);
     }
-    command.envs(env.iter().map(|(k, v)| (k, v)));
+    command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
     command
 }
 

@@ -53,6 +53,7 @@ def _env(tmp: Path, extra: dict[str, str]) -> dict[str, str]:
         SVC_SERVER_ENABLED_GROUPS="agents",
         SVC_AGENTS_WORKSPACE=str(tmp / "workspace"),
         RT_FAKE_STATE_DIR=str(tmp / "rt-state"),
+        SVC_SERVER_CHILD_ENV="RT_FAKE_*",
         PATH=os.pathsep.join([str(REPO / "target" / "debug"), env.get("PATH", "")]),
     )
     env.update(extra)

@@ -128,6 +128,25 @@ pub fn cases() -> Vec<Case> {
             },
         },
         case! {
+            id: "agents/environments/010",
+            spec: "`env` names that inject code or configuration are refused with 400 naming them: interpreter and loader options (NODE_OPTIONS, PYTHONPATH, PYTHONSTARTUP), CA bundles (NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, REQUESTS_CA_BUNDLE), package registry settings (npm_config_*, PIP_*), shell start-up hooks (PROMPT_COMMAND) and XDG directories (XDG_CONFIG_HOME, which with a `.config/git/config` file would inject git configuration); harmless names of the same families still pass.",
+            profile: &profiles::AGENTS_SESSIONS,
+            tags: [],
+            endpoints: ["agents_environments_create", "agents_sessions_create"],
+            codes: ["invalid_request"],
+            run: |ctx| async move {
+                let api = Api::new(&ctx);
+                for name in ["NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "XDG_CONFIG_HOME", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PROMPT_COMMAND", "npm_config_registry", "NPM_CONFIG_USERCONFIG", "PIP_INDEX_URL", "PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "CURL_CA_BUNDLE", "ZDOTDIR", "XDG_DATA_HOME"] {
+                    refused(&api, json!({"env": {name: "x"}}), &format!("env.{name}")).await?;
+                }
+                // The same rule on a session's inline environment.
+                let resp = api.send(api.post(super::sessions_common::SESSIONS, &json!({"environment": {"type": "self_hosted", "env": {"XDG_CONFIG_HOME": "/tmp/x"}}}))).await?;
+                expect_error_param(&resp, 400, "invalid_request", "environment.env.XDG_CONFIG_HOME")?;
+                create(&api, &json!({"workspace_directory": workspace(&ctx, "e010"), "env": {"NODE_ENV": "production", "PYTHONUNBUFFERED": "1", "CARGO_TERM_COLOR": "never"}})).await?;
+                Ok(())
+            },
+        },
+        case! {
             id: "agents/environments/005",
             spec: "The keys network, packages, setup_commands, plugins, skills, desktop, container_size and capability_directories are 400; so is any unknown key.",
             profile: &profiles::AGENTS_SESSIONS,

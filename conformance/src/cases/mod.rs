@@ -5,6 +5,7 @@ use crate::Case;
 mod access;
 mod agents;
 mod capabilities;
+mod children;
 mod commands;
 mod core;
 mod definitions;
@@ -74,6 +75,7 @@ pub fn all() -> Vec<Case> {
     all.extend(sessions_events::cases());
     all.extend(sessions_lists::cases());
     all.extend(sessions_artifacts::cases());
+    all.extend(children::cases());
     all.extend(definitions::cases());
     all.extend(models::cases());
     all.extend(responses::cases());

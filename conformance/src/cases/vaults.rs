@@ -157,6 +157,23 @@ pub fn cases() -> Vec<Case> {
             },
         },
         case! {
+            id: "agents/credentials/004",
+            spec: "A credential's `mcp_server_url` on an address that the IANA special-purpose registries do not mark globally reachable is 400 naming `auth.mcp_server_url`: the same URL guard as webhook endpoints.",
+            profile: &profiles::AGENTS_SESSIONS,
+            tags: [],
+            endpoints: ["agents_vault_credentials_create"],
+            codes: ["invalid_request"],
+            run: |ctx| async move {
+                let vid = vault(&ctx).await?;
+                let base = format!("/v1/vaults/{vid}/credentials");
+                for host in super::webhooks::SPECIAL_PURPOSE_HOSTS {
+                    let auth = json!({"type": "static_bearer", "token": "t", "mcp_server_url": format!("https://{host}/mcp")});
+                    refused(&ctx, &base, json!({"name": "c", "auth": auth}), "auth.mcp_server_url").await.with_context(|| (*host).to_owned())?;
+                }
+                Ok(())
+            },
+        },
+        case! {
             id: "agents/credentials/003",
             spec: "Update rotates the secret (never returned) and metadata; delete answers the deleted object; unknown ids are 404 naming vault_id or credential_id.",
             profile: &profiles::AGENTS_SESSIONS,

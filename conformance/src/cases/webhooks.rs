@@ -248,6 +248,44 @@ async fn body_rules(ctx: Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Hosts in blocks the IANA special-purpose registries do not mark globally reachable, which
+/// the older private-range rules let through: every one is refused wherever a caller gives
+/// the server a URL to reach (webhook endpoints, vault credential URLs).
+pub const SPECIAL_PURPOSE_HOSTS: &[&str] = &[
+    "192.0.0.1",
+    "192.0.0.170",
+    "192.0.2.10",
+    "198.51.100.7",
+    "203.0.113.9",
+    "192.88.99.1",
+    "[2001:db8::1]",
+    "[100::1]",
+    "[64:ff9b:1::7f00:1]",
+    "[::ffff:0:7f00:1]",
+    "[2001::1]",
+    "[2001:2::1]",
+    "[3fff::1]",
+    "[5f00::1]",
+];
+
+async fn special_purpose(ctx: Ctx) -> anyhow::Result<()> {
+    let api = Api::new(&ctx);
+    for host in SPECIAL_PURPOSE_HOSTS {
+        refused(&api, ENDPOINTS, body(&format!("https://{host}/h")), "url")
+            .await
+            .with_context(|| (*host).to_owned())?;
+    }
+    // Globally reachable exceptions inside refused blocks, and ordinary public hosts, stay open.
+    for url in [
+        "https://192.0.0.9/h",
+        "https://[2001:1::1]/h",
+        "https://[2606:4700::1111]/h",
+    ] {
+        create(&api, url, &["idle"]).await?;
+    }
+    Ok(())
+}
+
 async fn url_rules(ctx: Ctx) -> anyhow::Result<()> {
     let api = Api::new(&ctx);
     for url in [
@@ -521,6 +559,15 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_webhooks_get", "agents_webhooks_update", "agents_webhooks_delete", "agents_webhooks_rotate_secret", "agents_webhooks_test", "agents_webhooks_list"],
             codes: ["resource_not_found"],
             run: isolation,
+        },
+        case! {
+            id: "agents/webhooks/013",
+            spec: "Every address the IANA special-purpose registries do not mark globally reachable is refused as a webhook `url` (IETF protocol assignments, documentation ranges, the 6to4 relay, discard-only, local-use NAT64, IPv4-translated, Teredo, benchmarking); the registries' globally reachable exceptions are accepted.",
+            profile: &profiles::AGENTS_SESSIONS,
+            tags: [],
+            endpoints: ["agents_webhooks_create"],
+            codes: ["invalid_request"],
+            run: special_purpose,
         },
     ]
 }

@@ -41,72 +41,7 @@ pub struct FileSpec {
     pub file_id: Option<String>,
 }
 
-/// A variable name the child may not receive from a request, and why.
-pub fn refused_env_name(name: &str) -> Option<&'static str> {
-    let upper = name.to_ascii_uppercase();
-    const EXACT: &[&str] = &["PATH", "HOME", "SHELL", "IFS", "ENV", "BASH_ENV", "PWD"];
-    const PREFIXES: &[(&str, &str)] = &[
-        (
-            "GIT_",
-            "`GIT_*` variables change what git runs and where it writes",
-        ),
-        ("SVC_", "`SVC_*` variables configure this server"),
-        ("LD_", "loader variables can inject code into every process"),
-        (
-            "DYLD_",
-            "loader variables can inject code into every process",
-        ),
-        ("BASH_FUNC_", "exported shell functions run in every shell"),
-        (
-            "OPENAI_",
-            "runtime-specific variables are set by the operator",
-        ),
-        (
-            "ANTHROPIC_",
-            "runtime-specific variables are set by the operator",
-        ),
-        (
-            "CODEX_",
-            "runtime-specific variables are set by the operator",
-        ),
-        (
-            "CLAUDE_",
-            "runtime-specific variables are set by the operator",
-        ),
-        ("RT_", "runtime-specific variables are set by the operator"),
-    ];
-    const SECRET_WORDS: &[&str] = &[
-        "KEY",
-        "APIKEY",
-        "TOKEN",
-        "SECRET",
-        "SECRETS",
-        "PASSWORD",
-        "PASSWD",
-        "PASS",
-        "CREDENTIAL",
-        "CREDENTIALS",
-        "AUTH",
-        "PRIVATE",
-        "COOKIE",
-    ];
-    if EXACT.contains(&upper.as_str()) {
-        return Some("the server sets it for the runtime");
-    }
-    if upper.ends_with("_PROXY") {
-        return Some("proxy variables would redirect the runtime's traffic");
-    }
-    if let Some((_, why)) = PREFIXES.iter().find(|(p, _)| upper.starts_with(p)) {
-        return Some(why);
-    }
-    let secret = upper.split('_').any(|w| SECRET_WORDS.contains(&w))
-        || ["APIKEY", "TOKEN", "SECRET", "PASSWORD"]
-            .iter()
-            .any(|w| upper.ends_with(w));
-    secret.then_some(
-        "secret-like names are refused: secrets reach runtimes only through vault credentials",
-    )
-}
+use crate::services::env_rules::refused_env_name;
 
 /// `env`: names that a shell would accept, values without NUL, and none of the refused names.
 pub fn env(value: Option<&Value>, param: &str) -> Result<BTreeMap<String, String>, ApiError> {
@@ -315,39 +250,6 @@ pub fn join(prefix: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn refused_variable_names() {
-        for name in [
-            "PATH",
-            "home",
-            "HTTPS_PROXY",
-            "no_proxy",
-            "GITHUB_TOKEN",
-            "AWS_SECRET_ACCESS_KEY",
-            "DB_PASSWORD",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_MODEL",
-            "CODEX_HOME",
-            "GIT_DIR",
-            "SVC_SERVER_TOKEN",
-            "LD_PRELOAD",
-            "BASH_ENV",
-            "MY_APIKEY",
-            "SESSION_COOKIE",
-        ] {
-            assert!(refused_env_name(name).is_some(), "{name}");
-        }
-        for name in [
-            "LANG",
-            "RUST_LOG",
-            "PROJECT_NAME",
-            "MONKEY_COUNT",
-            "KEYBOARD",
-        ] {
-            assert!(refused_env_name(name).is_none(), "{name}");
-        }
-    }
 
     #[test]
     fn workspace_directories() {

@@ -4,8 +4,8 @@
 //! checked then, so a name that re-resolves to a private host (DNS rebinding) is caught.
 
 use crate::agents::input::invalid;
-use crate::agents::net::{is_private_ip, url_host_is_private};
 use crate::error::ApiError;
+use crate::services::url_guard::{is_private_ip, url_host_is_private};
 use futures::future::BoxFuture;
 use std::net::SocketAddr;
 use std::time::Duration;

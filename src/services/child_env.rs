@@ -1,0 +1,147 @@
+//! The environment every child of the server starts from (agent runtimes, named commands,
+//! and later shells, terminals, code runs and sandboxes). It is built from an explicit base,
+//! never the server's own environment: the server's token and every other `SVC_*` variable,
+//! cloud credentials and whatever else the server was started with stay with the server.
+//!
+//! What passes: the variables a program needs to behave like a normal login (`PATH`, `HOME`,
+//! the user, the locale, the terminal, the time zone, the temp directory) and the names the
+//! operator lists on purpose (`server.child_env` in template.yaml, or
+//! `SVC_SERVER_CHILD_ENV`). A listed name ending in `*` passes every variable it prefixes.
+//! `SVC_*` names can never be listed.
+
+use std::collections::BTreeMap;
+
+/// Passed to every child when the server has them.
+pub const ALWAYS: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR",
+];
+/// Locale categories (`LC_ALL`, `LC_CTYPE`, ...).
+const ALWAYS_PREFIX: &str = "LC_";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChildEnv {
+    vars: Vec<(String, String)>,
+}
+
+/// Why a name cannot be passed on, or `None` when it is a valid entry.
+pub fn invalid_pass_entry(entry: &str) -> Option<String> {
+    let name = entry.strip_suffix('*').unwrap_or(entry);
+    if name.is_empty() && entry.ends_with('*') {
+        return Some("`*` alone would pass the server's whole environment".into());
+    }
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Some(format!(
+            "`{entry}` is not a variable name (letters, digits and `_`, optionally ending in `*`)"
+        ));
+    }
+    if name.to_ascii_uppercase().starts_with("SVC_") {
+        return Some(format!(
+            "`{entry}` would pass `SVC_*` variables, which configure the server (its token among them) and never reach a child"
+        ));
+    }
+    None
+}
+
+impl ChildEnv {
+    /// The base taken from the server's environment `parent`: [`ALWAYS`], the locale
+    /// categories, and the operator's `pass` entries (checked with [`invalid_pass_entry`]).
+    pub fn from_parent(
+        parent: &BTreeMap<String, String>,
+        pass: &[String],
+    ) -> Result<ChildEnv, String> {
+        if let Some(why) = pass.iter().find_map(|e| invalid_pass_entry(e)) {
+            return Err(why);
+        }
+        let passes = |name: &str| {
+            ALWAYS.contains(&name)
+                || name.starts_with(ALWAYS_PREFIX)
+                || pass.iter().any(|entry| match entry.strip_suffix('*') {
+                    Some(prefix) => name.starts_with(prefix),
+                    None => name == entry,
+                })
+        };
+        let vars = parent
+            .iter()
+            .filter(|(name, _)| !name.starts_with("SVC_") && passes(name))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(ChildEnv { vars })
+    }
+
+    /// The base variables, in name order.
+    pub fn vars(&self) -> &[(String, String)] {
+        &self.vars
+    }
+
+    /// The base followed by `extra`; a later entry of the same name wins when the child
+    /// is spawned.
+    pub fn with(&self, extra: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+        let mut all = self.vars.clone();
+        all.extend(extra);
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parent() -> BTreeMap<String, String> {
+        [
+            ("PATH", "/usr/bin"),
+            ("HOME", "/home/me"),
+            ("LC_ALL", "C.UTF-8"),
+            ("SVC_SERVER_TOKEN", "secret"),
+            ("SVC_AGENTS_WORKSPACE", "/w"),
+            ("AWS_SECRET_ACCESS_KEY", "aws"),
+            ("RT_FAKE_STATE_DIR", "/s"),
+            ("RT_FAKE_SEED", "x"),
+            ("CI", "true"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+    }
+
+    fn names(env: &ChildEnv) -> Vec<&str> {
+        env.vars().iter().map(|(k, _)| k.as_str()).collect()
+    }
+
+    #[test]
+    fn only_the_base_and_what_the_operator_names_pass() {
+        let env = ChildEnv::from_parent(&parent(), &[]).unwrap();
+        assert_eq!(names(&env), ["HOME", "LC_ALL", "PATH"]);
+        let env = ChildEnv::from_parent(&parent(), &["RT_FAKE_*".into(), "CI".into()]).unwrap();
+        assert_eq!(
+            names(&env),
+            [
+                "CI",
+                "HOME",
+                "LC_ALL",
+                "PATH",
+                "RT_FAKE_SEED",
+                "RT_FAKE_STATE_DIR"
+            ]
+        );
+    }
+
+    #[test]
+    fn svc_variables_can_never_be_passed() {
+        for entry in ["SVC_SERVER_TOKEN", "SVC_*", "svc_x", "*", "", "A-B"] {
+            assert!(
+                ChildEnv::from_parent(&parent(), &[entry.to_owned()]).is_err(),
+                "{entry:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn extra_variables_follow_the_base() {
+        let env = ChildEnv::from_parent(&parent(), &[]).unwrap();
+        let all = env.with([("HOME".to_owned(), "/other".to_owned())]);
+        assert_eq!(
+            all.last().unwrap(),
+            &("HOME".to_owned(), "/other".to_owned())
+        );
+    }
+}
