@@ -81,7 +81,10 @@ pub fn not_found(what: &str, param: &str, id: &str) -> ApiError {
 }
 
 impl Agents {
-    pub fn new(settings: AgentsSettings) -> Agents {
+    pub fn new(mut settings: AgentsSettings) -> Agents {
+        // The operator's own workspace may lie behind links (their choice); resolved once
+        // here, every later walk through it can refuse links without refusing it.
+        settings.workspace = crate::agents::environments::fs::without_links(&settings.workspace);
         Agents {
             vaults: Arc::new(crate::agents::vaults::Vaults::new(
                 settings.max_vaults,

@@ -235,10 +235,13 @@ async fn execute(
             runtime.id, runtime.binary
         ));
     };
-    if let Err(e) = std::fs::create_dir_all(&request.cwd) {
+    // The same link-free walk that checked the workspace creates it: a link swapped in
+    // since fails the turn instead of starting the runtime somewhere else.
+    if let Err(e) = crate::agents::environments::fs::open_dir_nofollow(&request.cwd, true) {
         return Outcome::Failed(format!(
-            "cannot create the workspace {}: {e}",
-            request.cwd.display()
+            "cannot use the workspace {}: {}",
+            request.cwd.display(),
+            e.message
         ));
     }
     let launch = adapter.launch(request);

@@ -147,6 +147,48 @@ pub fn cases() -> Vec<Case> {
             },
         },
         case! {
+            id: "agents/environments/011",
+            spec: "`workspace_directory` is judged on the path the kernel will open: a component that is a symbolic link (one to `/etc`, or inside the workspace root), or a directory that configures git, remote access, a shell or an agent tool (`.git`, `.ssh`, ...) anywhere on the path, is 400 `agents.path_refused` naming it, also on a session's inline environment; a refused directory is never created and no file lands in it.",
+            profile: &profiles::AGENTS_SESSIONS,
+            tags: [],
+            endpoints: ["agents_environments_create", "agents_sessions_create"],
+            codes: ["agents.path_refused"],
+            run: |ctx| async move {
+                let api = Api::new(&ctx);
+                let root = ctx.dir().context("this case makes links beside the server's workspace: it needs the profile's directory")?.join("envs").join("e011");
+                std::fs::create_dir_all(&root)?;
+                let to_etc = root.join("to-etc");
+                std::os::unix::fs::symlink("/etc", &to_etc)?;
+                let inner = root.join("inner");
+                std::fs::create_dir_all(&inner)?;
+                std::os::unix::fs::symlink(&inner, root.join("to-inner"))?;
+                let key = json!([{"type": "inline", "path": "authorized_keys", "data": b64("ssh-ed25519 AAAA attacker")}]);
+                let shown = |p: &std::path::Path| p.display().to_string();
+                for dir in [
+                    shown(&to_etc),
+                    shown(&to_etc.join("app")),
+                    shown(&root.join("to-inner").join("ws")),
+                    shown(&root.join("repo/.git/hooks")),
+                    shown(&root.join("home/.ssh")),
+                    shown(&root.join("home/.SSH")),
+                    shown(&root.join("proj/.codex")),
+                ] {
+                    let resp = api.send(api.post(ENVS, &json!({"workspace_directory": dir, "files": key}))).await?;
+                    expect_error_param(&resp, 400, "agents.path_refused", "workspace_directory").with_context(|| dir.clone())?;
+                }
+                let resp = api.send(api.post(super::sessions_common::SESSIONS, &json!({"environment": {"type": "self_hosted", "workspace_directory": shown(&to_etc)}}))).await?;
+                expect_error_param(&resp, 400, "agents.path_refused", "environment.workspace_directory")?;
+                for never in ["repo/.git", "home/.ssh", "home/.SSH", "proj/.codex", "inner/ws"] {
+                    ensure!(!root.join(never).exists(), "`{never}` was created for a refused workspace");
+                }
+                ensure!(!std::path::Path::new("/etc/app").exists(), "nothing was created through the link to /etc");
+                // The same places written without links or refused names are fine.
+                let ok = create(&api, &json!({"workspace_directory": shown(&inner.join("ws")), "files": key})).await?;
+                ensure!(inner.join("ws/authorized_keys").is_file(), "the file lands in a plain workspace: {ok}");
+                Ok(())
+            },
+        },
+        case! {
             id: "agents/environments/005",
             spec: "The keys network, packages, setup_commands, plugins, skills, desktop, container_size and capability_directories are 400; so is any unknown key.",
             profile: &profiles::AGENTS_SESSIONS,

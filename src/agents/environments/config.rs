@@ -95,7 +95,10 @@ pub fn refuse_hosted_keys(map: &Map<String, Value>, prefix: &str) -> Result<(), 
     Ok(())
 }
 
-/// `workspace_directory`: absolute, no `..`, and not a system directory.
+/// `workspace_directory`: absolute, no `..`, not a system directory, and no component that
+/// configures git, remote access, a shell or an agent tool (the rules of environment files,
+/// applied to every component: a workspace inside `.git` or `.ssh` would let its files land
+/// there).
 pub fn workspace_directory(raw: &str, param: &str) -> Result<PathBuf, ApiError> {
     let path = Path::new(raw);
     if !path.is_absolute() || raw.contains('\0') || raw.len() > 4096 {
@@ -111,6 +114,7 @@ pub fn workspace_directory(raw: &str, param: &str) -> Result<PathBuf, ApiError> 
         ));
     }
     let clean: PathBuf = path.components().collect();
+    paths::check_component_names(&clean, raw).map_err(|e| e.with_param(param))?;
     let refused = SYSTEM_ROOTS.iter().any(|r| clean == Path::new(r))
         || SYSTEM_TREES.iter().any(|t| clean.starts_with(t));
     if refused {

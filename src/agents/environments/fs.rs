@@ -20,13 +20,63 @@ pub enum Written {
     Unchanged,
 }
 
+/// Opens the absolute directory `path` one component at a time from `/`, never following a
+/// link, and creating the components that are missing when `create` (so a link swapped in
+/// while this runs makes it fail instead of creating or landing anywhere else). Without
+/// `create`, a missing component ends the walk with `None`: nothing below it can be a link.
+pub fn open_dir_nofollow(path: &Path, create: bool) -> Result<Option<OwnedFd>, ApiError> {
+    let mut dir: OwnedFd = File::open("/").map_err(|e| io_error(path, e))?.into();
+    let mut walked = PathBuf::from("/");
+    for component in path.components() {
+        let Component::Normal(part) = component else {
+            continue;
+        };
+        walked.push(part);
+        if create {
+            match mkdirat(&dir, part, Mode::from_bits_truncate(0o755)) {
+                Ok(()) | Err(Errno::EEXIST) => {}
+                Err(e) => return Err(io_error(&walked, e.into())),
+            }
+        }
+        dir = match openat(
+            &dir,
+            part,
+            OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) if !create => return Ok(None),
+            Err(e) => return Err(link_or_io(&walked, Path::new(""), e)),
+        };
+    }
+    Ok(Some(dir))
+}
+
+/// `path` with the links of its existing part resolved (the part that does not exist yet is
+/// kept as written): how the operator's configured workspace is made walkable by
+/// [`open_dir_nofollow`].
+pub fn without_links(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// Writes `bytes` to `workspace/rel`, creating directories as needed. An existing file with
-/// the same bytes is left as it is; with other bytes it is `agents.file_exists`.
+/// the same bytes is left as it is; with other bytes it is `agents.file_exists`. Neither the
+/// workspace's own path nor anything below it is ever followed through a link.
 pub fn write_beneath(workspace: &Path, rel: &Path, bytes: &[u8]) -> Result<Written, ApiError> {
-    std::fs::create_dir_all(workspace).map_err(|e| io_error(workspace, e))?;
-    let mut dir: OwnedFd = File::open(workspace)
-        .map_err(|e| io_error(workspace, e))?
-        .into();
+    let mut dir = open_dir_nofollow(workspace, true)?.expect("created when missing");
     let parts: Vec<&OsStr> = rel
         .components()
         .filter_map(|c| match c {
@@ -165,7 +215,7 @@ fn link_or_io(workspace: &Path, rel: &Path, e: Errno) -> ApiError {
     }
 }
 
-fn io_error(path: &Path, e: std::io::Error) -> ApiError {
+pub fn io_error(path: &Path, e: std::io::Error) -> ApiError {
     ApiError::new(
         Code::InvalidRequest,
         format!("cannot write `{}`: {e}", path.display()),

@@ -232,6 +232,10 @@ impl Agents {
         if let Some(raw) = opt_str(map, "workspace_directory", &p("workspace_directory"))? {
             let dir = config::workspace_directory(raw, &p("workspace_directory"))?;
             self.may_write(&dir, &p("workspace_directory"))?;
+            // Judged on the path the kernel will open: a link anywhere on the way is refused
+            // now, and the directory is created later by the same link-free walk.
+            fs::open_dir_nofollow(&dir, false)
+                .map_err(|e| e.with_param(p("workspace_directory")))?;
             resolved.workspace = Some(dir);
         }
         let workspace = resolved
@@ -291,12 +295,7 @@ impl Agents {
 /// Writes every file, or none: the ones this call created are removed again when a later
 /// one is refused, so a failed request leaves the workspace as it was.
 pub fn place_files(workspace: &Path, files: &[FileSpec]) -> Result<Vec<FileRecord>, ApiError> {
-    std::fs::create_dir_all(workspace).map_err(|e| {
-        invalid(
-            "workspace_directory",
-            format!("cannot create the workspace `{}`: {e}", workspace.display()),
-        )
-    })?;
+    fs::open_dir_nofollow(workspace, true).map_err(|e| e.with_param("workspace_directory"))?;
     let mut created: Vec<PathBuf> = Vec::new();
     let mut records = Vec::new();
     for file in files {

@@ -119,6 +119,25 @@ pub fn relative(raw: &str, workspace: &Path) -> Result<RelPath, ApiError> {
     Ok(rel)
 }
 
+/// The refused names on every component of a directory path (a workspace): none may be a
+/// refused directory or file name.
+pub fn check_component_names(dir: &Path, raw: &str) -> Result<(), ApiError> {
+    for part in dir.components().filter_map(|c| match c {
+        Component::Normal(p) => Some(p.to_string_lossy().to_lowercase()),
+        _ => None,
+    }) {
+        if REFUSED_DIRS.contains(&part.as_str()) || REFUSED_FILES.contains(&part.as_str()) {
+            return Err(refused(
+                Code::PathRefused,
+                format!(
+                    "`{raw}` passes through `{part}`, which configures git, remote access, a shell or an agent tool"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_refused_names(rel: &Path, raw: &str) -> Result<(), ApiError> {
     let parts: Vec<String> = rel
         .components()
