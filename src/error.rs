@@ -89,6 +89,9 @@ error_table! {
     RateLimited            => "rate_limited",            429, "RateLimitError",           true,  true,  Live;
     ConcurrencyLimited     => "concurrency_limited",     429, "ConcurrencyLimitError",    true,  true,  Live;
     DuplicateParameter     => "duplicate_parameter",     400, "DuplicateParameterError",  false, true,  Live;
+    // Ours: the HTTP layer's size limits, answered typed before routing.
+    UriTooLong             => "uri_too_long",            414, "UriTooLongError",          false, true,  Live;
+    HeadersTooLarge        => "headers_too_large",       431, "HeadersTooLargeError",     false, true,  Live;
     // Ours: bad bodies and queries, named commands, roadmap placeholders, the safety net.
     InvalidRequest         => "invalid_request",         400, "BadRequestError",          false, false, Live;
     CommandNotFound        => "command_not_found",       404, "NotFoundError",            false, false, Live;

@@ -6,7 +6,7 @@
 use crate::audit::AuditInfo;
 use crate::auth::Identity;
 use crate::endpoints::Endpoint;
-use crate::error::{ApiError, Code, PendingError, is_v1_path};
+use crate::error::{ApiError, Code, PendingError};
 use crate::policy::limits::Refusal;
 use crate::server::SharedState;
 use axum::body::Body;
@@ -194,13 +194,47 @@ fn hold_permit<P: Send + Sync + 'static>(response: Response, permit: P) -> Respo
     })
 }
 
-/// The outermost layer: renders every error body in the shape its path needs, marks `/v1`
-/// answers as local, and writes the audit entry.
+/// The longest request target (path and query) served; a longer one is a typed 414. Well
+/// below hyper's own limit (64 KiB), so every answer to a long URI is typed.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most header bytes (names and values) a request may carry; more is a typed 431. Well
+/// below hyper's own read buffer (about 400 KiB), past which hyper answers an untyped 431.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+
+/// The HTTP layer's size limits, answered as typed errors before any routing.
+fn over_http_limits(req: &Request) -> Option<ApiError> {
+    let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target > MAX_URI_BYTES {
+        return Some(ApiError::new(
+            Code::UriTooLong,
+            format!("the request target is {target} bytes, over the limit of {MAX_URI_BYTES}"),
+        ));
+    }
+    let headers: usize = req
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    (headers > MAX_HEADER_BYTES).then(|| {
+        ApiError::new(
+            Code::HeadersTooLarge,
+            format!(
+                "the request headers are {headers} bytes, over the limit of {MAX_HEADER_BYTES}"
+            ),
+        )
+    })
+}
+
+/// The outermost layer: answers the HTTP layer's size limits, renders every error body in
+/// the shape its path needs, marks every answer as local, and writes the audit entry.
 pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
-    let mut response = next.run(req).await;
+    let mut response = match over_http_limits(&req) {
+        Some(error) => error.into_response(),
+        None => next.run(req).await,
+    };
 
     let audit = response.extensions_mut().remove::<AuditInfo>();
     if let Some(PendingError(error)) = response.extensions_mut().remove::<PendingError>() {
@@ -213,11 +247,10 @@ pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) ->
     {
         response = safety_net(response.status(), &path).render(&path);
     }
-    if is_v1_path(&path) {
-        response
-            .headers_mut()
-            .insert("x-svc-local", HeaderValue::from_static("1"));
-    }
+    // The spec's local marker is on every answer, errors included.
+    response
+        .headers_mut()
+        .insert("x-svc-local", HeaderValue::from_static("1"));
     app.audit
         .record(&method, &path, audit.as_ref(), &response, started.elapsed());
     response

@@ -2,7 +2,7 @@
 
 use super::raw;
 use crate::{Case, Ctx, case, profiles};
-use anyhow::ensure;
+use anyhow::{Context, ensure};
 use reqwest::Method;
 use serde_json::json;
 
@@ -160,7 +160,7 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "pipeline/errors/003",
-            spec: "Outside /v1 the error body is flat: `error` message, `type`, `code`, and `endpoint` and `rule` on policy denials; no `X-Svc-Local`.",
+            spec: "Outside /v1 the error body is flat: `error` message, `type`, `code`, and `endpoint` and `rule` on policy denials; `X-Svc-Local: 1` as on every answer.",
             profile: &profiles::DEFAULT,
             tags: [],
             endpoints: ["browser_start"],
@@ -169,8 +169,73 @@ pub fn cases() -> Vec<Case> {
                 let resp = ctx.send(ctx.post_json("/browser", &json!({}))).await?;
                 let body = resp.expect_error(404, "endpoint_disabled")?;
                 ensure!(body["endpoint"] == "browser_start" && body["rule"] == "default:opt-in:browser", "body: {body}");
-                ensure!(resp.header("x-svc-local").is_none(), "X-Svc-Local is for /v1 only");
+                ensure!(resp.header("x-svc-local") == Some("1"), "X-Svc-Local is on every answer, errors included");
                 ctx.snapshot("pipeline__errors__flat_endpoint_disabled", &body)?;
+                Ok(())
+            },
+        },
+        case! {
+            id: "pipeline/local/001",
+            spec: "Every response, errors included, carries `X-Svc-Local: 1`: health, capabilities, commands, an unmatched path, a pending endpoint, a bad body, and the typed size refusals of the HTTP layer, inside and outside /v1.",
+            profile: &profiles::DEFAULT,
+            tags: [],
+            endpoints: ["health", "capabilities", "commands_list", "capabilities_check", "files_list"],
+            codes: ["not_found", "not_implemented", "invalid_request", "uri_too_long", "headers_too_large", "endpoint_disabled"],
+            run: |ctx| async move {
+                let long = format!("?q={}", "a".repeat(9000));
+                let big = "b".repeat(40 * 1024);
+                let requests = [
+                    ("GET /health", ctx.get("/health"), 200),
+                    ("GET /capabilities", ctx.get("/capabilities"), 200),
+                    ("GET /commands", ctx.get("/commands"), 200),
+                    ("GET /no/such/path", ctx.get("/no/such/path"), 404),
+                    ("GET /files/list", ctx.get("/files/list?path=/tmp"), 501),
+                    ("POST /capabilities/check", ctx.request(Method::POST, "/capabilities/check").header("content-type", "application/json").body("{not json"), 400),
+                    ("GET /v1/models", ctx.get("/v1/models"), 404),
+                    ("long URI", ctx.get(&format!("/health{long}")), 414),
+                    ("long /v1 URI", ctx.get(&format!("/v1/models{long}")), 414),
+                    ("big headers", ctx.get("/capabilities").header("x-big", big.as_str()), 431),
+                ];
+                for (what, rb, status) in requests {
+                    let resp = ctx.send(rb).await?;
+                    resp.expect_status(status).with_context(|| what.to_owned())?;
+                    ensure!(resp.header("x-svc-local") == Some("1"), "{what}: X-Svc-Local missing\n{}", resp.describe());
+                }
+                Ok(())
+            },
+        },
+        case! {
+            id: "pipeline/local/002",
+            spec: "A refused token (401) carries `X-Svc-Local: 1` too.",
+            profile: &profiles::SECURED,
+            tags: [],
+            endpoints: ["capabilities"],
+            codes: ["unauthorized"],
+            run: |ctx| async move {
+                let resp = ctx.send(ctx.anonymous(Method::GET, "/capabilities")).await?;
+                resp.expect_error(401, "unauthorized")?;
+                ensure!(resp.header("x-svc-local") == Some("1"), "X-Svc-Local missing on 401\n{}", resp.describe());
+                Ok(())
+            },
+        },
+        case! {
+            id: "pipeline/limits/003",
+            spec: "The HTTP layer's size limits answer typed errors, in the body shape of the path: a request target over 8 KiB is 414 `uri_too_long`, headers over 32 KiB are 431 `headers_too_large`; just under the limits the request is served.",
+            profile: &profiles::DEFAULT,
+            tags: [],
+            endpoints: ["health"],
+            codes: ["uri_too_long", "headers_too_large"],
+            run: |ctx| async move {
+                let over = format!("/health?q={}", "a".repeat(8 * 1024));
+                ctx.send(ctx.get(&over)).await?.expect_error(414, "uri_too_long")?;
+                ctx.send(ctx.get(&format!("/v1/models?q={}", "a".repeat(8 * 1024)))).await?.expect_error(414, "uri_too_long")?;
+                let under = format!("/health?q={}", "a".repeat(8 * 1024 - 10));
+                ctx.send(ctx.get(&under)).await?.expect_status(200)?;
+                let big = "b".repeat(33 * 1024);
+                ctx.send(ctx.get("/health").header("x-big", big.as_str())).await?.expect_error(431, "headers_too_large")?;
+                ctx.send(ctx.get("/v1/models").header("x-big", big.as_str())).await?.expect_error(431, "headers_too_large")?;
+                let fits = "b".repeat(30 * 1024);
+                ctx.send(ctx.get("/health").header("x-big", fits.as_str())).await?.expect_status(200)?;
                 Ok(())
             },
         },
