@@ -456,3 +456,20 @@ pub static AGENTS_SESSIONS_SERVER_SECRETS: Profile = Profile {
 
 /// The token of [`AGENTS_SESSIONS_SERVER_SECRETS`].
 pub const SERVER_SECRET_TOKEN: &str = "svc-server-token-0b7f3c9a";
+
+/// Agents sessions with a 1 MiB output cap (`SVC_AGENTS_MAX_OUTPUT_BYTES`) and a 2 s turn
+/// time limit (`SVC_AGENTS_TURN_TIMEOUT`), to provoke both.
+pub static AGENTS_SESSIONS_SMALL_LIMITS: Profile = Profile {
+    name: "agents-sessions-small-limits",
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
+        ("SVC_AGENTS_MAX_OUTPUT_BYTES", "1048576"),
+        ("SVC_AGENTS_TURN_TIMEOUT", "2"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};

@@ -32,6 +32,8 @@ pub struct Mapper {
     slots: HashMap<String, usize>,
     pub terminal: Option<Terminal>,
     pub exit_code: Option<i32>,
+    /// A line of the runtime's output was over the cap and cut.
+    pub output_truncated: bool,
     /// The session's agent: the sender of its sub-agent calls.
     agent_id: String,
 }
@@ -49,6 +51,7 @@ impl Mapper {
             slots: HashMap::new(),
             terminal: None,
             exit_code: None,
+            output_truncated: false,
         }
     }
 

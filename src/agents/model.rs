@@ -87,6 +87,9 @@ pub struct SessionSetup {
     pub launch: crate::config::template::RuntimeLaunchEntry,
     /// What every child starts from instead of the server's own environment.
     pub child_base: crate::services::child_env::ChildEnv,
+    /// `SVC_AGENTS_TURN_TIMEOUT` and `SVC_AGENTS_MAX_OUTPUT_BYTES` when the session opened.
+    pub turn_timeout: std::time::Duration,
+    pub max_output_bytes: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +132,9 @@ pub struct Turn {
     pub error: Option<String>,
     pub queued_not_steered: bool,
     pub exit_code: Option<i32>,
+    /// The runtime wrote more than `SVC_AGENTS_MAX_OUTPUT_BYTES` in one event: what fit is
+    /// kept, the rest dropped.
+    pub output_truncated: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -232,7 +238,7 @@ impl SessionState {
 
 impl Turn {
     pub fn to_json(&self, session_id: &str, agent: &AgentSpec) -> Value {
-        json!({
+        let mut out = json!({
             "id": self.id,
             "object": "agent.session.turn",
             "session_id": session_id,
@@ -249,7 +255,11 @@ impl Turn {
                 "queued_not_steered": self.queued_not_steered,
                 "exit_code": self.exit_code,
             },
-        })
+        });
+        if self.output_truncated {
+            out["x_svc"]["output_truncated"] = json!(true);
+        }
+        out
     }
 }
 

@@ -313,6 +313,8 @@ impl Agents {
             setup.launch = launch.clone();
         }
         setup.child_base = self.settings.child_env.clone();
+        setup.turn_timeout = self.settings.turn_timeout;
+        setup.max_output_bytes = self.settings.max_output_bytes;
         let id = ids::new("agsess");
         let now = ids::now();
         let state = SessionState {
@@ -371,6 +373,7 @@ impl Agents {
             error: None,
             queued_not_steered: busy,
             exit_code: None,
+            output_truncated: false,
         };
         let json = turn.to_json(&handle.id, &state.agent);
         state.queue.push_back(turn.id.clone());

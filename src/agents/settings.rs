@@ -16,6 +16,15 @@ pub const MAX_VAULTS: &str = "SVC_AGENTS_MAX_VAULTS";
 pub const ALLOW_PRIVATE_URLS: &str = "SVC_AGENTS_ALLOW_PRIVATE_URLS";
 pub const WEBHOOK_ALLOW_HTTP: &str = "SVC_AGENTS_WEBHOOK_ALLOW_HTTP";
 pub const WEBHOOK_RETRY_BASE_MS: &str = "SVC_AGENTS_WEBHOOK_RETRY_BASE_MS";
+pub const TURN_TIMEOUT: &str = "SVC_AGENTS_TURN_TIMEOUT";
+pub const MAX_OUTPUT_BYTES: &str = "SVC_AGENTS_MAX_OUTPUT_BYTES";
+
+/// A turn running longer is stopped and fails (`SVC_AGENTS_TURN_TIMEOUT`, seconds).
+pub const DEFAULT_TURN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+/// The longest line a runtime may write (one event carrying a whole reply, for the CLIs
+/// that report whole messages); what is over it is cut, kept up to the cap, and the turn
+/// marked truncated (`SVC_AGENTS_MAX_OUTPUT_BYTES`).
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 32 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct AgentsSettings {
@@ -43,6 +52,8 @@ pub struct AgentsSettings {
     /// What runtimes start from instead of the server's environment (the server's
     /// `child_env`, copied here when the configuration is resolved).
     pub child_env: crate::services::child_env::ChildEnv,
+    pub turn_timeout: std::time::Duration,
+    pub max_output_bytes: usize,
 }
 
 impl Default for AgentsSettings {
@@ -59,6 +70,8 @@ impl Default for AgentsSettings {
             webhook_allow_http: false,
             webhook_retry_base: crate::agents::webhooks::DEFAULT_RETRY_BASE,
             child_env: Default::default(),
+            turn_timeout: DEFAULT_TURN_TIMEOUT,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
         }
     }
 }
@@ -151,7 +164,32 @@ impl AgentsSettings {
                     ))
                 })?;
         }
+        if let Some(raw) = env.get(TURN_TIMEOUT) {
+            s.turn_timeout = raw
+                .parse()
+                .ok()
+                .filter(|n| (1..=7 * 86_400).contains(n))
+                .map(std::time::Duration::from_secs)
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "{TURN_TIMEOUT}: expected seconds from 1 to 604800, got `{raw}`"
+                    ))
+                })?;
+        }
+        if let Some(raw) = env.get(MAX_OUTPUT_BYTES) {
+            s.max_output_bytes = raw
+                .parse()
+                .ok()
+                .filter(|n| (1024..=1 << 30).contains(n))
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "{MAX_OUTPUT_BYTES}: expected bytes from 1024 to 1073741824, got `{raw}`"
+                    ))
+                })?;
+        }
         let known = [
+            TURN_TIMEOUT,
+            MAX_OUTPUT_BYTES,
             WORKSPACE,
             DEFAULT,
             CONFIG,

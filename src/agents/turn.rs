@@ -79,14 +79,14 @@ async fn run(handle: &Arc<SessionHandle>, turn_id: &str) {
     // Read now, not when the turn was queued: a credential updated meanwhile applies.
     let tokens = credential_tokens(handle);
     let injected = tokens.as_deref().unwrap_or_default();
-    let (request, child_env, adapter, mut stop) = match begin(handle, turn_id, injected) {
+    let (request, child_env, adapter, mut stop, limits) = match begin(handle, turn_id, injected) {
         Some(parts) => parts,
         None => return,
     };
     let mut mapper = Mapper::new(handle.clone(), turn_id.to_owned());
     let outcome = match tokens {
         Err(e) => Outcome::Failed(format!("{} ({})", e.message, e.code.as_str())),
-        Ok(_) => execute(&request, child_env, adapter, &mut stop, &mut mapper).await,
+        Ok(_) => execute(&request, child_env, adapter, &mut stop, &mut mapper, limits).await,
     };
     finish(handle, turn_id, outcome, mapper, started);
 }
@@ -96,7 +96,15 @@ type Begun = (
     Vec<(String, String)>,
     &'static dyn Adapter,
     tokio::sync::watch::Receiver<bool>,
+    Limits,
 );
+
+/// How long a turn may run and how long one line of its output may be.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    timeout: std::time::Duration,
+    max_line_bytes: usize,
+}
 
 /// `(server_label, token)` of the session's bound credentials, read from the vaults now.
 pub fn credential_tokens(handle: &SessionHandle) -> Result<Vec<(String, String)>, ApiError> {
@@ -218,7 +226,11 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
         mcp_servers: mcp,
         extra_args: launch.args.clone(),
     };
-    Some((request, child_env, adapter, rx))
+    let limits = Limits {
+        timeout: state.setup.turn_timeout,
+        max_line_bytes: state.setup.max_output_bytes,
+    };
+    Some((request, child_env, adapter, rx, limits))
 }
 
 async fn execute(
@@ -227,6 +239,7 @@ async fn execute(
     adapter: &'static dyn Adapter,
     stop: &mut tokio::sync::watch::Receiver<bool>,
     mapper: &mut Mapper,
+    limits: Limits,
 ) -> Outcome {
     let runtime = mapper.runtime();
     let Some(program) = runtime.locate() else {
@@ -251,35 +264,51 @@ async fn execute(
         cwd: Some(request.cwd.clone()),
         env: child_env,
         stdin: launch.stdin,
+        max_line_bytes: Some(limits.max_line_bytes),
     };
     let mut child = match Streaming::spawn(&spec) {
         Ok(child) => child,
         Err(e) => return Outcome::Failed(format!("cannot start `{}`: {e}", spec.program)),
     };
     let mut parser = adapter.parser();
-    let cancelled = loop {
+    let deadline = tokio::time::sleep(limits.timeout);
+    tokio::pin!(deadline);
+    let ended = loop {
         tokio::select! {
             line = child.next_line() => match line {
                 Some(line) => {
-                    for event in parser.parse(&line) {
+                    let text = if line.cut { salvage(line.text, mapper, runtime.id, limits) } else { Some(line.text) };
+                    for event in text.iter().flat_map(|text| parser.parse(text)) {
                         mapper.apply(event);
                     }
                 }
-                None => break false,
+                None => break Ended::Exited,
             },
             changed = stop.changed() => {
                 if changed.is_err() || *stop.borrow() {
                     let _ = child.stop().await;
-                    break true;
+                    break Ended::Cancelled;
                 }
+            }
+            () = &mut deadline => {
+                let _ = child.stop().await;
+                break Ended::TimedOut;
             }
         }
     };
     for event in parser.finish() {
         mapper.apply(event);
     }
-    if cancelled {
-        return Outcome::Cancelled;
+    match ended {
+        Ended::Cancelled => return Outcome::Cancelled,
+        Ended::TimedOut => {
+            return Outcome::Failed(format!(
+                "the turn ran longer than the limit of {} s (SVC_AGENTS_TURN_TIMEOUT); {} was stopped",
+                limits.timeout.as_secs(),
+                runtime.id
+            ));
+        }
+        Ended::Exited => {}
     }
     let status = child.wait().await;
     let exit = match &status {
@@ -311,6 +340,27 @@ async fn execute(
             runtime.id
         )),
     }
+}
+
+/// How the read loop of a turn ended.
+enum Ended {
+    Exited,
+    Cancelled,
+    TimedOut,
+}
+
+/// A line over the output cap: the event is kept with its long value shortened to what fit
+/// (`close_cut_json`), the turn is marked truncated, and the operator is told in the log.
+fn salvage(text: String, mapper: &mut Mapper, runtime: &str, limits: Limits) -> Option<String> {
+    mapper.output_truncated = true;
+    let closed = crate::agents::adapters::close_cut_json(&text);
+    tracing::warn!(
+        runtime,
+        cap = limits.max_line_bytes,
+        kept = closed.is_some(),
+        "a line of the runtime's output was over SVC_AGENTS_MAX_OUTPUT_BYTES and was cut"
+    );
+    closed
 }
 
 fn finish(
@@ -382,6 +432,7 @@ fn finish(
     turn.usage = usage;
     turn.error = error;
     turn.exit_code = mapper.exit_code;
+    turn.output_truncated = mapper.output_truncated;
     let turn_json = state
         .turn(turn_id)
         .map(|t| t.to_json(&handle.id, &state.agent));

@@ -105,8 +105,17 @@ pub async fn stop_group(
     }
 }
 
-/// Longest stdout line kept whole; a longer line is cut (the reader still consumes it).
+/// Longest stdout line kept whole unless the spec says otherwise; a longer line is cut (the
+/// reader still consumes the rest, so the child never blocks) and marked as cut.
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+
+/// One line of a child's stdout, without its newline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub text: String,
+    /// The line was longer than the limit: `text` holds its first bytes only.
+    pub cut: bool,
+}
 /// How much of stderr is kept for error messages.
 pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
 
@@ -114,7 +123,7 @@ pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
 pub struct Streaming {
     child: tokio::process::Child,
     group: Option<Pid>,
-    lines: tokio::sync::mpsc::Receiver<String>,
+    lines: tokio::sync::mpsc::Receiver<Line>,
     stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
     stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
@@ -127,6 +136,8 @@ pub struct StreamSpec {
     pub env: Vec<(String, String)>,
     /// Written to stdin, which is then closed.
     pub stdin: Option<String>,
+    /// The longest stdout line kept ([`MAX_LINE_BYTES`] when `None`).
+    pub max_line_bytes: Option<usize>,
 }
 
 impl Streaming {
@@ -150,7 +161,8 @@ impl Streaming {
         let stdout = child.stdout.take().expect("piped");
         let stderr_pipe = child.stderr.take().expect("piped");
         let (tx, lines) = tokio::sync::mpsc::channel(256);
-        tokio::spawn(read_lines(stdout, tx));
+        let max_line = spec.max_line_bytes.unwrap_or(MAX_LINE_BYTES);
+        tokio::spawn(read_lines(stdout, tx, max_line));
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let stderr_reader = Some(tokio::spawn(keep_tail(stderr_pipe, stderr.clone())));
         Ok(Streaming {
@@ -167,7 +179,7 @@ impl Streaming {
     }
 
     /// The next stdout line, or `None` once stdout is closed.
-    pub async fn next_line(&mut self) -> Option<String> {
+    pub async fn next_line(&mut self) -> Option<Line> {
         self.lines.recv().await
     }
 
@@ -203,14 +215,18 @@ impl Streaming {
     }
 }
 
-async fn read_lines(stdout: impl AsyncRead + Unpin, tx: tokio::sync::mpsc::Sender<String>) {
+async fn read_lines(
+    stdout: impl AsyncRead + Unpin,
+    tx: tokio::sync::mpsc::Sender<Line>,
+    max_line: usize,
+) {
     use tokio::io::AsyncBufReadExt;
     let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
     let mut line = Vec::new();
     loop {
         line.clear();
         let mut cut = false;
-        // Read one line, keeping at most MAX_LINE_BYTES of it.
+        // Read one line, keeping at most `max_line` bytes of it.
         loop {
             let buf = match reader.fill_buf().await {
                 Ok(buf) => buf,
@@ -223,7 +239,7 @@ async fn read_lines(stdout: impl AsyncRead + Unpin, tx: tokio::sync::mpsc::Sende
                 Some(i) => (&buf[..i], Some(i + 1)),
                 None => (buf, None),
             };
-            let room = MAX_LINE_BYTES.saturating_sub(line.len());
+            let room = max_line.saturating_sub(line.len());
             cut |= chunk.len() > room;
             line.extend_from_slice(&chunk[..chunk.len().min(room)]);
             let used = done.unwrap_or(buf.len());
@@ -245,7 +261,7 @@ async fn read_lines(stdout: impl AsyncRead + Unpin, tx: tokio::sync::mpsc::Sende
             continue;
         }
         let text = String::from_utf8_lossy(&line).into_owned();
-        if tx.send(text).await.is_err() {
+        if tx.send(Line { text, cut }).await.is_err() {
             return;
         }
     }
@@ -367,8 +383,14 @@ mod tests {
             ..StreamSpec::default()
         };
         let mut child = Streaming::spawn(&spec).unwrap();
-        assert_eq!(child.next_line().await.as_deref(), Some("one"));
-        assert_eq!(child.next_line().await.as_deref(), Some("two"));
+        assert_eq!(
+            child.next_line().await.map(|l| l.text).as_deref(),
+            Some("one")
+        );
+        assert_eq!(
+            child.next_line().await.map(|l| l.text).as_deref(),
+            Some("two")
+        );
         let status = child.stop().await.unwrap();
         assert_eq!(signal_of(status), Some(15));
         assert_eq!(
@@ -391,9 +413,34 @@ mod tests {
             ..StreamSpec::default()
         };
         let mut child = Streaming::spawn(&spec).unwrap();
-        assert_eq!(child.next_line().await.as_deref(), Some("from stdin"));
-        assert_eq!(child.next_line().await.map(|l| l.len()), Some(3_000_000));
+        assert_eq!(
+            child.next_line().await.map(|l| l.text).as_deref(),
+            Some("from stdin")
+        );
+        let long = child.next_line().await.unwrap();
+        assert_eq!((long.text.len(), long.cut), (3_000_000, false));
         assert_eq!(child.next_line().await, None);
+        assert!(child.wait().await.unwrap().success());
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_cut_marked_and_the_next_line_still_arrives() {
+        let spec = StreamSpec {
+            program: "sh".into(),
+            args: vec![
+                "-c".into(),
+                "head -c 5000 /dev/zero | tr '\\0' x; echo; echo after".into(),
+            ],
+            max_line_bytes: Some(1024),
+            ..StreamSpec::default()
+        };
+        let mut child = Streaming::spawn(&spec).unwrap();
+        let cut = child.next_line().await.unwrap();
+        assert_eq!((cut.text.len(), cut.cut), (1024, true));
+        assert_eq!(
+            child.next_line().await.map(|l| (l.text, l.cut)),
+            Some(("after".into(), false))
+        );
         assert!(child.wait().await.unwrap().success());
     }
 

@@ -39,6 +39,8 @@ mod sessions_items;
 mod sessions_keepalive;
 mod sessions_lists;
 mod sessions_turns;
+mod stream_memory;
+mod turn_limits;
 mod vaults;
 mod webhooks;
 mod webhooks_delivery;
@@ -76,10 +78,12 @@ pub fn all() -> Vec<Case> {
     all.extend(sessions_lists::cases());
     all.extend(sessions_artifacts::cases());
     all.extend(children::cases());
+    all.extend(turn_limits::cases());
     all.extend(definitions::cases());
     all.extend(models::cases());
     all.extend(responses::cases());
     all.extend(responses_stream::cases());
     all.extend(responses_store::cases());
+    all.extend(stream_memory::cases());
     all
 }

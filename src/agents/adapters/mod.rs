@@ -183,3 +183,105 @@ pub trait Adapter: Send + Sync {
         false
     }
 }
+
+/// A JSON line that was cut at the output cap, closed so it parses again: the text is cut
+/// back to the last whole character inside a string, then that string and every open
+/// object and array are closed. The event keeps its shape with the long value shortened;
+/// `None` when the cut fell where no closing makes valid JSON (a key, a number).
+pub fn close_cut_json(cut: &str) -> Option<String> {
+    // First pass: the last byte offset that ends a whole character inside a string, outside
+    // any escape sequence.
+    let (mut in_string, mut escape, mut last_safe) = (false, 0u8, None);
+    for (i, c) in cut.char_indices() {
+        if !in_string {
+            in_string = c == '"';
+            continue;
+        }
+        match (escape, c) {
+            (0, '\\') => escape = 1,
+            (0, '"') => in_string = false,
+            (0, _) => last_safe = Some(i + c.len_utf8()),
+            // `\uXXXX` lasts four more characters; other escapes end here.
+            (1, 'u') => escape = 5,
+            (1, _) | (2, _) => {
+                escape = 0;
+                last_safe = Some(i + c.len_utf8());
+            }
+            _ => escape -= 1,
+        }
+    }
+    let prefix = &cut[..last_safe?];
+    // Second pass: what is open at that point.
+    let (mut open, mut in_string, mut escaped) = (Vec::new(), false, false);
+    for c in prefix.chars() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') => in_string = false,
+            (true, ..) => {}
+            (false, _, '"') => in_string = true,
+            (false, _, '{') => open.push('}'),
+            (false, _, '[') => open.push(']'),
+            (false, _, '}' | ']') => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    let mut closed = String::with_capacity(prefix.len() + open.len() + 1);
+    closed.push_str(prefix);
+    closed.push('"');
+    closed.extend(open.iter().rev());
+    serde_json::from_str::<serde_json::Value>(&closed)
+        .is_ok()
+        .then_some(closed)
+}
+
+#[cfg(test)]
+mod close_cut_json_tests {
+    use super::close_cut_json;
+    use serde_json::{Value, json};
+
+    fn closed(cut: &str) -> Option<Value> {
+        close_cut_json(cut).map(|s| serde_json::from_str(&s).unwrap())
+    }
+
+    #[test]
+    fn a_long_value_is_shortened_and_every_container_closed() {
+        let whole = json!({"type": "item.completed", "item": {"type": "agent_message", "text": "héllo \"world\" \\ \u{1F600} and more"}}).to_string();
+        for cut in 1..whole.len() {
+            if !whole.is_char_boundary(cut) {
+                continue;
+            }
+            let Some(value) = closed(&whole[..cut]) else {
+                continue;
+            };
+            // Whatever parses is the same event with a prefix of the text.
+            if let Some(text) = value["item"]["text"].as_str() {
+                assert_eq!(value["type"], "item.completed");
+                assert!(
+                    "héllo \"world\" \\ \u{1F600} and more".starts_with(text),
+                    "{text:?}"
+                );
+            }
+        }
+        let cut = &whole[..whole.find("and").unwrap() + 2];
+        assert_eq!(
+            closed(cut).unwrap()["item"]["text"],
+            "héllo \"world\" \\ \u{1F600} an"
+        );
+    }
+
+    #[test]
+    fn escapes_are_never_split() {
+        assert_eq!(closed(r#"{"t":"ab\"#), Some(json!({"t": "ab"})));
+        assert_eq!(closed(r#"{"t":"ab\u00e"#), Some(json!({"t": "ab"})));
+        assert_eq!(closed(r#"{"t":"ab\u00e9c"#), Some(json!({"t": "abéc"})));
+        assert_eq!(
+            closed(r#"{"a":[1,{"t":"xy"#),
+            Some(json!({"a": [1, {"t": "xy"}]}))
+        );
+        assert_eq!(closed(r#"{"a":12"#), None);
+        assert_eq!(closed("garbage"), None);
+    }
+}

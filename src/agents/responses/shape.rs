@@ -63,6 +63,8 @@ pub fn response(handle: &ResponseHandle) -> Value {
     let state = handle.session.lock();
     let turn = state.turn(&handle.turn_id);
     let turn_status = turn.map_or(TurnStatus::Failed, |t| t.status);
+    let truncated =
+        turn.is_some_and(|t| t.output_truncated) && turn_status == TurnStatus::Completed;
     let output: Vec<Value> = state
         .items
         .iter()
@@ -75,10 +77,10 @@ pub fn response(handle: &ResponseHandle) -> Value {
         "id": handle.id,
         "object": "response",
         "created_at": handle.created_at,
-        "status": status(turn_status),
+        "status": if truncated { "incomplete" } else { status(turn_status) },
         "background": request.background,
         "error": turn.and_then(|t| t.error.as_ref()).map(|m| json!({"code": "server_error", "message": m})),
-        "incomplete_details": null,
+        "incomplete_details": truncated.then(|| json!({"reason": "max_output_tokens"})),
         "instructions": request.instructions,
         "max_output_tokens": null,
         "metadata": request.metadata,
@@ -194,6 +196,11 @@ fn step(handle: &ResponseHandle, kind: &str, data: &Value) -> Option<&'static st
                 "response.output_item.done",
                 json!({"output_index": index(data), "item": output_item(&data["item"])}),
             );
+        }
+        // Output cut at the cap: the SDK's `incomplete` response, as when a model stops at
+        // `max_output_tokens`.
+        "agent.session.turn.completed" if data["turn"]["x_svc"]["output_truncated"] == true => {
+            return Some("response.incomplete");
         }
         "agent.session.turn.completed" => return Some("response.completed"),
         "agent.session.turn.failed" => return Some("response.failed"),

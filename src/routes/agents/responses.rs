@@ -31,7 +31,7 @@ impl Source for Arc<ResponseHandle> {
     fn ends_with(&self, event: &Event) -> bool {
         matches!(
             event.kind.as_str(),
-            "response.completed" | "response.failed"
+            "response.completed" | "response.failed" | "response.incomplete"
         )
     }
 
@@ -39,6 +39,24 @@ impl Source for Arc<ResponseHandle> {
         let data = json!({"type": "error", "code": "agents.events_dropped", "param": "starting_after",
                           "message": format!("events {from} to {to} are no longer kept"), "sequence_number": to});
         Bytes::from(format!("event: error\ndata: {data}\n\n"))
+    }
+}
+
+/// Cancels a synchronous response's turn when dropped, which happens only when the client
+/// disconnected before the answer was ready (the handler's future is dropped).
+struct CancelIfAbandoned(Option<Arc<ResponseHandle>>);
+
+impl Drop for CancelIfAbandoned {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take()
+            && !handle.is_finished()
+        {
+            tracing::info!(
+                response = %handle.id,
+                "the client went away before its synchronous response finished; cancelling its turn"
+            );
+            crate::agents::sessions::cancel_all(&handle.session);
+        }
     }
 }
 
@@ -57,8 +75,8 @@ pub async fn responses_create(
         Some(key) => app.responses.replay(&identity.id, key, &body)?,
         None => Replay::Fresh,
     };
-    let handle = match replayed {
-        Replay::Same(handle) => handle,
+    let (handle, fresh) = match replayed {
+        Replay::Same(handle) => (handle, false),
         Replay::Fresh => {
             let handle = app.responses.create(
                 &app.agents,
@@ -69,13 +87,17 @@ pub async fn responses_create(
             if let Some(key) = key {
                 app.responses.remember(&identity.id, key, &body, &handle.id);
             }
-            handle
+            (handle, true)
         }
     };
     let mut response = if stream {
         sse(Reader::new(handle, 0, false))
     } else {
         if !background {
+            // A client that goes away never learns the id and could not cancel: the turn
+            // is cancelled for it (a replayed request waits on another caller's turn and
+            // leaves it alone).
+            let _abandoned = CancelIfAbandoned(fresh.then(|| handle.clone()));
             handle.finished().await;
         }
         axum::Json(handle.to_json()).into_response()

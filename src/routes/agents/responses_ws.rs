@@ -117,7 +117,7 @@ async fn forward(socket: &mut WebSocket, handle: Arc<ResponseHandle>) -> Result<
                 .await?;
             if matches!(
                 event.kind.as_str(),
-                "response.completed" | "response.failed"
+                "response.completed" | "response.failed" | "response.incomplete"
             ) {
                 return Ok(());
             }
