@@ -82,13 +82,14 @@ async fn runs_and_reports() {
     let r = registry(GREET).unwrap();
     let greet = r.get("greet").unwrap();
     let argv = greet.render(&args(json!({"who": "ann"}))).unwrap();
-    let out = greet.run(argv).await.unwrap();
+    let base = crate::services::child_env::ChildEnv::default();
+    let out = greet.run(argv, &base).await.unwrap();
     assert_eq!(out["stdout"], "ann|--count=1|");
     assert_eq!(out["exit_code"], 0);
     let missing = registry("- {name: m, argv: [/nonexistent/program]}").unwrap();
     let m = missing.get("m").unwrap();
     let e = m
-        .run(vec!["/nonexistent/program".into()])
+        .run(vec!["/nonexistent/program".into()], &base)
         .await
         .unwrap_err();
     assert_eq!(e.code, Code::CommandUnavailable);
