@@ -26,6 +26,11 @@ use tokio::sync::watch;
 
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
 
+/// The most handed to one connection at a time. Small enough that a reader which stops
+/// reading costs little (hyper holds a few chunks, at most its write buffer), large enough
+/// that a burst of small events still goes out in one write.
+pub const CHUNK: usize = 32 * 1024;
+
 /// `include_obfuscation`, which the OpenAI SDK sends, is ignored: nothing to obfuscate locally.
 #[derive(Debug, Deserialize)]
 pub struct StreamQuery {
@@ -145,18 +150,8 @@ impl<S: Source> Reader<S> {
 
     async fn next(&mut self) -> Option<Bytes> {
         loop {
-            // Everything already there goes out as one chunk: one write per wake, however
-            // many events a burst pushed.
-            match self.pending.len() {
-                0 => {}
-                1 => return self.pending.pop_front(),
-                _ => {
-                    let mut all = bytes::BytesMut::new();
-                    for chunk in self.pending.drain(..) {
-                        all.extend_from_slice(&chunk);
-                    }
-                    return Some(all.freeze());
-                }
+            if let Some(chunk) = self.take() {
+                return Some(chunk);
             }
             if self.done {
                 return None;
@@ -183,6 +178,39 @@ impl<S: Source> Reader<S> {
         }
     }
 
+    /// The next chunk of what is pending, at most `CHUNK` bytes: a frame bigger than that
+    /// goes out as slices of itself (shared, never copied), and small frames already there
+    /// are coalesced into one chunk, so a burst costs one write per wake. hyper asks for
+    /// the next chunk only when its own write buffer has room: a reader that does not
+    /// read holds that buffer, never a copy of the backlog.
+    fn take(&mut self) -> Option<Bytes> {
+        let first = self.pending.front_mut()?;
+        if first.len() > CHUNK {
+            return Some(first.split_to(CHUNK));
+        }
+        // How many of the frames at the front fit in one chunk, and their size.
+        let (count, size) = self
+            .pending
+            .iter()
+            .scan(0, |size, frame| {
+                *size += frame.len();
+                (*size <= CHUNK).then_some(*size)
+            })
+            .enumerate()
+            .last()
+            .map_or((1, 0), |(i, size)| (i + 1, size));
+        if count == 1 {
+            return self.pending.pop_front();
+        }
+        let mut chunk = bytes::BytesMut::with_capacity(size);
+        for frame in self.pending.drain(..count) {
+            chunk.extend_from_slice(&frame);
+        }
+        Some(chunk.freeze())
+    }
+
+    /// Queues the events after the reader's position: the frames are shared with the log
+    /// (a `Bytes` clone is a reference count), not copied.
     fn fill(&mut self) {
         let slice = self.source.log().after(self.position);
         if let Some((from, to)) = slice.dropped {
@@ -216,4 +244,106 @@ fn gap(session_id: &str, from: u64, to: u64) -> Bytes {
         },
     });
     Bytes::from(format!("event: error\ndata: {data}\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Log(EventLog);
+
+    impl Source for Log {
+        fn log(&self) -> &EventLog {
+            &self.0
+        }
+
+        fn gone(&self) -> bool {
+            false
+        }
+
+        fn ends_with(&self, _: &Event) -> bool {
+            false
+        }
+
+        fn gap(&self, from: u64, to: u64) -> Bytes {
+            gap("test", from, to)
+        }
+    }
+
+    #[tokio::test]
+    async fn pending_frames_go_out_in_bounded_chunks_sharing_large_frames() {
+        let log = EventLog::plain(10_000);
+        for n in 0..500 {
+            log.push("small", json!({ "n": n }));
+        }
+        let big_text = "x".repeat(5 * CHUNK + 123);
+        log.push("big", json!({ "text": big_text }));
+        for n in 0..50 {
+            log.push("small", json!({ "n": n }));
+        }
+        let frames: Vec<Bytes> = log
+            .after(0)
+            .events
+            .iter()
+            .map(|e| e.frame.clone())
+            .collect();
+        let big = frames[500].clone();
+        assert!(big.len() > 5 * CHUNK);
+        let small_before: usize = frames[..500].iter().map(Bytes::len).sum();
+        let largest_small = frames[..500].iter().map(Bytes::len).max().unwrap_or(0);
+
+        let mut reader = Reader::new(Log(log), 0, true);
+        let mut chunks = Vec::new();
+        while let Some(chunk) = reader.next().await {
+            chunks.push(chunk);
+        }
+
+        // Nothing lost, nothing reordered.
+        let sent: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        let want: Vec<u8> = frames.iter().flat_map(|f| f.iter().copied()).collect();
+        assert!(
+            sent == want,
+            "the chunks concatenate to the frames, in order"
+        );
+        assert!(chunks.iter().all(|c| !c.is_empty() && c.len() <= CHUNK));
+
+        // The small frames before the big one are coalesced: every chunk but the last of
+        // them leaves less room than the next frame would need.
+        let mut offset = 0;
+        let mut before_big = 0;
+        while offset < small_before {
+            offset += chunks[before_big].len();
+            before_big += 1;
+        }
+        assert_eq!(offset, small_before, "the big frame starts a chunk");
+        assert!(before_big > 1 && before_big <= small_before / (CHUNK - largest_small) + 1);
+        assert!(
+            chunks[..before_big - 1]
+                .iter()
+                .all(|c| c.len() > CHUNK - largest_small)
+        );
+
+        // The big frame goes out as slices of itself, in order: shared, not copied.
+        let range = big.as_ptr() as usize..big.as_ptr() as usize + big.len();
+        let mut inside = 0;
+        for chunk in &chunks[before_big..] {
+            let at = chunk.as_ptr() as usize;
+            if !range.contains(&at) {
+                break;
+            }
+            assert_eq!(at, range.start + inside, "slice {inside} of the big frame");
+            assert!(at + chunk.len() <= range.end);
+            inside += chunk.len();
+        }
+        assert!(
+            inside >= big.len() - CHUNK,
+            "all but the tail of the big frame is shared: {inside} of {}",
+            big.len()
+        );
+        let after_big: Vec<u8> = chunks[before_big..]
+            .iter()
+            .flat_map(|c| c.iter().copied())
+            .collect();
+        assert_eq!(&after_big[..big.len()], &big[..]);
+    }
 }
