@@ -61,7 +61,7 @@ impl Kind {
             Kind::Response => json!({"model": "rt-one", "input": format!("r{n}")}),
             // A public address that nothing here makes the server call.
             Kind::Webhook => {
-                json!({"name": format!("w{n}"), "url": "https://203.0.113.10/hook", "event_types": ["agent.session.failed"]})
+                json!({"name": format!("w{n}"), "url": "https://hooks.invalid/hook", "event_types": ["agent.session.failed"]})
             }
         }
     }
@@ -410,7 +410,7 @@ async fn secrecy(ctx: &Ctx, secret: &str) -> Result<Vec<String>, String> {
     }
     // A webhook secret is shown once, on creation; no later answer carries it. The
     // endpoint listens for nothing that happens here, so it is never called.
-    let hook = api.send(api.post("/v1/webhook_endpoints", &json!({"name": "secrecy", "url": "https://203.0.113.10/hook", "event_types": ["agent.session.failed"]}))).await.map_err(e)?;
+    let hook = api.send(api.post("/v1/webhook_endpoints", &json!({"name": "secrecy", "url": "https://hooks.invalid/hook", "event_types": ["agent.session.failed"]}))).await.map_err(e)?;
     let hook = hook.json().map_err(e)?;
     let (hid, whsec) = (
         id_of(&hook).map_err(e)?,
