@@ -14,8 +14,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::{arg, median};
-use svc::config::Settings;
 use svc::server::AppState;
+use svc::server::config::Settings;
 
 struct Figures {
     rps: f64,

@@ -216,7 +216,8 @@ fn main() {
     let sessions = arg("--sessions", 200) as usize;
     let turns = arg("--turns", 30) as usize;
     // More than a queue holds would be dropped, and the count never reached.
-    let events = (arg("--events", 1000) as usize).min(svc::agents::webhooks::QUEUE_CAPACITY);
+    let events =
+        (arg("--events", 1000) as usize).min(svc::server::agents::webhooks::QUEUE_CAPACITY);
     let slow = Duration::from_millis(arg("--slow-ms", 50));
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("workspace")).unwrap();
@@ -284,7 +285,7 @@ fn main() {
         println!(
             "hand-off to a stuck endpoint         {per_call:>7.0} ns per event  ({} of {calls} dropped, queue {})",
             state.agents.webhooks.dropped(),
-            svc::agents::webhooks::QUEUE_CAPACITY
+            svc::server::agents::webhooks::QUEUE_CAPACITY
         );
     });
 }

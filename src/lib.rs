@@ -1,20 +1,11 @@
-//! `svc`: an in-sandbox agent server. One policy-guarded HTTP API (118 endpoints, see
-//! [`endpoints::ENDPOINTS`]) for coding agents, files, processes and terminals.
+//! `svc`: an in-sandbox agent server and, next, its local engine. The layers (see
+//! `docs/architecture.md`): the command line ([`cli`]) starts the server ([`server`]: the
+//! endpoint table, the admission pipeline, the groups and the agents domain), which stands on
+//! services that know nothing of HTTP ([`services`]); [`error`] holds the error tables.
 
-pub mod agents;
-pub mod audit;
-pub mod auth;
-pub mod capabilities;
-pub mod config;
-pub mod docs;
-pub mod endpoints;
+pub mod cli;
 pub mod error;
-pub mod extract;
-pub mod pipeline;
-pub mod policy;
-pub mod routes;
 pub mod server;
 pub mod services;
 
-pub use routes::{app, terminal_app};
-pub use server::{AppState, SharedState};
+pub use server::{AppState, SharedState, app, terminal_app};

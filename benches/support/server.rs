@@ -2,7 +2,7 @@
 //! free port with TCP_NODELAY (as `svc serve` sets it), the agents group on.
 
 use std::sync::Arc;
-use svc::config::{LoadOptions, Settings};
+use svc::server::config::{LoadOptions, Settings};
 use svc::server::{AppState, SharedState};
 
 /// `svc` with the agents group, a workspace in `dir`, and `extra` variables; its base URL.

@@ -2,9 +2,9 @@
 //! the program runs directly (never through a shell), so an argument can never become
 //! shell syntax.
 
-use crate::config::ConfigError;
-use crate::config::template::{ArgKind, CommandArgEntry, CommandEntry};
 use crate::error::{ApiError, Code};
+use crate::server::config::ConfigError;
+use crate::server::config::template::{ArgKind, CommandArgEntry, CommandEntry};
 use crate::services::child_env::ChildEnv;
 use crate::services::supervisor;
 use serde::Serialize;

@@ -5,6 +5,8 @@
 pub mod child_env;
 pub mod commands;
 pub mod env_rules;
+pub mod event_log;
+pub mod ids;
 pub mod paths;
 pub mod supervisor;
 pub mod url_guard;

@@ -2,9 +2,9 @@
 //! that takes a path (files, process and shell `cwd`, terminals, code) asks it, and so does
 //! `POST /capabilities/check`, which answers without touching anything but metadata.
 
-use crate::config::template::PathsSection;
-use crate::config::{ConfigError, SymlinkPolicy, require_absolute};
 use crate::error::Code;
+use crate::server::config::template::PathsSection;
+use crate::server::config::{ConfigError, SymlinkPolicy, require_absolute};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 use std::path::{Component, Path, PathBuf};

@@ -2,8 +2,8 @@
 //! one conformance case; the rest are listed as pending with the issue that builds them.
 
 use std::collections::BTreeSet;
-use svc::endpoints::{ENDPOINTS, Status};
 use svc::error::{Availability, Code};
+use svc::server::endpoints::{ENDPOINTS, Status};
 
 #[test]
 fn every_implemented_endpoint_and_live_code_has_a_conformance_case() {
@@ -35,7 +35,7 @@ fn every_implemented_endpoint_and_live_code_has_a_conformance_case() {
     }
     let unknown: Vec<_> = covered_endpoints
         .iter()
-        .filter(|id| svc::endpoints::by_id(id).is_none())
+        .filter(|id| svc::server::endpoints::by_id(id).is_none())
         .map(|id| format!("endpoint {id}"))
         .chain(
             covered_codes

@@ -3,7 +3,7 @@ use std::path::Path;
 #[test]
 fn endpoints_md_is_generated_from_the_table() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/endpoints.md");
-    let expected = svc::docs::endpoints_markdown();
+    let expected = svc::server::docs::endpoints_markdown();
     if std::env::var_os("SVC_UPDATE_DOCS").is_some() {
         std::fs::write(&path, &expected).unwrap();
     }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::template::PathsSection;
+use crate::server::config::template::PathsSection;
 
 fn guard(root: &Path, symlinks: SymlinkPolicy) -> PathGuard {
     PathGuard::from_section(&PathsSection {

@@ -9,7 +9,7 @@ use conformance::mcp_mock::McpMock;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use svc::agents::adapters::{Adapter, McpServer, RtOne, RtTwo, TurnRequest};
+use svc::server::agents::adapters::{Adapter, McpServer, RtOne, RtTwo, TurnRequest};
 
 /// The fakes, built by `cargo build --workspace --bins` beside the test binary's target.
 fn fake_bin() -> PathBuf {

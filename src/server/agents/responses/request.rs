@@ -1,0 +1,275 @@
+//! Reading `POST /v1/responses` (agents spec 4.9): every refusal is a 400 naming `param`;
+//! `temperature`, `top_p` and `max_output_tokens` are accepted and ignored (the caller is
+//! told in `X-Svc-Ignored-Params`).
+
+use crate::error::ApiError;
+use crate::server::agents::agent_spec::McpTool;
+use crate::server::agents::input::{self, content_text, invalid, opt_str};
+use crate::services::ids;
+use serde_json::{Map, Value, json};
+
+pub const IGNORED: &[&str] = &["temperature", "top_p", "max_output_tokens"];
+const HANDLED: &[&str] = &[
+    "model",
+    "input",
+    "instructions",
+    "metadata",
+    "store",
+    "background",
+    "stream",
+    "previous_response_id",
+    "tools",
+    "reasoning",
+    "text",
+    "service_tier",
+    "tool_choice",
+    "include",
+    "conversation",
+    "prompt",
+    "parallel_tool_calls",
+    "stream_options",
+    "temperature",
+    "top_p",
+    "max_output_tokens",
+];
+
+#[derive(Debug, Clone)]
+pub struct ResponseRequest {
+    pub model: String,
+    /// The user's text, for the runtime's prompt.
+    pub prompt: String,
+    /// System and developer messages, added to the instructions.
+    pub system: Vec<String>,
+    /// The input as items (`input_items`), each with an id.
+    pub items: Vec<Value>,
+    pub instructions: Option<String>,
+    pub metadata: Map<String, Value>,
+    pub store: bool,
+    pub background: bool,
+    pub stream: bool,
+    pub previous_response_id: Option<String>,
+    pub tools: Vec<McpTool>,
+    pub reasoning_effort: Option<String>,
+    pub ignored: Vec<&'static str>,
+}
+
+fn flag(map: &Map<String, Value>, key: &str) -> Result<Option<bool>, ApiError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(invalid(key, format!("`{key}` must be a boolean"))),
+    }
+}
+
+pub fn parse(body: &Value) -> Result<ResponseRequest, ApiError> {
+    let map = input::object(body, "body")?;
+    if let Some(key) = map.keys().find(|k| !HANDLED.contains(&k.as_str())) {
+        return Err(invalid(
+            key.clone(),
+            format!("unknown or unsupported parameter `{key}`"),
+        ));
+    }
+    for key in ["conversation", "prompt"] {
+        if map.get(key).is_some_and(|v| !v.is_null()) {
+            return Err(invalid(
+                key,
+                format!("`{key}` needs the hosted platform; use previous_response_id"),
+            ));
+        }
+    }
+    if map
+        .get("include")
+        .filter(|v| !v.is_null())
+        .is_some_and(|include| include.as_array().is_none_or(|a| !a.is_empty()))
+    {
+        return Err(invalid("include", "`include` is not supported locally"));
+    }
+    if opt_str(map, "service_tier", "service_tier")?
+        .is_some_and(|tier| !["auto", "default"].contains(&tier))
+    {
+        return Err(invalid(
+            "service_tier",
+            "`service_tier` is `auto` or `default`",
+        ));
+    }
+    if map
+        .get("tool_choice")
+        .is_some_and(|choice| !choice.is_null() && choice != "auto")
+    {
+        return Err(invalid(
+            "tool_choice",
+            "only `tool_choice: auto` is supported",
+        ));
+    }
+    if let Some(text) = map.get("text").filter(|v| !v.is_null()) {
+        let t = input::object(text, "text")?;
+        if t.get("format")
+            .is_some_and(|f| f.get("type").and_then(Value::as_str) != Some("text"))
+        {
+            return Err(invalid("text.format", "only `{type: text}` is supported"));
+        }
+        if t.get("verbosity")
+            .is_some_and(|v| !v.is_null() && v != "medium")
+        {
+            return Err(invalid(
+                "text.verbosity",
+                "only `medium` verbosity is supported",
+            ));
+        }
+    }
+    let model = opt_str(map, "model", "model")?
+        .filter(|m| !m.trim().is_empty())
+        .ok_or_else(|| {
+            invalid(
+                "model",
+                "`model` is required: a definition id, a model id or a runtime name",
+            )
+        })?
+        .to_owned();
+    let store = flag(map, "store")?.unwrap_or(true);
+    let background = flag(map, "background")?.unwrap_or(false);
+    if background && !store {
+        return Err(invalid(
+            "store",
+            "`store: false` cannot be combined with `background: true`",
+        ));
+    }
+    let (prompt, system, items) = read_input(map.get("input"))?;
+    let reasoning_effort = match map.get("reasoning").filter(|v| !v.is_null()) {
+        None => None,
+        Some(r) => {
+            let r = input::object(r, "reasoning")?;
+            if r.get("summary").is_some_and(|v| !v.is_null()) {
+                return Err(invalid(
+                    "reasoning.summary",
+                    "`reasoning.summary` is not supported",
+                ));
+            }
+            opt_str(r, "effort", "reasoning.effort")?.map(str::to_owned)
+        }
+    };
+    Ok(ResponseRequest {
+        model,
+        prompt,
+        system,
+        items,
+        instructions: opt_str(map, "instructions", "instructions")?.map(str::to_owned),
+        metadata: input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?,
+        store,
+        background,
+        stream: flag(map, "stream")?.unwrap_or(false),
+        previous_response_id: opt_str(map, "previous_response_id", "previous_response_id")?
+            .map(str::to_owned),
+        tools: tools(map.get("tools"))?,
+        reasoning_effort,
+        ignored: IGNORED
+            .iter()
+            .copied()
+            .filter(|k| map.contains_key(*k))
+            .collect(),
+    })
+}
+
+/// A string, or user/system/developer messages with `input_text` content. Assistant
+/// history is refused: the runtime keeps its own thread (use `previous_response_id`).
+fn read_input(value: Option<&Value>) -> Result<(String, Vec<String>, Vec<Value>), ApiError> {
+    let item = |role: &str, text: &str| {
+        json!({"id": ids::new("msg"), "type": "message", "role": role, "status": "completed",
+               "content": [{"type": "input_text", "text": text}]})
+    };
+    match value {
+        None | Some(Value::Null) => Err(invalid("input", "`input` is required")),
+        Some(Value::String(text)) if !text.trim().is_empty() => {
+            Ok((text.clone(), Vec::new(), vec![item("user", text)]))
+        }
+        Some(Value::Array(messages)) if !messages.is_empty() => {
+            let (mut user, mut system, mut items) = (Vec::new(), Vec::new(), Vec::new());
+            for (i, m) in messages.iter().enumerate() {
+                let p = format!("input[{i}]");
+                let map = input::object(m, &p)?;
+                if map.get("type").is_some_and(|t| t != "message") {
+                    return Err(invalid(
+                        format!("{p}.type"),
+                        "only messages are accepted as input",
+                    ));
+                }
+                let role = map.get("role").and_then(Value::as_str).unwrap_or("user");
+                if !["user", "system", "developer"].contains(&role) {
+                    return Err(invalid(
+                        format!("{p}.role"),
+                        "assistant history is not accepted: the runtime keeps its own thread (use previous_response_id)",
+                    ));
+                }
+                let text = content_text(
+                    map.get("content").unwrap_or(&Value::Null),
+                    &format!("{p}.content"),
+                )?;
+                items.push(item(role, &text));
+                if role == "user" {
+                    user.push(text)
+                } else {
+                    system.push(text)
+                }
+            }
+            if user.iter().all(|t| t.trim().is_empty()) {
+                return Err(invalid("input", "`input` has no user text"));
+            }
+            Ok((user.join("\n\n"), system, items))
+        }
+        Some(_) => Err(invalid(
+            "input",
+            "`input` must be a non-empty string or a list of messages",
+        )),
+    }
+}
+
+/// MCP tools only; `headers` and `authorization` are write-only.
+fn tools(value: Option<&Value>) -> Result<Vec<McpTool>, ApiError> {
+    let Some(Value::Array(list)) = value.filter(|v| !v.is_null()) else {
+        return match value {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(_) => Err(invalid("tools", "`tools` must be an array")),
+        };
+    };
+    let mut as_definitions = Vec::new();
+    for (i, tool) in list.iter().enumerate() {
+        let p = format!("tools[{i}]");
+        let map = input::object(tool, &p)?;
+        if map.get("type").and_then(Value::as_str) != Some("mcp") {
+            return Err(invalid(
+                format!("{p}.type"),
+                "only `mcp` tools are supported by local runtimes",
+            ));
+        }
+        input::only_keys(
+            map,
+            &[
+                "type",
+                "server_label",
+                "server_url",
+                "headers",
+                "authorization",
+                "require_approval",
+                "server_description",
+            ],
+            &p,
+        )?;
+        let mut headers = map.get("headers").cloned().unwrap_or(json!({}));
+        if let Some(token) = opt_str(map, "authorization", &format!("{p}.authorization"))? {
+            headers["Authorization"] = json!(format!("Bearer {token}"));
+        }
+        as_definitions.push(json!({
+            "type": "mcp",
+            "server_label": map.get("server_label").cloned().unwrap_or(Value::Null),
+            "transport": {"type": "http", "server_url": map.get("server_url").cloned().unwrap_or(Value::Null), "headers": headers},
+        }));
+    }
+    // The same checks as a definition's tools, on the equivalent definition form, all at
+    // once so that checks across tools (a label used twice) apply too.
+    crate::server::agents::agent_spec::tools(&Value::Array(as_definitions), "tools").map_err(
+        |mut e| {
+            e.param = e.param.map(|q| q.replacen(".transport", "", 1));
+            e
+        },
+    )
+}

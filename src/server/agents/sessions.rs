@@ -1,0 +1,535 @@
+//! The session service: create, read, update, delete, and input. Each session's turns run
+//! one at a time on a worker task (see `turn`); input that arrives meanwhile is queued,
+//! never written into the running process.
+
+use crate::error::{ApiError, Code};
+use crate::server::agents::environments::config::FileSpec;
+use crate::server::agents::input::{self, SessionInput, invalid, only_keys, opt_str};
+use crate::server::agents::model::{
+    AgentSpec, SessionSetup, SessionState, SessionStatus, Turn, TurnStatus,
+};
+use crate::server::agents::runtimes;
+use crate::server::agents::settings::AgentsSettings;
+use crate::server::agents::{agent_spec, injection, turn};
+use crate::services::event_log::EventLog;
+use crate::services::ids;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub struct Agents {
+    pub settings: AgentsSettings,
+    pub definitions: crate::server::agents::definitions::Definitions,
+    pub files: crate::server::agents::files::Files,
+    pub vaults: Arc<crate::server::agents::vaults::Vaults>,
+    pub environments: crate::server::agents::environments::Environments,
+    /// The operator's path policy (`paths` in template.yaml): workspaces and the files placed
+    /// in them obey it like every other write.
+    pub paths: crate::services::paths::PathGuard,
+    pub webhooks: crate::server::agents::webhooks::Webhooks,
+    sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
+    next_serial: std::sync::atomic::AtomicU64,
+}
+
+pub struct SessionHandle {
+    pub id: String,
+    /// Creation order, which timestamps in whole seconds cannot give.
+    pub serial: u64,
+    pub owner: String,
+    pub state: Mutex<SessionState>,
+    pub log: EventLog,
+}
+
+impl SessionHandle {
+    pub fn lock(&self) -> MutexGuard<'_, SessionState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn snapshot(&self) -> Value {
+        self.lock().to_json(&self.id)
+    }
+}
+
+const CREATE_KEYS: &[&str] = &[
+    "agent",
+    "agent_id",
+    "adapter",
+    "runtime",
+    "input",
+    "metadata",
+    "environment",
+    "environment_template_id",
+    "vault_ids",
+];
+const AGENT_KEYS: &[&str] = &[
+    "model",
+    "instructions",
+    "name",
+    "adapter",
+    "runtime",
+    "tools",
+    "multi_agent",
+    "reasoning",
+    "service_tier",
+    "text",
+];
+
+pub fn not_found(what: &str, param: &str, id: &str) -> ApiError {
+    ApiError::new(Code::ResourceNotFound, format!("no {what} with id `{id}`")).with_param(param)
+}
+
+impl Agents {
+    pub fn new(mut settings: AgentsSettings) -> Agents {
+        // The operator's own workspace may lie behind links (their choice); resolved once
+        // here, every later walk through it can refuse links without refusing it.
+        settings.workspace =
+            crate::server::agents::environments::fs::without_links(&settings.workspace);
+        Agents {
+            vaults: Arc::new(crate::server::agents::vaults::Vaults::new(
+                settings.max_vaults,
+                settings.allow_private_urls,
+            )),
+            environments: Default::default(),
+            paths: crate::services::paths::PathGuard::from_section(&Default::default())
+                .expect("the default path policy is valid"),
+            webhooks: crate::server::agents::webhooks::Webhooks::new(&settings),
+            settings,
+            definitions: Default::default(),
+            files: Default::default(),
+            sessions: Mutex::new(HashMap::new()),
+            next_serial: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    pub fn with_paths(mut self, paths: crate::services::paths::PathGuard) -> Agents {
+        self.paths = paths;
+        self
+    }
+
+    fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<SessionHandle>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Another owner's session answers exactly like a missing one.
+    pub fn get(&self, owner: &str, id: &str) -> Result<Arc<SessionHandle>, ApiError> {
+        self.map()
+            .get(id)
+            .filter(|h| h.owner == owner)
+            .cloned()
+            .ok_or_else(|| not_found("session", "id", id))
+    }
+
+    pub fn create(
+        &self,
+        owner: &str,
+        header: Option<&str>,
+        body: &Value,
+    ) -> Result<Value, ApiError> {
+        let map = input::object(body, "body")?;
+        only_keys(map, CREATE_KEYS, "")?;
+        let empty = Map::new();
+        let agent = match map.get("agent") {
+            None | Some(Value::Null) => &empty,
+            Some(v) => input::object(v, "agent")?,
+        };
+        only_keys(agent, AGENT_KEYS, "agent")?;
+        let definition = match opt_str(map, "agent_id", "agent_id")? {
+            Some(id) => Some(self.definitions.get(owner, id)?),
+            None => None,
+        };
+        let spec = match definition {
+            // The session keeps this copy: later updates of the definition do not reach it.
+            Some(definition) => {
+                if !agent.is_empty() {
+                    return Err(invalid("agent", "give `agent` or `agent_id`, not both"));
+                }
+                runtimes::require_installed(definition.spec.runtime)?;
+                definition.spec
+            }
+            None => {
+                let explicit = opt_str(map, "adapter", "adapter")?
+                    .or(opt_str(map, "runtime", "runtime")?)
+                    .or(opt_str(agent, "adapter", "agent.adapter")?)
+                    .or(opt_str(agent, "runtime", "agent.runtime")?);
+                let model = opt_str(agent, "model", "agent.model")?;
+                let selection =
+                    runtimes::select(header, explicit, model, self.settings.default_runtime)?;
+                runtimes::require_installed(selection.runtime)?;
+                agent_spec::build(agent, "agent", selection, model, None)?
+            }
+        };
+        let metadata = input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?;
+        let first_input = match map.get("input") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(input::input_text(v, "input")?),
+        };
+        let (mut setup, files) = self.session_environment(owner, map)?;
+        setup.vault_ids = vault_ids(map.get("vault_ids"))?;
+        if !setup.vault_ids.is_empty() {
+            let tools_param = if map.contains_key("agent_id") {
+                "agent_id.tools"
+            } else {
+                "agent.tools"
+            };
+            setup.bindings = injection::bind(
+                &self.vaults,
+                owner,
+                &setup.vault_ids,
+                &spec.tools,
+                tools_param,
+            )?;
+            setup.vaults = Some(self.vaults.clone());
+            // A credential already deleted or expired refuses the session, not its first turn.
+            injection::tokens(&self.vaults, owner, &setup.bindings)?;
+        }
+        // Written last, once everything else was accepted.
+        crate::server::agents::environments::place_files(
+            &setup_workspace(&setup, &self.settings),
+            &files,
+        )?;
+
+        let handle = self.open(owner, spec, metadata, setup);
+        handle.log.attach(self.webhooks.sink(owner));
+        let id = handle.id.clone();
+        self.map().insert(id, handle.clone());
+        if let Some(text) = first_input {
+            self.enqueue(&handle, text);
+        }
+        Ok(handle.snapshot())
+    }
+
+    pub fn list(&self, owner: &str, agent_id: Option<&str>) -> Vec<Value> {
+        let handles: Vec<Arc<SessionHandle>> = self
+            .map()
+            .values()
+            .filter(|h| h.owner == owner)
+            .cloned()
+            .collect();
+        let mut sessions: Vec<(u64, Value)> = handles
+            .iter()
+            .map(|h| (h.serial, h.snapshot()))
+            .filter(|(_, v)| agent_id.is_none_or(|a| v["agent"]["id"] == a))
+            .collect();
+        sessions.sort_by_key(|(serial, _)| *serial);
+        sessions.into_iter().map(|(_, v)| v).collect()
+    }
+
+    pub fn update(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+        let handle = self.get(owner, id)?;
+        let map = input::object(body, "body")?;
+        if let Some(key) = map.keys().find(|k| k.as_str() != "metadata") {
+            return Err(invalid(
+                key.clone(),
+                format!("only `metadata` can be updated on a session, not `{key}`"),
+            ));
+        }
+        let metadata = input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?;
+        let mut state = handle.lock();
+        if map.contains_key("metadata") {
+            state.metadata = metadata;
+        }
+        state.last_active_at = ids::now();
+        Ok(state.to_json(&handle.id))
+    }
+
+    pub async fn delete(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
+        let handle = self.get(owner, id)?;
+        self.map().remove(id);
+        let running = {
+            let mut state = handle.lock();
+            state.deleted = true;
+            state.artifacts.clear();
+            cancel_queued(&handle, &mut state);
+            state.running.as_ref().map(|(_, stop)| stop.clone())
+        };
+        if let Some(stop) = running {
+            let _ = stop.send(true);
+            // Wait until the runtime's process group is gone before answering: the channel
+            // closes when the runner drops its sender, so ours must go first.
+            let mut rx = stop.subscribe();
+            drop(stop);
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+                while handle.lock().running.is_some() {
+                    if rx.changed().await.is_err() {
+                        break;
+                    }
+                }
+            })
+            .await;
+        }
+        Ok(json!({"id": id, "object": "agent.session.deleted", "deleted": true, "x_svc": {}}))
+    }
+
+    /// POST .../events. The digest of the body makes an `Idempotency-Key` replay safe.
+    pub fn post_events(
+        &self,
+        owner: &str,
+        id: &str,
+        idempotency_key: Option<&str>,
+        body: &Value,
+    ) -> Result<(), ApiError> {
+        let handle = self.get(owner, id)?;
+        let events = input::events(body)?;
+        // A deleted or expired credential fails the input that would use it, not a later turn.
+        if events.iter().any(|e| matches!(e, SessionInput::Message(_))) {
+            turn::credential_tokens(&handle)?;
+        }
+        if let Some(key) = idempotency_key {
+            let digest = hex(&Sha256::digest(body.to_string().as_bytes()));
+            let mut state = handle.lock();
+            match state.idempotency.get(key) {
+                Some(seen) if *seen == digest => return Ok(()),
+                Some(_) => {
+                    return Err(ApiError::new(
+                        Code::IdempotencyMismatch,
+                        format!("the Idempotency-Key `{key}` was used with a different body"),
+                    )
+                    .with_param("Idempotency-Key"));
+                }
+                None => {
+                    state.idempotency.insert(key.to_owned(), digest);
+                }
+            }
+        }
+        for event in events {
+            match event {
+                SessionInput::Message(text) => {
+                    self.enqueue(&handle, text);
+                }
+                SessionInput::Cancel => cancel_all(&handle),
+            }
+        }
+        Ok(())
+    }
+
+    /// A new session that no list shows until the caller registers it (responses keep their
+    /// conversations this way).
+    pub fn open(
+        &self,
+        owner: &str,
+        spec: AgentSpec,
+        metadata: Map<String, Value>,
+        mut setup: SessionSetup,
+    ) -> Arc<SessionHandle> {
+        if let Some(launch) = self.settings.launch.get(spec.runtime.id) {
+            setup.launch = launch.clone();
+        }
+        setup.child_base = self.settings.child_env.clone();
+        setup.turn_timeout = self.settings.turn_timeout;
+        setup.max_output_bytes = self.settings.max_output_bytes;
+        let id = ids::new("agsess");
+        let now = ids::now();
+        let state = SessionState {
+            created_at: now,
+            last_active_at: now,
+            status: SessionStatus::Idle,
+            metadata,
+            agent: spec,
+            workspace: setup_workspace(&setup, &self.settings),
+            setup,
+            thread_id: None,
+            usage: None,
+            runtime_total: None,
+            error: None,
+            turns: Vec::new(),
+            items: Vec::new(),
+            artifacts: Vec::new(),
+            traces: Vec::new(),
+            subagents: Vec::new(),
+            queue: VecDeque::new(),
+            running: None,
+            worker_active: false,
+            deleted: false,
+            traces_enabled: self.settings.traces,
+            idempotency: HashMap::new(),
+        };
+        let handle = Arc::new(SessionHandle {
+            serial: self
+                .next_serial
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            log: EventLog::new(&id, self.settings.event_history),
+            id,
+            owner: owner.to_owned(),
+            state: Mutex::new(state),
+        });
+        let created = handle.snapshot();
+        handle
+            .log
+            .push("agent.session.created", json!({"session": created}));
+        handle
+    }
+
+    /// Queues a turn; returns its id.
+    pub fn enqueue(&self, handle: &Arc<SessionHandle>, prompt: String) -> String {
+        let mut state = handle.lock();
+        let busy = state.running.is_some() || !state.queue.is_empty();
+        let now = ids::now();
+        let turn = Turn {
+            id: ids::new("turn"),
+            prompt,
+            created_at: now,
+            started_at: None,
+            completed_at: None,
+            status: TurnStatus::Queued,
+            usage: None,
+            error: None,
+            queued_not_steered: busy,
+            exit_code: None,
+            output_truncated: false,
+        };
+        let json = turn.to_json(&handle.id, &state.agent);
+        state.queue.push_back(turn.id.clone());
+        state.last_active_at = now;
+        let turn_id = turn.id.clone();
+        state.turns.push(turn);
+        handle.log.push(
+            "agent.session.turn.created",
+            json!({"turn_id": turn_id, "turn": json}),
+        );
+        if !state.worker_active {
+            state.worker_active = true;
+            tokio::spawn(turn::work(handle.clone()));
+        }
+        turn_id
+    }
+}
+
+fn setup_workspace(setup: &SessionSetup, settings: &AgentsSettings) -> std::path::PathBuf {
+    setup
+        .workspace
+        .clone()
+        .unwrap_or_else(|| settings.workspace.clone())
+}
+
+fn vault_ids(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| invalid(format!("vault_ids[{i}]"), "vault ids are strings"))
+            })
+            .collect(),
+        Some(_) => Err(invalid(
+            "vault_ids",
+            "`vault_ids` must be an array of strings",
+        )),
+    }
+}
+
+impl Agents {
+    /// The session's `environment` (inline, or `id` of a created environment) and
+    /// `environment_template_id` (top level or inside `environment`): where the runtime runs,
+    /// its variables, and the files to write before the session starts.
+    fn session_environment(
+        &self,
+        owner: &str,
+        map: &Map<String, Value>,
+    ) -> Result<(SessionSetup, Vec<FileSpec>), ApiError> {
+        let mut setup = SessionSetup::default();
+        let empty = Map::new();
+        let env_map = match map.get("environment") {
+            None | Some(Value::Null) => &empty,
+            Some(v) => input::object(v, "environment")?,
+        };
+        let mut resolved = self.resolve_environment(owner, env_map, "environment", true)?;
+        let top_template = opt_str(map, "environment_template_id", "environment_template_id")?;
+        if let Some(id) = top_template {
+            if resolved.template_id.as_deref().is_some_and(|t| t != id) {
+                return Err(invalid(
+                    "environment_template_id",
+                    "two different templates were named; give one",
+                ));
+            }
+            let template = self.environments.templates.get(owner, id)?;
+            resolved.template_env = template.env;
+            // The template's files come first; an inline file with the same path replaces one.
+            let mut files: Vec<FileSpec> = template
+                .files
+                .into_iter()
+                .filter(|t| !resolved.files.iter().any(|f| f.path == t.path))
+                .collect();
+            files.append(&mut resolved.files);
+            resolved.files = files;
+        }
+        let reference = opt_str(env_map, "id", "environment.id")?
+            .map(|id| ("environment.id", id))
+            .or(
+                opt_str(env_map, "environment_id", "environment.environment_id")?
+                    .map(|id| ("environment.environment_id", id)),
+            );
+        let mut variables = resolved.template_env;
+        if let Some((param, id)) = reference {
+            let environment = self
+                .environments
+                .get(owner, id)
+                .map_err(|e| e.with_param(param))?;
+            if resolved
+                .workspace
+                .as_ref()
+                .is_some_and(|w| *w != environment.workspace)
+            {
+                return Err(invalid(
+                    "environment.workspace_directory",
+                    format!(
+                        "the environment `{id}` works in `{}`; leave `workspace_directory` out or give the same",
+                        environment.workspace.display()
+                    ),
+                ));
+            }
+            setup.workspace = Some(environment.workspace.clone());
+            setup.environment_id = Some(environment.id.clone());
+            variables.extend(environment.env);
+            setup.differences.extend(environment.differences);
+        }
+        variables.extend(resolved.env);
+        if let Some(w) = resolved.workspace {
+            setup.workspace = Some(w);
+        }
+        setup.env = variables;
+        setup.differences.extend(resolved.differences);
+        // Template files land only now that the workspace is known: the path policy again.
+        let workspace = setup_workspace(&setup, &self.settings);
+        for file in &resolved.files {
+            self.may_write(&workspace.join(&file.path), "environment_template_id")?;
+        }
+        Ok((setup, resolved.files))
+    }
+}
+
+fn cancel_queued(handle: &SessionHandle, state: &mut SessionState) {
+    let queued: Vec<String> = state.queue.drain(..).collect();
+    for id in queued {
+        let now = ids::now();
+        if let Some(turn) = state.turn_mut(&id) {
+            turn.status = TurnStatus::Cancelled;
+            turn.completed_at = Some(now);
+        }
+        if let Some(turn) = state.turn(&id) {
+            let json = turn.to_json(&handle.id, &state.agent);
+            handle.log.push(
+                "agent.session.turn.cancelled",
+                json!({"turn_id": id, "turn": json}),
+            );
+        }
+    }
+}
+
+/// Cancels every queued turn and asks the running one to stop.
+pub fn cancel_all(handle: &SessionHandle) {
+    let mut state = handle.lock();
+    cancel_queued(handle, &mut state);
+    if let Some((_, stop)) = &state.running {
+        let _ = stop.send(true);
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

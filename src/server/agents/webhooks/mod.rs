@@ -1,0 +1,358 @@
+//! Webhook endpoints (agents spec 2.11, 4.10, 6), in memory: each owner's endpoints, their
+//! one-time secrets, and deliveries of session events signed per Standard Webhooks.
+//! Sessions hand their events to a sink (see `sink`) that only queues; all sending
+//! happens on each endpoint's own task.
+
+mod address;
+mod deliver;
+pub mod events;
+pub mod sign;
+
+use crate::error::{ApiError, Code};
+use crate::server::agents::input::{self, invalid, only_keys, opt_str};
+use crate::server::agents::sessions::not_found;
+use crate::server::agents::settings::AgentsSettings;
+use crate::services::event_log::EventSink;
+use crate::services::ids;
+pub use address::Rules;
+use bytes::Bytes;
+use deliver::{Delivery, Job};
+use serde_json::{Map, Value, json};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// `SVC_AGENTS_WEBHOOK_RETRY_BASE_MS` unset: retries after 1 s, 4 s, 16 s and 64 s.
+pub const DEFAULT_RETRY_BASE: Duration = Duration::from_secs(1);
+/// Deliveries waiting per endpoint; beyond it new events for that endpoint are dropped
+/// (and counted) rather than making a session wait.
+pub const QUEUE_CAPACITY: usize = 1024;
+const KEYS: &[&str] = &["url", "event_types", "name"];
+
+pub struct Webhooks {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    entries: Mutex<Vec<Entry>>,
+    rules: Rules,
+    delivery: Arc<Delivery>,
+    dropped: AtomicU64,
+}
+
+struct Entry {
+    endpoint: Arc<Endpoint>,
+    /// Dropping it (on delete) ends the endpoint's worker once its queue is drained.
+    queue: mpsc::Sender<Job>,
+}
+
+pub struct Endpoint {
+    id: String,
+    owner: String,
+    created_at: i64,
+    config: Mutex<Config>,
+    /// Set on delete: the worker stops before its next attempt.
+    closed: AtomicBool,
+}
+
+struct Config {
+    name: String,
+    url: String,
+    event_types: Vec<&'static str>,
+    /// Never serialized except in the create and rotate answers.
+    secret: String,
+    updated_at: i64,
+}
+
+impl Endpoint {
+    fn config(&self) -> MutexGuard<'_, Config> {
+        self.config.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Where to deliver and with which secret, as of now.
+    fn target(&self) -> (String, String) {
+        let c = self.config();
+        (c.url.clone(), c.secret.clone())
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+
+    fn to_json(&self) -> Value {
+        let c = self.config();
+        json!({
+            "id": self.id,
+            "object": "webhook_endpoint",
+            "name": c.name,
+            "url": c.url,
+            "event_types": c.event_types,
+            "created_at": self.created_at,
+            "updated_at": c.updated_at,
+            // No hint: any part of the secret would be a part of the secret.
+            "signing_secret_hint": null,
+            "x_svc": {"compute": "local_state"},
+        })
+    }
+
+    /// The one-time answer. The SDK reads `signing_secret`; the spec calls it `secret`.
+    fn to_json_with_secret(&self) -> Value {
+        let mut v = self.to_json();
+        let secret = self.config().secret.clone();
+        v["signing_secret"] = json!(secret);
+        v["secret"] = json!(secret);
+        v
+    }
+}
+
+impl Webhooks {
+    pub fn new(settings: &AgentsSettings) -> Webhooks {
+        let rules = Rules {
+            allow_http: settings.webhook_allow_http,
+            allow_private: settings.allow_private_urls,
+        };
+        Webhooks {
+            inner: Arc::new(Inner {
+                entries: Mutex::new(Vec::new()),
+                rules,
+                delivery: Arc::new(Delivery::new(rules, settings.webhook_retry_base)),
+                dropped: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    fn entries(&self) -> MutexGuard<'_, Vec<Entry>> {
+        self.inner.entries()
+    }
+
+    /// Another owner's endpoint answers exactly like a missing one.
+    fn find(&self, owner: &str, id: &str) -> Result<Arc<Endpoint>, ApiError> {
+        self.entries()
+            .iter()
+            .find(|e| e.endpoint.id == id && e.endpoint.owner == owner)
+            .map(|e| e.endpoint.clone())
+            .ok_or_else(|| not_found("webhook endpoint", "webhook_endpoint_id", id))
+    }
+
+    pub async fn create(&self, owner: &str, body: &Value) -> Result<Value, ApiError> {
+        let map = input::object(body, "body")?;
+        only_keys(map, KEYS, "")?;
+        let name = name(map)?.ok_or_else(|| invalid("name", "`name` is required"))?;
+        let url = opt_str(map, "url", "url")?.ok_or_else(|| invalid("url", "`url` is required"))?;
+        let event_types = events::parse_list(map.get("event_types"))?;
+        // Last: the only check that may wait (on DNS).
+        self.inner.rules.check_resolving(url, "url").await?;
+        let now = ids::now();
+        let endpoint = Arc::new(Endpoint {
+            id: ids::new("we"),
+            owner: owner.to_owned(),
+            created_at: now,
+            config: Mutex::new(Config {
+                name,
+                url: url.to_owned(),
+                event_types,
+                secret: new_secret()?,
+                updated_at: now,
+            }),
+            closed: AtomicBool::new(false),
+        });
+        let (queue, rx) = mpsc::channel(QUEUE_CAPACITY);
+        tokio::spawn(deliver::worker(
+            endpoint.clone(),
+            rx,
+            self.inner.delivery.clone(),
+        ));
+        let answer = endpoint.to_json_with_secret();
+        self.entries().push(Entry { endpoint, queue });
+        Ok(answer)
+    }
+
+    pub fn list(&self, owner: &str) -> Vec<Value> {
+        self.entries()
+            .iter()
+            .filter(|e| e.endpoint.owner == owner)
+            .map(|e| e.endpoint.to_json())
+            .collect()
+    }
+
+    pub fn get(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
+        Ok(self.find(owner, id)?.to_json())
+    }
+
+    /// Changes what is given; `updated_at` moves only when something actually changed.
+    pub async fn update(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+        let endpoint = self.find(owner, id)?;
+        let map = input::object(body, "body")?;
+        only_keys(map, KEYS, "")?;
+        let name = name(map)?;
+        let url = opt_str(map, "url", "url")?;
+        let event_types = match map.get("event_types") {
+            None => None,
+            some => Some(events::parse_list(some)?),
+        };
+        if let Some(url) = url {
+            self.inner.rules.check_resolving(url, "url").await?;
+        }
+        {
+            let mut c = endpoint.config();
+            let before = (c.name.clone(), c.url.clone(), c.event_types.clone());
+            if let Some(name) = name {
+                c.name = name;
+            }
+            if let Some(url) = url {
+                c.url = url.to_owned();
+            }
+            if let Some(event_types) = event_types {
+                c.event_types = event_types;
+            }
+            if before != (c.name.clone(), c.url.clone(), c.event_types.clone()) {
+                c.updated_at = ids::now();
+            }
+        }
+        // Deleted while the URL was being resolved: answer like any missing endpoint.
+        self.find(owner, id)?;
+        Ok(endpoint.to_json())
+    }
+
+    pub fn delete(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
+        let endpoint = self.find(owner, id)?;
+        endpoint.closed.store(true, Ordering::Relaxed);
+        self.entries()
+            .retain(|e| !Arc::ptr_eq(&e.endpoint, &endpoint));
+        Ok(json!({"id": id, "object": "webhook_endpoint.deleted", "deleted": true}))
+    }
+
+    /// A new secret, at once: deliveries from now on (retries included) use it, and there
+    /// is no window in which the old one still signs.
+    pub fn rotate_secret(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+        let endpoint = self.find(owner, id)?;
+        let map = input::object(body, "body")?;
+        only_keys(map, &["keep_old_secret_active_for_24_hours"], "")?;
+        match map.get("keep_old_secret_active_for_24_hours") {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => {
+                return Err(invalid(
+                    "keep_old_secret_active_for_24_hours",
+                    "keeping the old secret active is not supported: a rotation replaces the secret at once",
+                ));
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "keep_old_secret_active_for_24_hours",
+                    "`keep_old_secret_active_for_24_hours` must be a boolean",
+                ));
+            }
+        }
+        let secret = new_secret()?;
+        {
+            let mut c = endpoint.config();
+            c.secret = secret;
+            c.updated_at = ids::now();
+        }
+        Ok(endpoint.to_json_with_secret())
+    }
+
+    /// Signs and sends one sample event now, once, and reports the receiver's status. A
+    /// receiver that cannot be reached is a 400 naming `url`, since no status exists.
+    pub async fn test(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+        let endpoint = self.find(owner, id)?;
+        let map = input::object(body, "body")?;
+        only_keys(map, &["event_type"], "")?;
+        let raw = opt_str(map, "event_type", "event_type")?
+            .ok_or_else(|| invalid("event_type", "`event_type` is required"))?;
+        let kind = events::parse(raw, "event_type")?;
+        let job = Job::new(Bytes::from(events::sample(kind).to_string()));
+        let status = self
+            .inner
+            .delivery
+            .attempt(&endpoint, &job)
+            .await
+            .map_err(|why| invalid("url", format!("the test delivery failed: {why}")))?;
+        Ok(json!({
+            "object": "webhook_endpoint.test",
+            "webhook_endpoint_id": endpoint.id,
+            "event_type": kind,
+            "status_code": status,
+            "success": true,
+            "x_svc": {"compute": "none", "webhook_id": job.msg_id},
+        }))
+    }
+
+    pub fn event_types() -> Value {
+        json!({"object": "list", "data": events::ACCEPTED})
+    }
+
+    /// What a session of `owner` hands its events to.
+    pub fn sink(&self, owner: &str) -> Arc<dyn EventSink> {
+        Arc::new(OwnerSink {
+            owner: owner.to_owned(),
+            inner: self.inner.clone(),
+        })
+    }
+
+    /// Deliveries dropped because an endpoint's queue was full, since start.
+    pub fn dropped(&self) -> u64 {
+        self.inner.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl Inner {
+    fn entries(&self) -> MutexGuard<'_, Vec<Entry>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+struct OwnerSink {
+    owner: String,
+    inner: Arc<Inner>,
+}
+
+impl EventSink for OwnerSink {
+    /// Runs under the session's log lock: it only looks up the subscribed endpoints and
+    /// queues, never waits.
+    fn event(&self, kind: &str, event: &Value) {
+        let Some(kind) = events::ACCEPTED.iter().find(|k| **k == kind) else {
+            return;
+        };
+        let queues: Vec<(String, mpsc::Sender<Job>)> = self
+            .inner
+            .entries()
+            .iter()
+            .filter(|e| {
+                e.endpoint.owner == self.owner && e.endpoint.config().event_types.contains(kind)
+            })
+            .map(|e| (e.endpoint.id.clone(), e.queue.clone()))
+            .collect();
+        if queues.is_empty() {
+            return;
+        }
+        let body = Bytes::from(events::body(kind, &event["session"]).to_string());
+        for (id, queue) in queues {
+            if queue.try_send(Job::new(body.clone())).is_err() {
+                let dropped = self.inner.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                tracing::warn!(endpoint = %id, "webhook queue full: `{kind}` dropped ({dropped} dropped since start)");
+            }
+        }
+    }
+}
+
+/// `name`: a non-empty string when given.
+fn name(map: &Map<String, Value>) -> Result<Option<String>, ApiError> {
+    match opt_str(map, "name", "name")? {
+        Some(n) if n.trim().is_empty() => Err(invalid("name", "`name` must not be empty")),
+        other => Ok(other.map(str::to_owned)),
+    }
+}
+
+fn new_secret() -> Result<String, ApiError> {
+    sign::new_secret().map_err(|e| {
+        ApiError::new(
+            Code::Internal,
+            format!("no random source for the signing secret: {e}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;

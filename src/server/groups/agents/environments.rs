@@ -1,0 +1,108 @@
+//! Environments, their files and templates: thin handlers over `agents::environments`.
+
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::agents::environments::files::FileListQuery;
+use crate::server::agents::paging::PageQuery;
+use crate::server::auth::Identity;
+use crate::server::extract::{Json, Path, Query};
+use axum::Extension;
+use axum::extract::State;
+use serde_json::Value;
+
+type Out = ApiResult<axum::Json<Value>>;
+
+pub async fn environments_create(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .environment_create(&who.id, &body)
+        .map(axum::Json)
+}
+
+pub async fn environments_list(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Query(q): Query<PageQuery>,
+) -> Out {
+    q.page()?
+        .apply(app.agents.environment_list(&who.id))
+        .map(axum::Json)
+}
+
+pub async fn environments_get(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+) -> Out {
+    app.agents.environment_get(&who.id, &id).map(axum::Json)
+}
+
+pub async fn environment_files_create(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .environment_file_create(&who.id, &id, &body)
+        .map(axum::Json)
+}
+
+pub async fn environment_files_list(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+    Query(q): Query<FileListQuery>,
+) -> Out {
+    app.agents
+        .environment_file_list(&who.id, &id, &q)
+        .map(axum::Json)
+}
+
+pub async fn templates_create(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents.template_create(&who.id, &body).map(axum::Json)
+}
+
+pub async fn templates_list(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Query(q): Query<PageQuery>,
+) -> Out {
+    q.page()?
+        .apply(app.agents.template_list(&who.id))
+        .map(axum::Json)
+}
+
+pub async fn templates_get(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+) -> Out {
+    app.agents.template_get(&who.id, &id).map(axum::Json)
+}
+
+pub async fn templates_update(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .template_update(&who.id, &id, &body)
+        .map(axum::Json)
+}
+
+pub async fn templates_delete(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+) -> Out {
+    app.agents.template_delete(&who.id, &id).map(axum::Json)
+}

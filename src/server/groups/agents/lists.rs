@@ -1,0 +1,253 @@
+//! The read routes under a session: items, turns, artifacts, traces, subagents.
+
+use super::sessions::empty_list;
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::agents::model::SessionState;
+use crate::server::agents::paging::PageQuery;
+use crate::server::agents::sessions::{SessionHandle, not_found};
+use crate::server::auth::Identity;
+use crate::server::extract::{Path, Query};
+use axum::Extension;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use serde_json::Value;
+use std::sync::Arc;
+
+fn session(app: &SharedState, identity: &Identity, id: &str) -> ApiResult<Arc<SessionHandle>> {
+    app.agents.get(&identity.id, id)
+}
+
+type Json = axum::Json<Value>;
+
+/// A paged list of what `pick` takes from the session.
+fn list_of(
+    app: &SharedState,
+    identity: &Identity,
+    id: &str,
+    query: &PageQuery,
+    pick: impl FnOnce(&SessionHandle, &SessionState) -> ApiResult<Vec<Value>>,
+) -> ApiResult<Json> {
+    let page = query.page()?;
+    let handle = session(app, identity, id)?;
+    let all = pick(&handle, &handle.lock())?;
+    page.apply(all).map(axum::Json)
+}
+
+pub async fn items_list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json> {
+    list_of(&app, &identity, &id, &query, |_, state| {
+        Ok(state.items.clone())
+    })
+}
+
+pub async fn turns_list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json> {
+    list_of(&app, &identity, &id, &query, |handle, state| {
+        Ok(state
+            .turns
+            .iter()
+            .map(|t| t.to_json(&handle.id, &state.agent))
+            .collect())
+    })
+}
+
+pub async fn turns_get(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, turn_id)): Path<(String, String)>,
+) -> ApiResult<Json> {
+    let handle = session(&app, &identity, &id)?;
+    let state = handle.lock();
+    let turn = state
+        .turn(&turn_id)
+        .ok_or_else(|| not_found("turn", "turn_id", &turn_id))?;
+    Ok(axum::Json(turn.to_json(&handle.id, &state.agent)))
+}
+
+pub async fn turns_items_list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, turn_id)): Path<(String, String)>,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json> {
+    list_of(&app, &identity, &id, &query, |_, state| {
+        state
+            .turn(&turn_id)
+            .ok_or_else(|| not_found("turn", "turn_id", &turn_id))?;
+        Ok(state
+            .items
+            .iter()
+            .filter(|i| i["turn_id"] == turn_id.as_str())
+            .cloned()
+            .collect())
+    })
+}
+
+pub async fn artifacts_list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json> {
+    list_of(&app, &identity, &id, &query, |handle, state| {
+        Ok(state
+            .artifacts
+            .iter()
+            .map(|a| a.to_json(&handle.id, state.environment_id()))
+            .collect())
+    })
+}
+
+fn artifact_of(
+    app: &SharedState,
+    identity: &Identity,
+    id: &str,
+    artifact_id: &str,
+) -> ApiResult<(Arc<SessionHandle>, crate::server::agents::model::Artifact)> {
+    let handle = session(app, identity, id)?;
+    let artifact = handle
+        .lock()
+        .artifacts
+        .iter()
+        .find(|a| a.id == artifact_id)
+        .cloned()
+        .ok_or_else(|| not_found("artifact", "artifact_id", artifact_id))?;
+    Ok((handle, artifact))
+}
+
+pub async fn artifacts_get(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, artifact_id)): Path<(String, String)>,
+) -> ApiResult<Json> {
+    let (handle, artifact) = artifact_of(&app, &identity, &id, &artifact_id)?;
+    let environment_id = handle.lock().environment_id().to_owned();
+    Ok(axum::Json(artifact.to_json(&handle.id, &environment_id)))
+}
+
+pub async fn artifacts_content(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, artifact_id)): Path<(String, String)>,
+) -> ApiResult<impl IntoResponse> {
+    let (_, artifact) = artifact_of(&app, &identity, &id, &artifact_id)?;
+    Ok((
+        [
+            (http::header::CONTENT_TYPE, "application/octet-stream"),
+            (http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        artifact.bytes,
+    ))
+}
+
+/// Removes the snapshot only; the file in the workspace stays as it is.
+pub async fn artifacts_delete(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, artifact_id)): Path<(String, String)>,
+) -> ApiResult<Json> {
+    let (handle, _) = artifact_of(&app, &identity, &id, &artifact_id)?;
+    handle.lock().artifacts.retain(|a| a.id != artifact_id);
+    Ok(axum::Json(serde_json::json!({
+        "id": artifact_id,
+        "object": "agent.session.artifact.deleted",
+        "deleted": true,
+        "deleted_scope": "snapshot",
+    })))
+}
+
+pub async fn traces_list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json> {
+    list_of(&app, &identity, &id, &query, |_, state| {
+        Ok(state.traces.clone())
+    })
+}
+
+pub async fn subagents_list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json> {
+    list_of(&app, &identity, &id, &query, |_, state| {
+        Ok(state.subagents.clone())
+    })
+}
+
+/// Only ids the runtime emitted exist; any other answers like a missing one.
+fn subagent_of(
+    app: &SharedState,
+    identity: &Identity,
+    id: &str,
+    subagent_id: &str,
+) -> ApiResult<Value> {
+    session(app, identity, id)?
+        .lock()
+        .subagents
+        .iter()
+        .find(|s| s["id"] == subagent_id)
+        .cloned()
+        .ok_or_else(|| not_found("subagent", "subagent_id", subagent_id))
+}
+
+pub async fn subagents_get(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, subagent_id)): Path<(String, String)>,
+) -> ApiResult<Json> {
+    subagent_of(&app, &identity, &id, &subagent_id).map(axum::Json)
+}
+
+/// A sub-agent's own items and turns stay inside the runtime: the lists are empty.
+pub async fn subagents_items_list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, subagent_id)): Path<(String, String)>,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json> {
+    query.page()?;
+    subagent_of(&app, &identity, &id, &subagent_id)?;
+    Ok(axum::Json(empty_list()))
+}
+
+pub async fn subagents_turns_list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, subagent_id)): Path<(String, String)>,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<Json> {
+    query.page()?;
+    subagent_of(&app, &identity, &id, &subagent_id)?;
+    Ok(axum::Json(empty_list()))
+}
+
+pub async fn subagents_turns_get(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, subagent_id, turn_id)): Path<(String, String, String)>,
+) -> ApiResult<Json> {
+    subagent_of(&app, &identity, &id, &subagent_id)?;
+    Err(not_found("subagent turn", "turn_id", &turn_id))
+}
+
+pub async fn subagents_turns_items_list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path((id, subagent_id, turn_id)): Path<(String, String, String)>,
+) -> ApiResult<Json> {
+    subagent_of(&app, &identity, &id, &subagent_id)?;
+    Err(not_found("subagent turn", "turn_id", &turn_id))
+}

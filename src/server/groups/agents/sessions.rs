@@ -1,0 +1,99 @@
+use super::header;
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::agents::paging::{PageQuery, envelope};
+use crate::server::agents::runtimes::RUNTIMES;
+use crate::server::auth::Identity;
+use crate::server::extract::{Json, Path, Query};
+use axum::Extension;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use serde_json::Value;
+
+pub async fn runtimes_list(
+    State(app): State<SharedState>,
+    Query(query): Query<PageQuery>,
+) -> ApiResult<axum::Json<Value>> {
+    let page = query.page()?;
+    let default = app.agents.settings.default_runtime;
+    // Product order; the default `desc` lists it reversed, `asc` as is (spec 4.4).
+    let all: Vec<Value> = RUNTIMES.iter().map(|r| r.describe(default)).collect();
+    let listed = page.apply(all)?;
+    Ok(axum::Json(listed))
+}
+
+pub async fn create(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> ApiResult<axum::Json<Value>> {
+    app.agents
+        .create(&identity.id, header(&headers, "x-svc-adapter"), &body)
+        .map(axum::Json)
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SessionListQuery {
+    #[serde(flatten)]
+    page: PageQuery,
+    agent_id: Option<String>,
+}
+
+pub async fn list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Query(query): Query<SessionListQuery>,
+) -> ApiResult<axum::Json<Value>> {
+    let page = query.page.page()?;
+    let sessions = app.agents.list(&identity.id, query.agent_id.as_deref());
+    page.apply(sessions).map(axum::Json)
+}
+
+pub async fn get(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Value>> {
+    Ok(axum::Json(app.agents.get(&identity.id, &id)?.snapshot()))
+}
+
+pub async fn update(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> ApiResult<axum::Json<Value>> {
+    app.agents.update(&identity.id, &id, &body).map(axum::Json)
+}
+
+pub async fn delete(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Value>> {
+    app.agents.delete(&identity.id, &id).await.map(axum::Json)
+}
+
+pub async fn events_create(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> ApiResult<impl IntoResponse> {
+    app.agents.post_events(
+        &identity.id,
+        &id,
+        header(&headers, "idempotency-key"),
+        &body,
+    )?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// An empty list envelope, for lists the runtime has nothing in.
+pub fn empty_list() -> Value {
+    envelope(Vec::new(), false)
+}

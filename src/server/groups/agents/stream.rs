@@ -1,0 +1,349 @@
+//! GET .../events: the session's events as server-sent events. With `after` (or
+//! `Last-Event-ID`) the kept history after that position is replayed and the stream
+//! closes; without it the stream follows live until the session next settles.
+//!
+//! The body reads the session's log directly (no task or channel per reader) and sends
+//! frames rendered once for all readers, so a thousand followers cost little more than one.
+
+use crate::error::{ApiError, ApiResult};
+use crate::server::SharedState;
+use crate::server::agents::sessions::SessionHandle;
+use crate::server::auth::Identity;
+use crate::server::extract::{Path, Query};
+use crate::services::event_log::{Event, EventLog};
+use axum::Extension;
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::HeaderMap;
+use serde::Deserialize;
+use serde_json::json;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+pub const KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// The most handed to one connection at a time. Small enough that a reader which stops
+/// reading costs little (hyper holds a few chunks, at most its write buffer), large enough
+/// that a burst of small events still goes out in one write.
+pub const CHUNK: usize = 32 * 1024;
+
+/// `include_obfuscation`, which the OpenAI SDK sends, is ignored: nothing to obfuscate locally.
+#[derive(Debug, Deserialize)]
+pub struct StreamQuery {
+    after: Option<String>,
+}
+
+/// `0`, `7` or `evt_7`.
+fn position(raw: &str, param: &str) -> Result<u64, ApiError> {
+    raw.trim()
+        .strip_prefix("evt_")
+        .unwrap_or(raw.trim())
+        .parse()
+        .map_err(|_| {
+            ApiError::invalid(
+                param,
+                format!("`{raw}` is not an event position (0, N or evt_N)"),
+            )
+        })
+}
+
+pub async fn events_stream(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(id): Path<String>,
+    Query(query): Query<StreamQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let handle = app.agents.get(&identity.id, &id)?;
+    let after = match (&query.after, headers.get("last-event-id")) {
+        (Some(raw), _) => Some(position(raw, "after")?),
+        (None, Some(v)) => Some(position(v.to_str().unwrap_or_default(), "Last-Event-ID")?),
+        (None, None) => None,
+    };
+    let position = after.unwrap_or_else(|| handle.log.newest());
+    let reader = Reader::new(handle, position, after.is_some());
+    Ok(sse(reader))
+}
+
+/// The streaming response for a reader.
+pub fn sse<S: Source>(reader: Reader<S>) -> Response {
+    let body = futures::stream::unfold(reader, |mut reader| async move {
+        reader
+            .next()
+            .await
+            .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), reader))
+    });
+    (
+        [
+            (http::header::CONTENT_TYPE, "text/event-stream"),
+            (http::header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(body),
+    )
+        .into_response()
+}
+
+/// Where a stream's events come from and when a live stream ends.
+pub trait Source: Send + Sync + 'static {
+    fn log(&self) -> &EventLog;
+    /// The stream's subject went away (a deleted session).
+    fn gone(&self) -> bool;
+    /// A live stream closes after this event.
+    fn ends_with(&self, event: &Event) -> bool;
+    /// The gap signal for dropped positions `from..=to`.
+    fn gap(&self, from: u64, to: u64) -> Bytes;
+}
+
+impl Source for Arc<SessionHandle> {
+    fn log(&self) -> &EventLog {
+        &self.log
+    }
+
+    fn gone(&self) -> bool {
+        self.lock().deleted
+    }
+
+    fn ends_with(&self, event: &Event) -> bool {
+        event.settles()
+    }
+
+    fn gap(&self, from: u64, to: u64) -> Bytes {
+        gap(&self.id, from, to)
+    }
+}
+
+pub struct Reader<S: Source> {
+    source: S,
+    newest: watch::Receiver<u64>,
+    position: u64,
+    replay_only: bool,
+    pending: VecDeque<Bytes>,
+    done: bool,
+    /// One timer for the reader's life, not one per wait: with a thousand followers, arming
+    /// a timer on every event would cost more than the event.
+    keepalive: tokio::time::Interval,
+}
+
+impl<S: Source> Reader<S> {
+    /// Events after `position`; `replay_only` closes after them, otherwise the stream
+    /// follows live until the source's end event.
+    pub fn new(source: S, position: u64, replay_only: bool) -> Reader<S> {
+        Reader {
+            newest: source.log().subscribe(),
+            source,
+            position,
+            replay_only,
+            pending: VecDeque::new(),
+            done: false,
+            keepalive: {
+                let mut every =
+                    tokio::time::interval_at(tokio::time::Instant::now() + KEEPALIVE, KEEPALIVE);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                every
+            },
+        }
+    }
+
+    async fn next(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(chunk) = self.take() {
+                return Some(chunk);
+            }
+            if self.done {
+                return None;
+            }
+            self.fill();
+            if !self.pending.is_empty() || self.done {
+                continue;
+            }
+            if self.source.gone() {
+                return None;
+            }
+            // A version pushed since the last read makes `changed` return at once: no
+            // event is missed between reading the log and waiting.
+            tokio::select! {
+                changed = self.newest.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                }
+                _ = self.keepalive.tick() => {
+                    self.pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
+                }
+            }
+        }
+    }
+
+    /// The next chunk of what is pending, at most `CHUNK` bytes: a frame bigger than that
+    /// goes out as slices of itself (shared, never copied), and small frames already there
+    /// are coalesced into one chunk, so a burst costs one write per wake. hyper asks for
+    /// the next chunk only when its own write buffer has room: a reader that does not
+    /// read holds that buffer, never a copy of the backlog.
+    fn take(&mut self) -> Option<Bytes> {
+        let first = self.pending.front_mut()?;
+        if first.len() > CHUNK {
+            return Some(first.split_to(CHUNK));
+        }
+        // How many of the frames at the front fit in one chunk, and their size.
+        let (count, size) = self
+            .pending
+            .iter()
+            .scan(0, |size, frame| {
+                *size += frame.len();
+                (*size <= CHUNK).then_some(*size)
+            })
+            .enumerate()
+            .last()
+            .map_or((1, 0), |(i, size)| (i + 1, size));
+        if count == 1 {
+            return self.pending.pop_front();
+        }
+        let mut chunk = bytes::BytesMut::with_capacity(size);
+        for frame in self.pending.drain(..count) {
+            chunk.extend_from_slice(&frame);
+        }
+        Some(chunk.freeze())
+    }
+
+    /// Queues the events after the reader's position: the frames are shared with the log
+    /// (a `Bytes` clone is a reference count), not copied.
+    fn fill(&mut self) {
+        let slice = self.source.log().after(self.position);
+        if let Some((from, to)) = slice.dropped {
+            self.pending.push_back(self.source.gap(from, to));
+        }
+        for event in &slice.events {
+            self.position = event.seq;
+            self.pending.push_back(event.frame.clone());
+            if !self.replay_only && self.source.ends_with(event) {
+                self.done = true;
+                return;
+            }
+        }
+        if self.replay_only {
+            self.done = true;
+        }
+    }
+}
+
+/// The typed gap signal: positions `from..=to` were dropped from the kept history.
+fn gap(session_id: &str, from: u64, to: u64) -> Bytes {
+    let data = json!({
+        "type": "error",
+        "event_id": format!("evt_gap_{from}_{to}"),
+        "session_id": session_id,
+        "error": {
+            "type": "events_dropped",
+            "code": "agents.events_dropped",
+            "message": format!("events {from} to {to} are no longer kept; replay continues after them"),
+            "param": "after",
+        },
+    });
+    Bytes::from(format!("event: error\ndata: {data}\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Log(EventLog);
+
+    impl Source for Log {
+        fn log(&self) -> &EventLog {
+            &self.0
+        }
+
+        fn gone(&self) -> bool {
+            false
+        }
+
+        fn ends_with(&self, _: &Event) -> bool {
+            false
+        }
+
+        fn gap(&self, from: u64, to: u64) -> Bytes {
+            gap("test", from, to)
+        }
+    }
+
+    #[tokio::test]
+    async fn pending_frames_go_out_in_bounded_chunks_sharing_large_frames() {
+        let log = EventLog::plain(10_000);
+        for n in 0..500 {
+            log.push("small", json!({ "n": n }));
+        }
+        let big_text = "x".repeat(5 * CHUNK + 123);
+        log.push("big", json!({ "text": big_text }));
+        for n in 0..50 {
+            log.push("small", json!({ "n": n }));
+        }
+        let frames: Vec<Bytes> = log
+            .after(0)
+            .events
+            .iter()
+            .map(|e| e.frame.clone())
+            .collect();
+        let big = frames[500].clone();
+        assert!(big.len() > 5 * CHUNK);
+        let small_before: usize = frames[..500].iter().map(Bytes::len).sum();
+        let largest_small = frames[..500].iter().map(Bytes::len).max().unwrap_or(0);
+
+        let mut reader = Reader::new(Log(log), 0, true);
+        let mut chunks = Vec::new();
+        while let Some(chunk) = reader.next().await {
+            chunks.push(chunk);
+        }
+
+        // Nothing lost, nothing reordered.
+        let sent: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        let want: Vec<u8> = frames.iter().flat_map(|f| f.iter().copied()).collect();
+        assert!(
+            sent == want,
+            "the chunks concatenate to the frames, in order"
+        );
+        assert!(chunks.iter().all(|c| !c.is_empty() && c.len() <= CHUNK));
+
+        // The small frames before the big one are coalesced: every chunk but the last of
+        // them leaves less room than the next frame would need.
+        let mut offset = 0;
+        let mut before_big = 0;
+        while offset < small_before {
+            offset += chunks[before_big].len();
+            before_big += 1;
+        }
+        assert_eq!(offset, small_before, "the big frame starts a chunk");
+        assert!(before_big > 1 && before_big <= small_before / (CHUNK - largest_small) + 1);
+        assert!(
+            chunks[..before_big - 1]
+                .iter()
+                .all(|c| c.len() > CHUNK - largest_small)
+        );
+
+        // The big frame goes out as slices of itself, in order: shared, not copied.
+        let range = big.as_ptr() as usize..big.as_ptr() as usize + big.len();
+        let mut inside = 0;
+        for chunk in &chunks[before_big..] {
+            let at = chunk.as_ptr() as usize;
+            if !range.contains(&at) {
+                break;
+            }
+            assert_eq!(at, range.start + inside, "slice {inside} of the big frame");
+            assert!(at + chunk.len() <= range.end);
+            inside += chunk.len();
+        }
+        assert!(
+            inside >= big.len() - CHUNK,
+            "all but the tail of the big frame is shared: {inside} of {}",
+            big.len()
+        );
+        let after_big: Vec<u8> = chunks[before_big..]
+            .iter()
+            .flat_map(|c| c.iter().copied())
+            .collect();
+        assert_eq!(&after_big[..big.len()], &big[..]);
+    }
+}

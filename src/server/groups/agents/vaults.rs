@@ -1,0 +1,115 @@
+//! Vaults and their credentials: thin handlers over `agents::vaults`.
+
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::agents::paging::PageQuery;
+use crate::server::auth::Identity;
+use crate::server::extract::{Json, Path, Query};
+use axum::Extension;
+use axum::extract::State;
+use serde_json::Value;
+
+type Out = ApiResult<axum::Json<Value>>;
+
+pub async fn vaults_create(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents.vaults.create(&who.id, &body).map(axum::Json)
+}
+
+pub async fn vaults_list(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Query(q): Query<PageQuery>,
+) -> Out {
+    q.page()?
+        .apply(app.agents.vaults.list(&who.id))
+        .map(axum::Json)
+}
+
+pub async fn vaults_get(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+) -> Out {
+    app.agents.vaults.get(&who.id, &id).map(axum::Json)
+}
+
+pub async fn vaults_update(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .vaults
+        .update(&who.id, &id, &body)
+        .map(axum::Json)
+}
+
+pub async fn vaults_delete(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+) -> Out {
+    app.agents.vaults.delete(&who.id, &id).map(axum::Json)
+}
+
+pub async fn credentials_create(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(vault_id): Path<String>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .vaults
+        .credential_create(&who.id, &vault_id, &body)
+        .map(axum::Json)
+}
+
+pub async fn credentials_list(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(vault_id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Out {
+    let page = q.page()?;
+    page.apply(app.agents.vaults.credential_list(&who.id, &vault_id)?)
+        .map(axum::Json)
+}
+
+pub async fn credentials_get(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path((vault_id, id)): Path<(String, String)>,
+) -> Out {
+    app.agents
+        .vaults
+        .credential_get(&who.id, &vault_id, &id)
+        .map(axum::Json)
+}
+
+pub async fn credentials_update(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path((vault_id, id)): Path<(String, String)>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .vaults
+        .credential_update(&who.id, &vault_id, &id, &body)
+        .map(axum::Json)
+}
+
+pub async fn credentials_delete(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path((vault_id, id)): Path<(String, String)>,
+) -> Out {
+    app.agents
+        .vaults
+        .credential_delete(&who.id, &vault_id, &id)
+        .map(axum::Json)
+}

@@ -1,0 +1,93 @@
+//! Webhook endpoints: thin handlers over `agents::webhooks`.
+
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::agents::paging::PageQuery;
+use crate::server::agents::webhooks::Webhooks;
+use crate::server::auth::Identity;
+use crate::server::extract::{Json, Path, Query};
+use axum::Extension;
+use axum::extract::State;
+use serde_json::Value;
+
+type Out = ApiResult<axum::Json<Value>>;
+
+pub async fn webhooks_create(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .webhooks
+        .create(&who.id, &body)
+        .await
+        .map(axum::Json)
+}
+
+pub async fn webhooks_list(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Query(q): Query<PageQuery>,
+) -> Out {
+    q.page()?
+        .apply(app.agents.webhooks.list(&who.id))
+        .map(axum::Json)
+}
+
+pub async fn webhooks_get(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+) -> Out {
+    app.agents.webhooks.get(&who.id, &id).map(axum::Json)
+}
+
+pub async fn webhooks_update(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .webhooks
+        .update(&who.id, &id, &body)
+        .await
+        .map(axum::Json)
+}
+
+pub async fn webhooks_delete(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+) -> Out {
+    app.agents.webhooks.delete(&who.id, &id).map(axum::Json)
+}
+
+pub async fn webhooks_rotate_secret(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .webhooks
+        .rotate_secret(&who.id, &id, &body)
+        .map(axum::Json)
+}
+
+pub async fn webhooks_test(
+    State(app): State<SharedState>,
+    Extension(who): Extension<Identity>,
+    Path(id): Path<String>,
+    Json(body): Json<Value>,
+) -> Out {
+    app.agents
+        .webhooks
+        .test(&who.id, &id, &body)
+        .await
+        .map(axum::Json)
+}
+
+pub async fn webhook_event_types() -> Out {
+    Ok(axum::Json(Webhooks::event_types()))
+}

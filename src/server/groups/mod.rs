@@ -1,0 +1,6 @@
+//! The groups' handlers: thin layers that read a request, call a service or the agents
+//! domain, and shape the answer.
+
+pub mod agents;
+pub mod commands;
+pub mod core;

@@ -1,0 +1,21 @@
+//! The in-sandbox server: the endpoint table, the admission pipeline and policy, the groups'
+//! handlers and the agents domain, over the shared services (`crate::services`).
+
+pub mod agents;
+pub mod audit;
+pub mod auth;
+pub mod capabilities;
+pub mod config;
+pub mod docs;
+pub mod endpoints;
+pub mod extract;
+pub mod groups;
+pub mod pipeline;
+pub mod policy;
+pub mod router;
+mod serve;
+mod state;
+
+pub use router::{app, terminal_app};
+pub use serve::{Listeners, SHUTDOWN_GRACE, StopSignal, run, url_of};
+pub use state::{AppState, SharedState};

@@ -1,0 +1,320 @@
+//! The admission pipeline of every endpoint, in the spec's order: (1) match — done by the
+//! router, which only knows table rows; (2) authenticate; (3) policy admission: switch,
+//! scopes, rate and concurrency; (4) repeated query parameters; (5) the body limit, before
+//! the body is read; (6) the handler; (7) audit, in [`finish`].
+
+use crate::error::{ApiError, Code, PendingError};
+use crate::server::SharedState;
+use crate::server::audit::AuditInfo;
+use crate::server::auth::Identity;
+use crate::server::endpoints::Endpoint;
+use crate::server::policy::limits::Refusal;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::HeaderValue;
+use http_body_util::{BodyExt, Limited};
+use std::collections::HashSet;
+use std::time::Instant;
+use tokio::sync::OwnedSemaphorePermit;
+
+/// The concurrency permit of an admitted call, for handlers that outlive their response: a
+/// WebSocket handler moves a clone into its socket task, so the permit is held as long as
+/// the socket is open.
+#[derive(Clone)]
+pub struct ConnectionPermit(pub std::sync::Arc<OwnedSemaphorePermit>);
+
+/// The endpoint a route serves, bound into its pipeline when the router is built.
+#[derive(Clone)]
+pub struct RouteState {
+    pub app: SharedState,
+    pub endpoint: &'static Endpoint,
+    pub index: usize,
+}
+
+/// The only endpoint that skips authentication.
+fn skips_auth(endpoint: &Endpoint) -> bool {
+    endpoint.id == "health"
+}
+
+pub async fn admit(State(route): State<RouteState>, req: Request, next: Next) -> Response {
+    let endpoint = route.endpoint;
+    let mut audit = AuditInfo {
+        endpoint: Some(endpoint.id),
+        identity: None,
+    };
+    match admission(&route, req, &mut audit) {
+        Ok((mut req, permit)) => {
+            let permit = permit.map(std::sync::Arc::new);
+            if let Some(permit) = &permit {
+                req.extensions_mut()
+                    .insert(ConnectionPermit(permit.clone()));
+            }
+            let mut response = next.run(req).await;
+            // A guard or limit that refuses inside the handler (a chunked body over the
+            // limit, a path outside the allowed tree) names the endpoint like the pipeline.
+            if let Some(PendingError(error)) = response.extensions_mut().get_mut::<PendingError>()
+                && error.code.is_denial()
+                && error.endpoint.is_none()
+            {
+                error.endpoint = Some(endpoint.id);
+            }
+            if let Some(permit) = permit {
+                response = hold_permit(response, permit);
+            }
+            response.extensions_mut().insert(audit);
+            response
+        }
+        Err(error) => {
+            let mut response = error.into_response();
+            response.extensions_mut().insert(audit);
+            response
+        }
+    }
+}
+
+fn admission(
+    route: &RouteState,
+    mut req: Request,
+    audit: &mut AuditInfo,
+) -> Result<(Request, Option<OwnedSemaphorePermit>), ApiError> {
+    let app = &route.app;
+    let endpoint = route.endpoint;
+
+    let identity = if skips_auth(endpoint) {
+        None
+    } else {
+        let identity = app.settings.identities.authenticate(req.headers())?;
+        audit.identity = Some(identity.id.clone());
+        Some(identity)
+    };
+
+    let decision = app.policy.decision(route.index);
+    if !decision.enabled {
+        return Err(ApiError::new(
+            Code::EndpointDisabled,
+            format!(
+                "the endpoint `{}` is disabled by {}",
+                endpoint.id, decision.rule
+            ),
+        )
+        .with_endpoint(endpoint.id)
+        .with_rule(decision.rule.clone()));
+    }
+    if let Some(identity) = &identity
+        && let Some(scope) = identity.missing_scope(endpoint.scopes)
+    {
+        return Err(ApiError::new(
+            Code::MissingScope,
+            format!(
+                "the identity `{}` lacks the scope `{scope}` that `{}` needs",
+                identity.id, endpoint.id
+            ),
+        )
+        .with_endpoint(endpoint.id));
+    }
+    let limiter = app.policy.limiter(route.index);
+    let permit = if limiter.is_unlimited() {
+        None
+    } else {
+        let key = identity.as_ref().map_or("-", |i| i.id.as_str());
+        limiter
+            .admit(key)
+            .map_err(|refusal| match refusal {
+                Refusal::Rate { retry_after_secs } => ApiError::new(
+                    Code::RateLimited,
+                    format!(
+                        "rate limit of `{}` reached; retry after {retry_after_secs} s",
+                        endpoint.id
+                    ),
+                )
+                .with_retry_after(retry_after_secs),
+                Refusal::Concurrency => ApiError::new(
+                    Code::ConcurrencyLimited,
+                    format!("`{}` has as many calls in flight as it allows", endpoint.id),
+                )
+                .with_retry_after(1),
+            })
+            .map_err(|e| e.with_endpoint(endpoint.id))?
+    };
+
+    if let Some(query) = req.uri().query() {
+        reject_repeated_parameters(query).map_err(|e| e.with_endpoint(endpoint.id))?;
+    }
+
+    let limit = app.settings.limits[route.index].body_bytes;
+    let declared = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit) {
+        return Err(too_large(limit).with_endpoint(endpoint.id));
+    }
+    // Bodies without a declared length (chunked) are cut off while they are read.
+    let limit_usize = usize::try_from(limit).unwrap_or(usize::MAX);
+    req = req.map(|body| Body::new(Limited::new(body, limit_usize)));
+
+    if let Some(identity) = identity {
+        req.extensions_mut().insert::<Identity>(identity);
+    }
+    Ok((req, permit))
+}
+
+fn too_large(limit: u64) -> ApiError {
+    ApiError::new(
+        Code::PayloadTooLarge,
+        format!("the request body is over the limit of {limit} bytes"),
+    )
+}
+
+fn reject_repeated_parameters(query: &str) -> Result<(), ApiError> {
+    let mut seen = HashSet::new();
+    for (name, _) in form_urlencoded::parse(query.as_bytes()) {
+        if !seen.insert(name.clone()) {
+            return Err(ApiError::new(
+                Code::DuplicateParameter,
+                format!("the query parameter `{name}` is repeated; send it once"),
+            )
+            .with_param(name.into_owned()));
+        }
+    }
+    Ok(())
+}
+
+/// Keeps the concurrency permit until the response body (a stream, or an upgraded socket's
+/// response) is finished or dropped.
+fn hold_permit<P: Send + Sync + 'static>(response: Response, permit: P) -> Response {
+    response.map(move |body| {
+        Body::new(body.map_frame(move |frame| {
+            let _held = &permit;
+            frame
+        }))
+    })
+}
+
+/// The longest request target (path and query) served; a longer one is a typed 414. Well
+/// below hyper's own limit (64 KiB), so every answer to a long URI is typed.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most header bytes (names and values) a request may carry; more is a typed 431. Well
+/// below hyper's own read buffer (about 400 KiB), past which hyper answers an untyped 431.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+
+/// The HTTP layer's size limits, answered as typed errors before any routing.
+fn over_http_limits(req: &Request) -> Option<ApiError> {
+    let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target > MAX_URI_BYTES {
+        return Some(ApiError::new(
+            Code::UriTooLong,
+            format!("the request target is {target} bytes, over the limit of {MAX_URI_BYTES}"),
+        ));
+    }
+    let headers: usize = req
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    (headers > MAX_HEADER_BYTES).then(|| {
+        ApiError::new(
+            Code::HeadersTooLarge,
+            format!(
+                "the request headers are {headers} bytes, over the limit of {MAX_HEADER_BYTES}"
+            ),
+        )
+    })
+}
+
+/// The outermost layer: answers the HTTP layer's size limits, renders every error body in
+/// the shape its path needs, marks every answer as local, and writes the audit entry.
+pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let path = req.uri().path().to_owned();
+    let method = req.method().clone();
+    let mut response = match over_http_limits(&req) {
+        Some(error) => error.into_response(),
+        None => next.run(req).await,
+    };
+
+    let audit = response.extensions_mut().remove::<AuditInfo>();
+    if let Some(PendingError(error)) = response.extensions_mut().remove::<PendingError>() {
+        response = error.render(&path);
+    } else if (response.status().is_client_error() || response.status().is_server_error())
+        && response
+            .extensions()
+            .get::<crate::error::ErrorMeta>()
+            .is_none()
+    {
+        response = safety_net(response.status(), &path).render(&path);
+    }
+    // The spec's local marker is on every answer, errors included.
+    response
+        .headers_mut()
+        .insert("x-svc-local", HeaderValue::from_static("1"));
+    app.audit
+        .record(&method, &path, audit.as_ref(), &response, started.elapsed());
+    response
+}
+
+/// An error answer that our own code did not build (a framework rejection or a caught
+/// panic) still leaves as a typed body.
+fn safety_net(status: http::StatusCode, path: &str) -> ApiError {
+    match status.as_u16() {
+        404 | 405 => ApiError::not_found(path),
+        413 => ApiError::new(
+            Code::PayloadTooLarge,
+            "the request body is over the size limit",
+        ),
+        400..=499 => ApiError::new(
+            Code::InvalidRequest,
+            format!("the request was refused ({status})"),
+        ),
+        _ => ApiError::new(
+            Code::Internal,
+            "internal error; the server log has the details",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_parameters_are_named() {
+        assert!(reject_repeated_parameters("a=1&b=2").is_ok());
+        let e = reject_repeated_parameters("a=1&b=2&a=3").unwrap_err();
+        assert_eq!(e.code, Code::DuplicateParameter);
+        assert_eq!(e.param.as_deref(), Some("a"));
+        // The same name percent-encoded is still the same parameter.
+        assert!(reject_repeated_parameters("ab=1&a%62=2").is_err());
+    }
+
+    #[tokio::test]
+    async fn a_streaming_body_holds_its_concurrency_permit_until_it_ends() {
+        let semaphore = std::sync::Arc::new(tokio::sync::Semaphore::new(1));
+        let permit = semaphore.clone().try_acquire_owned().unwrap();
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(1);
+        let stream = futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        let response = Response::new(Body::from_stream(stream));
+        let response = hold_permit(response, permit);
+        assert_eq!(
+            semaphore.available_permits(),
+            0,
+            "handler returned, stream still open"
+        );
+        tx.send(Ok(bytes::Bytes::from_static(b"chunk")))
+            .await
+            .unwrap();
+        drop(tx);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"chunk");
+        assert_eq!(
+            semaphore.available_permits(),
+            1,
+            "released when the body ended"
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! The state every handler shares: the resolved settings, the policy, the audit sink and
+//! the agents group's services.
+
+use crate::server::audit::Audit;
+use crate::server::config::Settings;
+use crate::server::policy::Policy;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub struct AppState {
+    pub settings: Settings,
+    pub policy: Policy,
+    pub audit: Audit,
+    pub started: Instant,
+    /// Unix seconds at start-up (the `created` of runtime models).
+    pub started_at: i64,
+    /// Relative paths are judged against this directory (the server's working directory).
+    pub base_dir: PathBuf,
+    pub capabilities: crate::server::capabilities::DocumentCache,
+    pub agents: crate::server::agents::Agents,
+    pub responses: Arc<crate::server::agents::responses::Responses>,
+}
+
+pub type SharedState = Arc<AppState>;
+
+impl AppState {
+    pub fn new(settings: Settings) -> std::io::Result<SharedState> {
+        let audit = Audit::start(settings.audit, settings.audit_file.as_deref())?;
+        Ok(AppState::build(settings, audit))
+    }
+
+    /// Audit off: for tests, benchmarks and embedding.
+    pub fn with_settings(settings: Settings) -> SharedState {
+        AppState::build(settings, Audit::off())
+    }
+
+    fn build(settings: Settings, audit: Audit) -> SharedState {
+        Arc::new(AppState {
+            agents: crate::server::agents::Agents::new(settings.agents.clone())
+                .with_paths(settings.paths.clone()),
+            responses: Default::default(),
+            policy: Policy::new(&settings),
+            settings,
+            audit,
+            started: Instant::now(),
+            started_at: crate::services::ids::now(),
+            base_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            capabilities: Default::default(),
+        })
+    }
+}
