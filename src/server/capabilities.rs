@@ -98,7 +98,7 @@ fn describe(app: &AppState, index: usize, endpoint: &Endpoint, identity: &Identi
 fn status_name(status: Status) -> &'static str {
     match status {
         Status::Implemented => "implemented",
-        Status::Refusal => "refusal",
+        Status::Refusal(_) => "refusal",
         Status::Pending(_) => "pending",
     }
 }

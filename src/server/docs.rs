@@ -25,7 +25,7 @@ pub fn endpoints_markdown() -> String {
         for e in rows {
             let status = match e.status {
                 Status::Implemented => "implemented".to_owned(),
-                Status::Refusal => "refusal".to_owned(),
+                Status::Refusal(_) => "refusal".to_owned(),
                 Status::Pending(by) => format!("pending: {by}"),
             };
             let transport = match (e.transport, e.port) {

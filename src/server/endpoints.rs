@@ -115,13 +115,25 @@ pub enum Port {
 #[serde(rename_all = "snake_case", tag = "state", content = "by")]
 pub enum Status {
     Implemented,
-    /// Exists only to answer a typed refusal (agents spec: "4 are refusals").
-    Refusal,
+    /// Exists only to answer a typed refusal (agents spec: "4 are refusals"), saying why.
+    Refusal(&'static str),
     Pending(&'static str),
+}
+
+/// Whether a caller must present a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Auth {
+    /// Answered to anyone (health checks from orchestrators).
+    Public,
+    Token,
 }
 
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Endpoint {
+    /// The checked name handlers are bound by.
+    #[serde(skip)]
+    pub key: EndpointId,
     pub id: &'static str,
     pub method: Method,
     pub path: &'static str,
@@ -132,6 +144,7 @@ pub struct Endpoint {
     pub port: Port,
     /// The endpoint takes filesystem paths, so the path guard applies to it.
     pub uses_paths: bool,
+    pub auth: Auth,
     pub status: Status,
 }
 
@@ -159,10 +172,16 @@ const DEV_TOOLS: &str = "dev_tools issue";
 const BROWSER: &str = "browser issue";
 
 macro_rules! table {
-    ($( $id:literal $method:ident $path:literal $group:ident [$($scope:literal),*] $access:ident $transport:ident $port:ident $paths:literal $status:expr ;)*) => {
+    ($( $key:ident $id:literal $method:ident $path:literal $group:ident [$($scope:literal),*] $access:ident $transport:ident $port:ident $paths:literal $auth:ident $status:expr ;)*) => {
+        /// Every endpoint by name: what a group binds its handlers to, so a handler is
+        /// bound by a checked name, never by a string.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+        pub enum EndpointId { $($key,)* }
+
         /// Every endpoint of the server, in product order.
         pub const ENDPOINTS: &[Endpoint] = &[
             $(Endpoint {
+                key: EndpointId::$key,
                 id: $id,
                 method: $method,
                 path: $path,
@@ -172,6 +191,7 @@ macro_rules! table {
                 transport: $transport,
                 port: $port,
                 uses_paths: $paths,
+                auth: Auth::$auth,
                 status: $status,
             },)*
         ];
@@ -179,138 +199,132 @@ macro_rules! table {
 }
 
 const IMPL: Status = Status::Implemented;
-const REFUSAL: Status = Status::Refusal;
+const fn refusal(why: &'static str) -> Status {
+    Status::Refusal(why)
+}
 const fn p(by: &'static str) -> Status {
     Status::Pending(by)
 }
 
 table! {
-    "health"             Get    "/health"               Core     []                 Read  Http Main false IMPL;
-    "capabilities"       Get    "/capabilities"         Core     []                 Read  Http Main false IMPL;
-    "capabilities_check" Post   "/capabilities/check"   Core     []                 Read  Http Main false IMPL;
-
-    "commands_list"      Get    "/commands"             Commands ["commands:read"]  Read  Http Main false IMPL;
-    "commands_run"       Post   "/commands/{name}"      Commands ["commands:run"]   Exec  Http Main false IMPL;
-
-    "files_read"         Get    "/files/content"        FileOps  ["files:read"]     Read  Http Main true p(FILES);
-    "files_write"        Put    "/files/content"        FileOps  ["files:write"]    Write Http Main true p(FILES);
-    "files_list"         Get    "/files/list"           FileOps  ["files:read"]     Read  Http Main true p(FILES);
-    "files_info"         Get    "/files/info"           FileOps  ["files:read"]     Read  Http Main true p(FILES);
-    "files_exists"       Get    "/files/exists"         FileOps  ["files:read"]     Read  Http Main true p(FILES);
-    "files_mkdir"        Post   "/files/mkdir"          FileOps  ["files:write"]    Write Http Main true p(FILES);
-    "files_move"         Post   "/files/move"           FileOps  ["files:write"]    Write Http Main true p(FILES);
-    "files_delete"       Delete "/files"                FileOps  ["files:write"]    Write Http Main true p(FILES);
-    "files_upload"       Post   "/files/upload"         FileOps  ["files:write"]    Write Http Main true p(FILES);
-    "files_download"     Get    "/files/download"       FileOps  ["files:read"]     Read  Http Main true p(FILES);
-    "files_search"       Post   "/files/search"         FileOps  ["files:read"]     Read  Http Main true p(FILES);
-    "files_watch"        Get    "/files/watch"          FileOps  ["files:read"]     Read  Sse  Main true p(FILES);
-
-    "shell"              Post   "/shell"                Process  ["process:exec"]   Exec  Http Main true p(PROCESS);
-    "shell_stream"       Post   "/shell/stream"         Process  ["process:exec"]   Exec  Sse  Main true p(PROCESS);
-    "process_start"      Post   "/processes"            Process  ["process:exec"]   Exec  Http Main true p(PROCESS);
-    "process_list"       Get    "/processes"            Process  ["process:read"]   Read  Http Main false p(PROCESS);
-    "process_get"        Get    "/processes/{pid}"      Process  ["process:read"]   Read  Http Main false p(PROCESS);
-    "process_signal"     Post   "/processes/{pid}/signal" Process ["process:exec"]  Exec  Http Main false p(PROCESS);
-    "process_stdin"      Post   "/processes/{pid}/stdin" Process ["process:exec"]   Exec  Http Main false p(PROCESS);
-    "process_kill"       Delete "/processes/{pid}"      Process  ["process:exec"]   Exec  Http Main false p(PROCESS);
-
-    "pty_create"         Post   "/pty"                  Terminal ["terminal:use"]   Exec  Http Main true p(TERMINAL);
-    "pty_list"           Get    "/pty"                  Terminal ["terminal:use"]   Read  Http Main false p(TERMINAL);
-    "pty_get"            Get    "/pty/{id}"             Terminal ["terminal:use"]   Read  Http Main false p(TERMINAL);
-    "pty_resize"         Post   "/pty/{id}/resize"      Terminal ["terminal:use"]   Exec  Http Main false p(TERMINAL);
-    "pty_kill"           Delete "/pty/{id}"             Terminal ["terminal:use"]   Exec  Http Main false p(TERMINAL);
-    "pty_connect"        Get    "/pty/{id}/connect"     Terminal ["terminal:use"]   Exec  Websocket TermPort false p(TERMINAL);
-
-    "system_info"        Get    "/system/info"          System   ["system:read"]    Read  Http Main false p(SYSTEM);
-    "system_metrics"     Get    "/system/metrics"       System   ["system:read"]    Read  Http Main false p(SYSTEM);
-    "system_disk"        Get    "/system/disk"          System   ["system:read"]    Read  Http Main false p(SYSTEM);
-    "system_ports"       Get    "/system/ports"         System   ["system:read"]    Read  Http Main false p(SYSTEM);
-    "system_env_get"     Get    "/system/env"           System   ["system:read"]    Read  Http Main false p(SYSTEM);
-    "system_env_set"     Post   "/system/env"           System   ["system:write"]   Write Http Main false p(SYSTEM);
-
-    "code_run"           Post   "/code/run"             DevTools ["code:run"]       Exec  Http Main true p(DEV_TOOLS);
-    "code_languages"     Get    "/code/languages"       DevTools ["code:read"]      Read  Http Main false p(DEV_TOOLS);
-    "http_fetch"         Post   "/http/fetch"           DevTools ["http:fetch"]     Exec  Http Main false p(DEV_TOOLS);
-
-    "browser_start"      Post   "/browser"              Browser  ["browser:use"]    Exec  Http Main false p(BROWSER);
-    "browser_status"     Get    "/browser"              Browser  ["browser:use"]    Read  Http Main false p(BROWSER);
-    "browser_stop"       Delete "/browser"              Browser  ["browser:use"]    Exec  Http Main false p(BROWSER);
-    "browser_navigate"   Post   "/browser/navigate"     Browser  ["browser:use"]    Exec  Http Main false p(BROWSER);
-    "browser_click"      Post   "/browser/click"        Browser  ["browser:use"]    Exec  Http Main false p(BROWSER);
-    "browser_type"       Post   "/browser/type"         Browser  ["browser:use"]    Exec  Http Main false p(BROWSER);
-    "browser_screenshot" Get    "/browser/screenshot"   Browser  ["browser:use"]    Read  Http Main false p(BROWSER);
-    "browser_content"    Get    "/browser/content"      Browser  ["browser:use"]    Read  Http Main false p(BROWSER);
-
-    "agents_sessions_create"            Post   "/v1/agents/sessions" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_sessions_list"              Get    "/v1/agents/sessions" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_sessions_get"               Get    "/v1/agents/sessions/{id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_sessions_update"            Post   "/v1/agents/sessions/{id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_sessions_delete"            Delete "/v1/agents/sessions/{id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_sessions_events_create"     Post   "/v1/agents/sessions/{id}/events" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_sessions_events_stream"     Get    "/v1/agents/sessions/{id}/events" Agents ["agents:use"] Read Sse Main false IMPL;
-    "agents_sessions_items_list"        Get    "/v1/agents/sessions/{id}/items" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_sessions_turns_list"        Get    "/v1/agents/sessions/{id}/turns" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_sessions_turns_get"         Get    "/v1/agents/sessions/{id}/turns/{turn_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_sessions_turns_items_list"  Get    "/v1/agents/sessions/{id}/turns/{turn_id}/items" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_artifacts_list"             Get    "/v1/agents/sessions/{id}/artifacts" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_artifacts_get"              Get    "/v1/agents/sessions/{id}/artifacts/{artifact_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_artifacts_delete"           Delete "/v1/agents/sessions/{id}/artifacts/{artifact_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_artifacts_content"          Get    "/v1/agents/sessions/{id}/artifacts/{artifact_id}/content" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_traces_list"                Get    "/v1/agents/sessions/{id}/traces" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_subagents_list"             Get    "/v1/agents/sessions/{id}/subagents" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_subagents_get"              Get    "/v1/agents/sessions/{id}/subagents/{subagent_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_subagents_items_list"       Get    "/v1/agents/sessions/{id}/subagents/{subagent_id}/items" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_subagents_turns_list"       Get    "/v1/agents/sessions/{id}/subagents/{subagent_id}/turns" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_subagents_turns_get"        Get    "/v1/agents/sessions/{id}/subagents/{subagent_id}/turns/{turn_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_subagents_turns_items_list" Get    "/v1/agents/sessions/{id}/subagents/{subagent_id}/turns/{turn_id}/items" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_runtimes_list"              Get    "/v1/agents/runtimes" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_environments_create"        Post   "/v1/agents/environments" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_environments_list"          Get    "/v1/agents/environments" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_environment_templates_create" Post "/v1/agents/environments/templates" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_environment_templates_list" Get    "/v1/agents/environments/templates" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_environment_templates_get"  Get    "/v1/agents/environments/templates/{environment_template_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_environment_templates_update" Post "/v1/agents/environments/templates/{environment_template_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_environment_templates_delete" Delete "/v1/agents/environments/templates/{environment_template_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_environments_get"           Get    "/v1/agents/environments/{environment_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_environment_files_create"   Post   "/v1/agents/environments/{environment_id}/files" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_environment_files_list"     Get    "/v1/agents/environments/{environment_id}/files" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_cannot_executor_registration" Post "/v1/agents/environments/{environment_id}/register" Agents ["agents:use"] Write Http Main false REFUSAL;
-    "agents_cannot_executor_channel"    Get    "/v1/agents/environments/{environment_id}/connect" Agents ["agents:use"] Read Http Main false REFUSAL;
-    "agents_definitions_create"         Post   "/v1/agents" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_definitions_list"           Get    "/v1/agents" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_definitions_get"            Get    "/v1/agents/{agent_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_definitions_update"         Post   "/v1/agents/{agent_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_definitions_delete"         Delete "/v1/agents/{agent_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_vaults_create"              Post   "/v1/vaults" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_vaults_list"                Get    "/v1/vaults" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_vaults_get"                 Get    "/v1/vaults/{vault_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_vaults_update"              Post   "/v1/vaults/{vault_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_vaults_delete"              Delete "/v1/vaults/{vault_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_vault_credentials_create"   Post   "/v1/vaults/{vault_id}/credentials" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_vault_credentials_list"     Get    "/v1/vaults/{vault_id}/credentials" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_vault_credentials_get"      Get    "/v1/vaults/{vault_id}/credentials/{credential_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_vault_credentials_update"   Post   "/v1/vaults/{vault_id}/credentials/{credential_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_vault_credentials_delete"   Delete "/v1/vaults/{vault_id}/credentials/{credential_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_responses_create"           Post   "/v1/responses" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_responses_connect"          Get    "/v1/responses" Agents ["agents:use"] Write Websocket Main false IMPL;
-    "agents_cannot_responses_input_tokens" Post "/v1/responses/input_tokens" Agents ["agents:use"] Read Http Main false REFUSAL;
-    "agents_responses_compact"          Post   "/v1/responses/compact" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_responses_get"              Get    "/v1/responses/{response_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_responses_delete"           Delete "/v1/responses/{response_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_responses_cancel"           Post   "/v1/responses/{response_id}/cancel" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_responses_input_items"      Get    "/v1/responses/{response_id}/input_items" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_models_list"                Get    "/v1/models" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_models_get"                 Get    "/v1/models/{model}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_cannot_models_delete"       Delete "/v1/models/{model}" Agents ["agents:use"] Write Http Main false REFUSAL;
-    "agents_files_create"               Post   "/v1/files" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_webhooks_create"            Post   "/v1/webhook_endpoints" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_webhooks_list"              Get    "/v1/webhook_endpoints" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_webhooks_get"               Get    "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Read Http Main false IMPL;
-    "agents_webhooks_update"            Post   "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_webhooks_delete"            Delete "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_webhooks_rotate_secret"     Post   "/v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_webhooks_test"              Post   "/v1/webhook_endpoints/{webhook_endpoint_id}/test" Agents ["agents:use"] Write Http Main false IMPL;
-    "agents_webhook_event_types"        Get    "/v1/webhook_event_types" Agents ["agents:use"] Read Http Main false IMPL;
+    Health "health" Get "/health" Core [] Read Http Main false Public IMPL;
+    Capabilities "capabilities" Get "/capabilities" Core [] Read Http Main false Token IMPL;
+    CapabilitiesCheck "capabilities_check" Post "/capabilities/check" Core [] Read Http Main false Token IMPL;
+    CommandsList "commands_list" Get "/commands" Commands ["commands:read"] Read Http Main false Token IMPL;
+    CommandsRun "commands_run" Post "/commands/{name}" Commands ["commands:run"] Exec Http Main false Token IMPL;
+    FilesRead "files_read" Get "/files/content" FileOps ["files:read"] Read Http Main true Token p(FILES);
+    FilesWrite "files_write" Put "/files/content" FileOps ["files:write"] Write Http Main true Token p(FILES);
+    FilesList "files_list" Get "/files/list" FileOps ["files:read"] Read Http Main true Token p(FILES);
+    FilesInfo "files_info" Get "/files/info" FileOps ["files:read"] Read Http Main true Token p(FILES);
+    FilesExists "files_exists" Get "/files/exists" FileOps ["files:read"] Read Http Main true Token p(FILES);
+    FilesMkdir "files_mkdir" Post "/files/mkdir" FileOps ["files:write"] Write Http Main true Token p(FILES);
+    FilesMove "files_move" Post "/files/move" FileOps ["files:write"] Write Http Main true Token p(FILES);
+    FilesDelete "files_delete" Delete "/files" FileOps ["files:write"] Write Http Main true Token p(FILES);
+    FilesUpload "files_upload" Post "/files/upload" FileOps ["files:write"] Write Http Main true Token p(FILES);
+    FilesDownload "files_download" Get "/files/download" FileOps ["files:read"] Read Http Main true Token p(FILES);
+    FilesSearch "files_search" Post "/files/search" FileOps ["files:read"] Read Http Main true Token p(FILES);
+    FilesWatch "files_watch" Get "/files/watch" FileOps ["files:read"] Read Sse Main true Token p(FILES);
+    Shell "shell" Post "/shell" Process ["process:exec"] Exec Http Main true Token p(PROCESS);
+    ShellStream "shell_stream" Post "/shell/stream" Process ["process:exec"] Exec Sse Main true Token p(PROCESS);
+    ProcessStart "process_start" Post "/processes" Process ["process:exec"] Exec Http Main true Token p(PROCESS);
+    ProcessList "process_list" Get "/processes" Process ["process:read"] Read Http Main false Token p(PROCESS);
+    ProcessGet "process_get" Get "/processes/{pid}" Process ["process:read"] Read Http Main false Token p(PROCESS);
+    ProcessSignal "process_signal" Post "/processes/{pid}/signal" Process ["process:exec"] Exec Http Main false Token p(PROCESS);
+    ProcessStdin "process_stdin" Post "/processes/{pid}/stdin" Process ["process:exec"] Exec Http Main false Token p(PROCESS);
+    ProcessKill "process_kill" Delete "/processes/{pid}" Process ["process:exec"] Exec Http Main false Token p(PROCESS);
+    PtyCreate "pty_create" Post "/pty" Terminal ["terminal:use"] Exec Http Main true Token p(TERMINAL);
+    PtyList "pty_list" Get "/pty" Terminal ["terminal:use"] Read Http Main false Token p(TERMINAL);
+    PtyGet "pty_get" Get "/pty/{id}" Terminal ["terminal:use"] Read Http Main false Token p(TERMINAL);
+    PtyResize "pty_resize" Post "/pty/{id}/resize" Terminal ["terminal:use"] Exec Http Main false Token p(TERMINAL);
+    PtyKill "pty_kill" Delete "/pty/{id}" Terminal ["terminal:use"] Exec Http Main false Token p(TERMINAL);
+    PtyConnect "pty_connect" Get "/pty/{id}/connect" Terminal ["terminal:use"] Exec Websocket TermPort false Token p(TERMINAL);
+    SystemInfo "system_info" Get "/system/info" System ["system:read"] Read Http Main false Token p(SYSTEM);
+    SystemMetrics "system_metrics" Get "/system/metrics" System ["system:read"] Read Http Main false Token p(SYSTEM);
+    SystemDisk "system_disk" Get "/system/disk" System ["system:read"] Read Http Main false Token p(SYSTEM);
+    SystemPorts "system_ports" Get "/system/ports" System ["system:read"] Read Http Main false Token p(SYSTEM);
+    SystemEnvGet "system_env_get" Get "/system/env" System ["system:read"] Read Http Main false Token p(SYSTEM);
+    SystemEnvSet "system_env_set" Post "/system/env" System ["system:write"] Write Http Main false Token p(SYSTEM);
+    CodeRun "code_run" Post "/code/run" DevTools ["code:run"] Exec Http Main true Token p(DEV_TOOLS);
+    CodeLanguages "code_languages" Get "/code/languages" DevTools ["code:read"] Read Http Main false Token p(DEV_TOOLS);
+    HttpFetch "http_fetch" Post "/http/fetch" DevTools ["http:fetch"] Exec Http Main false Token p(DEV_TOOLS);
+    BrowserStart "browser_start" Post "/browser" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
+    BrowserStatus "browser_status" Get "/browser" Browser ["browser:use"] Read Http Main false Token p(BROWSER);
+    BrowserStop "browser_stop" Delete "/browser" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
+    BrowserNavigate "browser_navigate" Post "/browser/navigate" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
+    BrowserClick "browser_click" Post "/browser/click" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
+    BrowserType "browser_type" Post "/browser/type" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
+    BrowserScreenshot "browser_screenshot" Get "/browser/screenshot" Browser ["browser:use"] Read Http Main false Token p(BROWSER);
+    BrowserContent "browser_content" Get "/browser/content" Browser ["browser:use"] Read Http Main false Token p(BROWSER);
+    AgentsSessionsCreate "agents_sessions_create" Post "/v1/agents/sessions" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsSessionsList "agents_sessions_list" Get "/v1/agents/sessions" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSessionsGet "agents_sessions_get" Get "/v1/agents/sessions/{id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSessionsUpdate "agents_sessions_update" Post "/v1/agents/sessions/{id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsSessionsDelete "agents_sessions_delete" Delete "/v1/agents/sessions/{id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsSessionsEventsCreate "agents_sessions_events_create" Post "/v1/agents/sessions/{id}/events" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsSessionsEventsStream "agents_sessions_events_stream" Get "/v1/agents/sessions/{id}/events" Agents ["agents:use"] Read Sse Main false Token IMPL;
+    AgentsSessionsItemsList "agents_sessions_items_list" Get "/v1/agents/sessions/{id}/items" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSessionsTurnsList "agents_sessions_turns_list" Get "/v1/agents/sessions/{id}/turns" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSessionsTurnsGet "agents_sessions_turns_get" Get "/v1/agents/sessions/{id}/turns/{turn_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSessionsTurnsItemsList "agents_sessions_turns_items_list" Get "/v1/agents/sessions/{id}/turns/{turn_id}/items" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsArtifactsList "agents_artifacts_list" Get "/v1/agents/sessions/{id}/artifacts" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsArtifactsGet "agents_artifacts_get" Get "/v1/agents/sessions/{id}/artifacts/{artifact_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsArtifactsDelete "agents_artifacts_delete" Delete "/v1/agents/sessions/{id}/artifacts/{artifact_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsArtifactsContent "agents_artifacts_content" Get "/v1/agents/sessions/{id}/artifacts/{artifact_id}/content" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsTracesList "agents_traces_list" Get "/v1/agents/sessions/{id}/traces" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSubagentsList "agents_subagents_list" Get "/v1/agents/sessions/{id}/subagents" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSubagentsGet "agents_subagents_get" Get "/v1/agents/sessions/{id}/subagents/{subagent_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSubagentsItemsList "agents_subagents_items_list" Get "/v1/agents/sessions/{id}/subagents/{subagent_id}/items" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSubagentsTurnsList "agents_subagents_turns_list" Get "/v1/agents/sessions/{id}/subagents/{subagent_id}/turns" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSubagentsTurnsGet "agents_subagents_turns_get" Get "/v1/agents/sessions/{id}/subagents/{subagent_id}/turns/{turn_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsSubagentsTurnsItemsList "agents_subagents_turns_items_list" Get "/v1/agents/sessions/{id}/subagents/{subagent_id}/turns/{turn_id}/items" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsRuntimesList "agents_runtimes_list" Get "/v1/agents/runtimes" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsEnvironmentsCreate "agents_environments_create" Post "/v1/agents/environments" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsEnvironmentsList "agents_environments_list" Get "/v1/agents/environments" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsEnvironmentTemplatesCreate "agents_environment_templates_create" Post "/v1/agents/environments/templates" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsEnvironmentTemplatesList "agents_environment_templates_list" Get "/v1/agents/environments/templates" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsEnvironmentTemplatesGet "agents_environment_templates_get" Get "/v1/agents/environments/templates/{environment_template_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsEnvironmentTemplatesUpdate "agents_environment_templates_update" Post "/v1/agents/environments/templates/{environment_template_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsEnvironmentTemplatesDelete "agents_environment_templates_delete" Delete "/v1/agents/environments/templates/{environment_template_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsEnvironmentsGet "agents_environments_get" Get "/v1/agents/environments/{environment_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsEnvironmentFilesCreate "agents_environment_files_create" Post "/v1/agents/environments/{environment_id}/files" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsEnvironmentFilesList "agents_environment_files_list" Get "/v1/agents/environments/{environment_id}/files" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsCannotExecutorRegistration "agents_cannot_executor_registration" Post "/v1/agents/environments/{environment_id}/register" Agents ["agents:use"] Write Http Main false Token refusal("registering an external executor needs the hosted platform; sessions run local runtimes");
+    AgentsCannotExecutorChannel "agents_cannot_executor_channel" Get "/v1/agents/environments/{environment_id}/connect" Agents ["agents:use"] Read Http Main false Token refusal("an executor channel needs the hosted platform; use the session events stream");
+    AgentsDefinitionsCreate "agents_definitions_create" Post "/v1/agents" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsDefinitionsList "agents_definitions_list" Get "/v1/agents" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsDefinitionsGet "agents_definitions_get" Get "/v1/agents/{agent_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsDefinitionsUpdate "agents_definitions_update" Post "/v1/agents/{agent_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsDefinitionsDelete "agents_definitions_delete" Delete "/v1/agents/{agent_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsVaultsCreate "agents_vaults_create" Post "/v1/vaults" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsVaultsList "agents_vaults_list" Get "/v1/vaults" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsVaultsGet "agents_vaults_get" Get "/v1/vaults/{vault_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsVaultsUpdate "agents_vaults_update" Post "/v1/vaults/{vault_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsVaultsDelete "agents_vaults_delete" Delete "/v1/vaults/{vault_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsVaultCredentialsCreate "agents_vault_credentials_create" Post "/v1/vaults/{vault_id}/credentials" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsVaultCredentialsList "agents_vault_credentials_list" Get "/v1/vaults/{vault_id}/credentials" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsVaultCredentialsGet "agents_vault_credentials_get" Get "/v1/vaults/{vault_id}/credentials/{credential_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsVaultCredentialsUpdate "agents_vault_credentials_update" Post "/v1/vaults/{vault_id}/credentials/{credential_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsVaultCredentialsDelete "agents_vault_credentials_delete" Delete "/v1/vaults/{vault_id}/credentials/{credential_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsResponsesCreate "agents_responses_create" Post "/v1/responses" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsResponsesConnect "agents_responses_connect" Get "/v1/responses" Agents ["agents:use"] Write Websocket Main false Token IMPL;
+    AgentsCannotResponsesInputTokens "agents_cannot_responses_input_tokens" Post "/v1/responses/input_tokens" Agents ["agents:use"] Read Http Main false Token refusal("token counting needs the hosted model; local runtimes report usage after a turn");
+    AgentsResponsesCompact "agents_responses_compact" Post "/v1/responses/compact" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsResponsesGet "agents_responses_get" Get "/v1/responses/{response_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsResponsesDelete "agents_responses_delete" Delete "/v1/responses/{response_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsResponsesCancel "agents_responses_cancel" Post "/v1/responses/{response_id}/cancel" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsResponsesInputItems "agents_responses_input_items" Get "/v1/responses/{response_id}/input_items" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsModelsList "agents_models_list" Get "/v1/models" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsModelsGet "agents_models_get" Get "/v1/models/{model}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsCannotModelsDelete "agents_cannot_models_delete" Delete "/v1/models/{model}" Agents ["agents:use"] Write Http Main false Token refusal("models are not deletable here; delete a saved definition with DELETE /v1/agents/{agent_id}");
+    AgentsFilesCreate "agents_files_create" Post "/v1/files" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsWebhooksCreate "agents_webhooks_create" Post "/v1/webhook_endpoints" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsWebhooksList "agents_webhooks_list" Get "/v1/webhook_endpoints" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsWebhooksGet "agents_webhooks_get" Get "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Read Http Main false Token IMPL;
+    AgentsWebhooksUpdate "agents_webhooks_update" Post "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsWebhooksDelete "agents_webhooks_delete" Delete "/v1/webhook_endpoints/{webhook_endpoint_id}" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsWebhooksRotateSecret "agents_webhooks_rotate_secret" Post "/v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsWebhooksTest "agents_webhooks_test" Post "/v1/webhook_endpoints/{webhook_endpoint_id}/test" Agents ["agents:use"] Write Http Main false Token IMPL;
+    AgentsWebhookEventTypes "agents_webhook_event_types" Get "/v1/webhook_event_types" Agents ["agents:use"] Read Http Main false Token IMPL;
 }
 
 pub fn by_id(id: &str) -> Option<&'static Endpoint> {
@@ -367,7 +381,7 @@ mod tests {
         assert_eq!(
             agents
                 .iter()
-                .filter(|e| e.status == Status::Refusal)
+                .filter(|e| matches!(e.status, Status::Refusal(_)))
                 .count(),
             4
         );

@@ -7,7 +7,7 @@ use crate::error::{ApiError, Code, PendingError};
 use crate::server::SharedState;
 use crate::server::audit::AuditInfo;
 use crate::server::auth::Identity;
-use crate::server::endpoints::Endpoint;
+use crate::server::endpoints::{Auth, Endpoint};
 use crate::server::policy::limits::Refusal;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -31,11 +31,6 @@ pub struct RouteState {
     pub app: SharedState,
     pub endpoint: &'static Endpoint,
     pub index: usize,
-}
-
-/// The only endpoint that skips authentication.
-fn skips_auth(endpoint: &Endpoint) -> bool {
-    endpoint.id == "health"
 }
 
 pub async fn admit(State(route): State<RouteState>, req: Request, next: Next) -> Response {
@@ -82,7 +77,7 @@ fn admission(
     let app = &route.app;
     let endpoint = route.endpoint;
 
-    let identity = if skips_auth(endpoint) {
+    let identity = if endpoint.auth == Auth::Public {
         None
     } else {
         let identity = app.settings.identities.authenticate(req.headers())?;

@@ -1,9 +1,11 @@
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path};
 use axum::Extension;
 use axum::extract::State;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use serde_json::{Map, Value, json};
 
 pub async fn list(State(app): State<SharedState>) -> axum::Json<Value> {
@@ -39,4 +41,14 @@ pub async fn run(
         .run(argv, &app.settings.child_env)
         .await
         .map(axum::Json)
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        CommandsList => on(f, list),
+        CommandsRun => on(f, run),
+        _ => return None,
+    })
 }

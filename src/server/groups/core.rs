@@ -2,10 +2,12 @@ use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
 use crate::server::capabilities::{self, CheckRequest};
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::Json;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::IntoResponse;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use serde_json::{Value, json};
 
 pub async fn health(State(app): State<SharedState>) -> axum::Json<Value> {
@@ -30,4 +32,15 @@ pub async fn check(
     Json(request): Json<CheckRequest>,
 ) -> ApiResult<axum::Json<Value>> {
     capabilities::check(&app, &identity, &request).map(axum::Json)
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        Health => on(f, health),
+        Capabilities => on(f, capabilities),
+        CapabilitiesCheck => on(f, check),
+        _ => return None,
+    })
 }

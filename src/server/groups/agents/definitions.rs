@@ -5,9 +5,11 @@ use crate::server::SharedState;
 use crate::server::agents::paging::{PageQuery, envelope};
 use crate::server::agents::runtimes::{self, RUNTIMES};
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
 use axum::Extension;
 use axum::extract::State;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use http::HeaderMap;
 use serde_json::{Value, json};
 
@@ -140,4 +142,20 @@ pub async fn files_create(
         .files
         .create(&identity.id, &body, max)
         .map(axum::Json)
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        AgentsDefinitionsCreate => on(f, definitions_create),
+        AgentsDefinitionsList => on(f, definitions_list),
+        AgentsDefinitionsGet => on(f, definitions_get),
+        AgentsDefinitionsUpdate => on(f, definitions_update),
+        AgentsDefinitionsDelete => on(f, definitions_delete),
+        AgentsModelsList => on(f, models_list),
+        AgentsModelsGet => on(f, models_get),
+        AgentsFilesCreate => on(f, files_create),
+        _ => return None,
+    })
 }

@@ -5,9 +5,11 @@ use crate::server::SharedState;
 use crate::server::agents::environments::files::FileListQuery;
 use crate::server::agents::paging::PageQuery;
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
 use axum::Extension;
 use axum::extract::State;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use serde_json::Value;
 
 type Out = ApiResult<axum::Json<Value>>;
@@ -105,4 +107,22 @@ pub async fn templates_delete(
     Path(id): Path<String>,
 ) -> Out {
     app.agents.template_delete(&who.id, &id).map(axum::Json)
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        AgentsEnvironmentsCreate => on(f, environments_create),
+        AgentsEnvironmentsList => on(f, environments_list),
+        AgentsEnvironmentsGet => on(f, environments_get),
+        AgentsEnvironmentFilesCreate => on(f, environment_files_create),
+        AgentsEnvironmentFilesList => on(f, environment_files_list),
+        AgentsEnvironmentTemplatesCreate => on(f, templates_create),
+        AgentsEnvironmentTemplatesList => on(f, templates_list),
+        AgentsEnvironmentTemplatesGet => on(f, templates_get),
+        AgentsEnvironmentTemplatesUpdate => on(f, templates_update),
+        AgentsEnvironmentTemplatesDelete => on(f, templates_delete),
+        _ => return None,
+    })
 }

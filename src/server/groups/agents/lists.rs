@@ -7,10 +7,12 @@ use crate::server::agents::model::SessionState;
 use crate::server::agents::paging::PageQuery;
 use crate::server::agents::sessions::{SessionHandle, not_found};
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
 use axum::Extension;
 use axum::extract::State;
 use axum::response::IntoResponse;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -250,4 +252,27 @@ pub async fn subagents_turns_items_list(
 ) -> ApiResult<Json> {
     subagent_of(&app, &identity, &id, &subagent_id)?;
     Err(not_found("subagent turn", "turn_id", &turn_id))
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        AgentsSessionsItemsList => on(f, items_list),
+        AgentsSessionsTurnsList => on(f, turns_list),
+        AgentsSessionsTurnsGet => on(f, turns_get),
+        AgentsSessionsTurnsItemsList => on(f, turns_items_list),
+        AgentsArtifactsList => on(f, artifacts_list),
+        AgentsArtifactsGet => on(f, artifacts_get),
+        AgentsArtifactsDelete => on(f, artifacts_delete),
+        AgentsArtifactsContent => on(f, artifacts_content),
+        AgentsTracesList => on(f, traces_list),
+        AgentsSubagentsList => on(f, subagents_list),
+        AgentsSubagentsGet => on(f, subagents_get),
+        AgentsSubagentsItemsList => on(f, subagents_items_list),
+        AgentsSubagentsTurnsList => on(f, subagents_turns_list),
+        AgentsSubagentsTurnsGet => on(f, subagents_turns_get),
+        AgentsSubagentsTurnsItemsList => on(f, subagents_turns_items_list),
+        _ => return None,
+    })
 }

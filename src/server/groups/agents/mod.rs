@@ -12,16 +12,26 @@ mod stream;
 mod vaults;
 mod webhooks;
 
-pub use definitions::*;
-pub use environments::*;
-pub use lists::*;
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use axum::routing::{MethodFilter, MethodRouter};
 pub use refusals::refusal;
-pub use responses::*;
-pub use responses_ws::responses_connect;
-pub use sessions::*;
-pub use stream::events_stream;
-pub use vaults::*;
-pub use webhooks::*;
+
+/// The handler of an agents row: each file binds its own.
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    let files: [fn(EndpointId, MethodFilter) -> Option<MethodRouter<SharedState>>; 9] = [
+        sessions::handler,
+        stream::handler,
+        lists::handler,
+        definitions::handler,
+        responses::handler,
+        responses_ws::handler,
+        vaults::handler,
+        environments::handler,
+        webhooks::handler,
+    ];
+    files.iter().find_map(|bind| bind(id, f))
+}
 
 /// A request header's value, trimmed; `None` when absent, empty or not text. Every agents
 /// route reads `X-Svc-Adapter` and `Idempotency-Key` through this, so they agree.

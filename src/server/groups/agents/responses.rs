@@ -7,11 +7,13 @@ use crate::server::SharedState;
 use crate::server::agents::paging::PageQuery;
 use crate::server::agents::responses::{Replay, ResponseHandle, request};
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
 use crate::services::event_log::{Event, EventLog};
 use axum::Extension;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodFilter, MethodRouter, on};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
 use serde::Deserialize;
@@ -184,4 +186,18 @@ pub async fn responses_compact(
         .compact(&app.agents, &identity.id, &body)
         .await
         .map(axum::Json)
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        AgentsResponsesCreate => on(f, responses_create),
+        AgentsResponsesGet => on(f, responses_get),
+        AgentsResponsesDelete => on(f, responses_delete),
+        AgentsResponsesCancel => on(f, responses_cancel),
+        AgentsResponsesInputItems => on(f, responses_input_items),
+        AgentsResponsesCompact => on(f, responses_compact),
+        _ => return None,
+    })
 }

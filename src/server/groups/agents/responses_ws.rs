@@ -6,6 +6,7 @@ use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
 use crate::server::agents::responses::{ResponseHandle, request};
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::pipeline::ConnectionPermit;
 use axum::Extension;
 use axum::extract::State;
@@ -13,6 +14,7 @@ use axum::extract::ws::{
     Message, WebSocket, WebSocketUpgrade, rejection::WebSocketUpgradeRejection,
 };
 use axum::response::Response;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -134,4 +136,13 @@ fn error_frame(code: &str, message: &str, param: Option<&str>) -> Value {
 
 async fn send(socket: &mut WebSocket, frame: Value) -> Result<(), axum::Error> {
     socket.send(Message::Text(frame.to_string().into())).await
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        AgentsResponsesConnect => on(f, responses_connect),
+        _ => return None,
+    })
 }

@@ -4,10 +4,12 @@ use crate::server::SharedState;
 use crate::server::agents::paging::{PageQuery, envelope};
 use crate::server::agents::runtimes::RUNTIMES;
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
 use axum::Extension;
 use axum::extract::State;
 use axum::response::IntoResponse;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
@@ -96,4 +98,19 @@ pub async fn events_create(
 /// An empty list envelope, for lists the runtime has nothing in.
 pub fn empty_list() -> Value {
     envelope(Vec::new(), false)
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        AgentsRuntimesList => on(f, runtimes_list),
+        AgentsSessionsCreate => on(f, create),
+        AgentsSessionsList => on(f, list),
+        AgentsSessionsGet => on(f, get),
+        AgentsSessionsUpdate => on(f, update),
+        AgentsSessionsDelete => on(f, delete),
+        AgentsSessionsEventsCreate => on(f, events_create),
+        _ => return None,
+    })
 }

@@ -9,12 +9,14 @@ use crate::error::{ApiError, ApiResult};
 use crate::server::SharedState;
 use crate::server::agents::sessions::SessionHandle;
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
 use crate::services::event_log::{Event, EventLog};
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodFilter, MethodRouter, on};
 use bytes::Bytes;
 use http::HeaderMap;
 use serde::Deserialize;
@@ -244,6 +246,15 @@ fn gap(session_id: &str, from: u64, to: u64) -> Bytes {
         },
     });
     Bytes::from(format!("event: error\ndata: {data}\n\n"))
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        AgentsSessionsEventsStream => on(f, events_stream),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -4,9 +4,11 @@ use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::agents::paging::PageQuery;
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
 use axum::Extension;
 use axum::extract::State;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use serde_json::Value;
 
 type Out = ApiResult<axum::Json<Value>>;
@@ -112,4 +114,22 @@ pub async fn credentials_delete(
         .vaults
         .credential_delete(&who.id, &vault_id, &id)
         .map(axum::Json)
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        AgentsVaultsCreate => on(f, vaults_create),
+        AgentsVaultsList => on(f, vaults_list),
+        AgentsVaultsGet => on(f, vaults_get),
+        AgentsVaultsUpdate => on(f, vaults_update),
+        AgentsVaultsDelete => on(f, vaults_delete),
+        AgentsVaultCredentialsCreate => on(f, credentials_create),
+        AgentsVaultCredentialsList => on(f, credentials_list),
+        AgentsVaultCredentialsGet => on(f, credentials_get),
+        AgentsVaultCredentialsUpdate => on(f, credentials_update),
+        AgentsVaultCredentialsDelete => on(f, credentials_delete),
+        _ => return None,
+    })
 }

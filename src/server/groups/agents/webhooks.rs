@@ -5,9 +5,11 @@ use crate::server::SharedState;
 use crate::server::agents::paging::PageQuery;
 use crate::server::agents::webhooks::Webhooks;
 use crate::server::auth::Identity;
+use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
 use axum::Extension;
 use axum::extract::State;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use serde_json::Value;
 
 type Out = ApiResult<axum::Json<Value>>;
@@ -90,4 +92,20 @@ pub async fn webhooks_test(
 
 pub async fn webhook_event_types() -> Out {
     Ok(axum::Json(Webhooks::event_types()))
+}
+
+/// Binds this file's handlers to their endpoint rows (the router asks each group).
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    use EndpointId::*;
+    Some(match id {
+        AgentsWebhooksCreate => on(f, webhooks_create),
+        AgentsWebhooksList => on(f, webhooks_list),
+        AgentsWebhooksGet => on(f, webhooks_get),
+        AgentsWebhooksUpdate => on(f, webhooks_update),
+        AgentsWebhooksDelete => on(f, webhooks_delete),
+        AgentsWebhooksRotateSecret => on(f, webhooks_rotate_secret),
+        AgentsWebhooksTest => on(f, webhooks_test),
+        AgentsWebhookEventTypes => on(f, webhook_event_types),
+        _ => return None,
+    })
 }
