@@ -7,7 +7,7 @@ use crate::server::agents::agent_spec;
 use crate::server::agents::input::{self, invalid, only_keys, opt_str};
 use crate::server::agents::model::AgentSpec;
 use crate::server::agents::runtimes;
-use crate::server::agents::sessions::not_found;
+use crate::server::agents::input::not_found;
 use crate::services::ids;
 use serde_json::{Map, Value, json};
 use std::sync::Mutex;

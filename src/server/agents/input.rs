@@ -286,3 +286,8 @@ mod tests {
         );
     }
 }
+
+/// The typed 404 of a resource that does not exist for the caller (another owner's looks the same).
+pub fn not_found(what: &str, param: &str, id: &str) -> ApiError {
+    ApiError::new(Code::ResourceNotFound, format!("no {what} with id `{id}`")).with_param(param)
+}

@@ -4,7 +4,7 @@
 
 use crate::server::agents::adapters::{ItemKind, ItemStatus, RuntimeEvent, RuntimeItem, Usage};
 use crate::server::agents::model::{Artifact, SessionState};
-use crate::server::agents::sessions::SessionHandle;
+use crate::server::agents::session_handle::SessionHandle;
 use crate::services::ids;
 use crate::services::paths::normalize;
 use serde_json::{Value, json};

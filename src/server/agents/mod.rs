@@ -13,6 +13,7 @@ pub mod model;
 pub mod paging;
 pub mod responses;
 pub mod runtimes;
+pub mod session_handle;
 pub mod sessions;
 pub mod settings;
 pub mod turn;

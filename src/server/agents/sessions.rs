@@ -10,7 +10,9 @@ use crate::server::agents::model::{
 };
 use crate::server::agents::runtimes;
 use crate::server::agents::settings::AgentsSettings;
+use crate::server::agents::session_handle::{SessionHandle, cancel_all, cancel_queued};
 use crate::server::agents::{agent_spec, injection, turn};
+use crate::server::agents::input::not_found;
 use crate::services::event_log::EventLog;
 use crate::services::ids;
 use serde_json::{Map, Value, json};
@@ -30,27 +32,6 @@ pub struct Agents {
     pub webhooks: crate::server::agents::webhooks::Webhooks,
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
     next_serial: std::sync::atomic::AtomicU64,
-}
-
-pub struct SessionHandle {
-    pub id: String,
-    /// Creation order, which timestamps in whole seconds cannot give.
-    pub serial: u64,
-    pub owner: String,
-    pub state: Mutex<SessionState>,
-    pub log: EventLog,
-}
-
-impl SessionHandle {
-    pub fn lock(&self) -> MutexGuard<'_, SessionState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    pub fn snapshot(&self) -> Value {
-        self.lock().to_json(&self.id)
-    }
 }
 
 const CREATE_KEYS: &[&str] = &[
@@ -77,9 +58,6 @@ const AGENT_KEYS: &[&str] = &[
     "text",
 ];
 
-pub fn not_found(what: &str, param: &str, id: &str) -> ApiError {
-    ApiError::new(Code::ResourceNotFound, format!("no {what} with id `{id}`")).with_param(param)
-}
 
 impl Agents {
     pub fn new(mut settings: AgentsSettings) -> Agents {
@@ -500,33 +478,6 @@ impl Agents {
             self.may_write(&workspace.join(&file.path), "environment_template_id")?;
         }
         Ok((setup, resolved.files))
-    }
-}
-
-fn cancel_queued(handle: &SessionHandle, state: &mut SessionState) {
-    let queued: Vec<String> = state.queue.drain(..).collect();
-    for id in queued {
-        let now = ids::now();
-        if let Some(turn) = state.turn_mut(&id) {
-            turn.status = TurnStatus::Cancelled;
-            turn.completed_at = Some(now);
-        }
-        if let Some(turn) = state.turn(&id) {
-            let json = turn.to_json(&handle.id, &state.agent);
-            handle.log.push(
-                "agent.session.turn.cancelled",
-                json!({"turn_id": id, "turn": json}),
-            );
-        }
-    }
-}
-
-/// Cancels every queued turn and asks the running one to stop.
-pub fn cancel_all(handle: &SessionHandle) {
-    let mut state = handle.lock();
-    cancel_queued(handle, &mut state);
-    if let Some((_, stop)) = &state.running {
-        let _ = stop.send(true);
     }
 }
 

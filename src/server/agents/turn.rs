@@ -8,7 +8,7 @@ use crate::server::agents::agent_spec::McpTool;
 use crate::server::agents::injection;
 use crate::server::agents::mapper::{Mapper, Terminal};
 use crate::server::agents::model::{SessionStatus, TurnStatus, add_usage, turn_usage, usage_json};
-use crate::server::agents::sessions::SessionHandle;
+use crate::server::agents::session_handle::SessionHandle;
 use crate::services::ids;
 use crate::services::supervisor::{StreamSpec, Streaming};
 use serde_json::json;

@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::server::agents::Agents;
 use crate::server::agents::environments::config::FileSpec;
 use crate::server::agents::input::{self, invalid, opt_str};
-use crate::server::agents::sessions::not_found;
+use crate::server::agents::input::not_found;
 use crate::services::ids;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@ use crate::server::agents::Agents;
 use crate::server::agents::environments::config::{self, FileSpec};
 use crate::server::agents::environments::paths::{self, VIRTUAL_ROOT};
 use crate::server::agents::input::{self, opt_str};
-use crate::server::agents::sessions::not_found;
+use crate::server::agents::input::not_found;
 use crate::services::ids;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;

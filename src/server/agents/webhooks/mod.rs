@@ -10,7 +10,7 @@ pub mod sign;
 
 use crate::error::{ApiError, Code};
 use crate::server::agents::input::{self, invalid, only_keys, opt_str};
-use crate::server::agents::sessions::not_found;
+use crate::server::agents::input::not_found;
 use crate::server::agents::settings::AgentsSettings;
 use crate::services::event_log::EventSink;
 use crate::services::ids;

@@ -57,7 +57,7 @@ impl Drop for CancelIfAbandoned {
                 response = %handle.id,
                 "the client went away before its synchronous response finished; cancelling its turn"
             );
-            crate::server::agents::sessions::cancel_all(&handle.session);
+            crate::server::agents::session_handle::cancel_all(&handle.session);
         }
     }
 }

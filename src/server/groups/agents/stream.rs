@@ -7,7 +7,7 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::server::SharedState;
-use crate::server::agents::sessions::SessionHandle;
+use crate::server::agents::session_handle::SessionHandle;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
