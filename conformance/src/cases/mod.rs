@@ -1,89 +1,54 @@
-//! The conformance cases. Each module contributes a `cases()` list.
+//! The conformance cases, one folder per group. A case's id is
+//! `group/area/nnn`, and it is defined under `cases/<group>/`, in a file
+//! named for its area when the file holds one area (`pipeline/auth/*` in
+//! `pipeline/auth.rs`) or for its subject when it holds several. Each
+//! folder's `mod.rs` gathers its files' `cases()`; helper modules hold none.
 
 use crate::Case;
 
-mod access;
-mod agents;
-mod capabilities;
-mod children;
-mod commands;
-mod core;
-mod definitions;
-mod environment_files;
-mod environment_templates;
-mod environments;
-mod files;
-mod fuzz;
-mod guarded_property;
-mod injection;
-mod mcp;
-mod models;
-mod pipeline;
-mod raw;
-mod responses;
-mod responses_common;
-mod responses_compact;
-mod responses_property;
-mod responses_sequences;
-mod responses_store;
-mod responses_stream;
-mod responses_ws;
-mod runtimes;
-mod sessions;
-mod sessions_artifacts;
-mod sessions_checks;
-mod sessions_common;
-mod sessions_events;
-mod sessions_input;
-mod sessions_items;
-mod sessions_keepalive;
-mod sessions_lists;
-mod sessions_turns;
-mod stream_memory;
-mod turn_limits;
-mod vaults;
-mod webhooks;
-mod webhooks_delivery;
+/// One group folder: its name (the first segment of every id it holds) and
+/// its cases.
+pub struct Group {
+    pub name: &'static str,
+    pub cases: fn() -> Vec<Case>,
+}
+
+/// Declares the group folders and lists them in run order. A group's name is
+/// its module's, so it cannot drift from the folder.
+macro_rules! groups {
+    ($($folder:ident),* $(,)?) => {
+        $(pub mod $folder;)*
+
+        /// Every group folder, in run order.
+        pub static GROUPS: &[Group] = &[$(Group { name: stringify!($folder), cases: $folder::cases }),*];
+    };
+}
+
+groups!(core, pipeline, commands, agents);
 
 pub fn all() -> Vec<Case> {
-    let mut all = Vec::new();
-    all.extend(core::cases());
-    all.extend(pipeline::cases());
-    all.extend(access::cases());
-    all.extend(capabilities::cases());
-    all.extend(commands::cases());
-    all.extend(agents::cases());
-    all.extend(files::cases());
-    all.extend(fuzz::cases());
-    all.extend(sessions_keepalive::cases());
-    all.extend(vaults::cases());
-    all.extend(environments::cases());
-    all.extend(environment_files::cases());
-    all.extend(environment_templates::cases());
-    all.extend(injection::cases());
-    all.extend(guarded_property::cases());
-    all.extend(webhooks::cases());
-    all.extend(webhooks_delivery::cases());
-    all.extend(responses_compact::cases());
-    all.extend(responses_ws::cases());
-    all.extend(responses_property::cases());
-    all.extend(responses_sequences::cases());
-    all.extend(mcp::cases());
-    all.extend(runtimes::cases());
-    all.extend(sessions::cases());
-    all.extend(sessions_input::cases());
-    all.extend(sessions_turns::cases());
-    all.extend(sessions_items::cases());
-    all.extend(sessions_events::cases());
-    all.extend(sessions_lists::cases());
-    all.extend(sessions_artifacts::cases());
-    all.extend(children::cases());
-    all.extend(turn_limits::cases());
-    all.extend(definitions::cases());
-    all.extend(models::cases());
-    all.extend(responses::cases());
-    all.extend(responses_stream::cases());
-    all.extend(responses_store::cases());
-    all.extend(stream_memory::cases());
-    all
+    GROUPS.iter().flat_map(|g| (g.cases)()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A case lives in the folder its id names: `pipeline/auth/001` under
+    /// `cases/pipeline/`.
+    #[test]
+    fn every_case_lives_in_the_folder_its_id_names() {
+        let mut misplaced = Vec::new();
+        for group in GROUPS {
+            let cases = (group.cases)();
+            assert!(!cases.is_empty(), "cases/{}/ holds no cases", group.name);
+            misplaced.extend(
+                cases
+                    .iter()
+                    .filter(|c| c.group() != group.name)
+                    .map(|c| format!("{} is defined under cases/{}/", c.id, group.name)),
+            );
+        }
+        assert!(misplaced.is_empty(), "{}", misplaced.join("\n"));
+    }
 }

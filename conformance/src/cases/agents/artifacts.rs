@@ -1,6 +1,6 @@
 //! Artifacts, traces and subagents of a session (issue 3).
 
-use super::sessions_common::{
+use super::support::sessions::{
     Api, RUNTIMES, check_id, check_list, event_data, expect_missing, id_of, spath,
 };
 use crate::{Case, Ctx, case, profiles};

@@ -4,7 +4,7 @@
 //! The fakes' `env` scenario prints a variable's real value in the runtime's environment as
 //! a command's output, which is what a real agent reading `/proc/self/environ` would see.
 
-use super::sessions_common::{Api, RUNTIMES};
+use super::support::sessions::{Api, RUNTIMES};
 use crate::profiles::{self, SERVER_SECRET_TOKEN};
 use crate::{Case, case};
 use anyhow::{Context, ensure};

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::sessions_common::{
+use super::support::sessions::{
     Api, SESSIONS, check_id, check_list, expect_error_param, expect_missing, id_of, page_through,
     spath,
 };

@@ -2,7 +2,7 @@
 //! size cap, and the listing of regular files with its opaque page token.
 
 use super::environments::{ENVS, b64, create, workspace};
-use super::sessions_common::{Api, expect_error_param, id_of};
+use super::support::sessions::{Api, expect_error_param, id_of};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context, ensure};
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! file contents, the refused keys, and `environment_template_id` at session creation.
 
 use super::environments::{ENVS, b64, create, workspace};
-use super::sessions_common::{Api, check_list, expect_error_param, id_of};
+use super::support::sessions::{Api, check_list, expect_error_param, id_of};
 use crate::{Case, case, profiles};
 use anyhow::{Context, ensure};
 use serde_json::{Value, json};

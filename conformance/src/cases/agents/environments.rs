@@ -1,7 +1,7 @@
 //! Environments (agents spec 2.7, 4.6): type resolution, workspace rules, refused variables
 //! and keys, inline files, and sessions that run in an environment with its variables.
 
-use super::sessions_common::{Api, check_list, expect_error_param, id_of};
+use super::support::sessions::{Api, check_list, expect_error_param, id_of};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context, ensure};
 use base64::Engine;
@@ -140,7 +140,7 @@ pub fn cases() -> Vec<Case> {
                     refused(&api, json!({"env": {name: "x"}}), &format!("env.{name}")).await?;
                 }
                 // The same rule on a session's inline environment.
-                let resp = api.send(api.post(super::sessions_common::SESSIONS, &json!({"environment": {"type": "self_hosted", "env": {"XDG_CONFIG_HOME": "/tmp/x"}}}))).await?;
+                let resp = api.send(api.post(super::support::sessions::SESSIONS, &json!({"environment": {"type": "self_hosted", "env": {"XDG_CONFIG_HOME": "/tmp/x"}}}))).await?;
                 expect_error_param(&resp, 400, "invalid_request", "environment.env.XDG_CONFIG_HOME")?;
                 create(&api, &json!({"workspace_directory": workspace(&ctx, "e010"), "env": {"NODE_ENV": "production", "PYTHONUNBUFFERED": "1", "CARGO_TERM_COLOR": "never"}})).await?;
                 Ok(())
@@ -176,7 +176,7 @@ pub fn cases() -> Vec<Case> {
                     let resp = api.send(api.post(ENVS, &json!({"workspace_directory": dir, "files": key}))).await?;
                     expect_error_param(&resp, 400, "agents.path_refused", "workspace_directory").with_context(|| dir.clone())?;
                 }
-                let resp = api.send(api.post(super::sessions_common::SESSIONS, &json!({"environment": {"type": "self_hosted", "workspace_directory": shown(&to_etc)}}))).await?;
+                let resp = api.send(api.post(super::support::sessions::SESSIONS, &json!({"environment": {"type": "self_hosted", "workspace_directory": shown(&to_etc)}}))).await?;
                 expect_error_param(&resp, 400, "agents.path_refused", "environment.workspace_directory")?;
                 for never in ["repo/.git", "home/.ssh", "home/.SSH", "proj/.codex", "inner/ws"] {
                     ensure!(!root.join(never).exists(), "`{never}` was created for a refused workspace");

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::sessions_common::{
+use super::support::sessions::{
     Api, RUNTIMES, event_data, expect_error_param, pre_redact, read_to_end, spath, types,
 };
 use crate::{Case, Ctx, case, profiles};

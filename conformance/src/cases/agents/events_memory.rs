@@ -8,7 +8,7 @@ use anyhow::{Context, anyhow, bail, ensure};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
-use super::sessions_common::{Api, event_data, spath};
+use super::support::sessions::{Api, event_data, spath};
 use crate::ctx::SseParser;
 use crate::processes::{pid_listening_on, resident_bytes};
 use crate::{Case, Ctx, case, profiles};

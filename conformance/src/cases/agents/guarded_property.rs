@@ -2,7 +2,7 @@
 //! sequence of creations by two identities, secrets never returned in any form, and vault
 //! credentials never on a runtime's command line.
 
-use super::sessions_common::{Api, id_of};
+use super::support::sessions::{Api, id_of};
 use crate::mcp_mock::McpMock;
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context, anyhow, ensure};

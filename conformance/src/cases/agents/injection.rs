@@ -2,7 +2,7 @@
 //! `vault_ids`, injected only into the MCP tool whose scheme, host and port match, as an
 //! `Authorization` header through the child's environment, never its command line.
 
-use super::sessions_common::{Api, expect_error_param, id_of, spath};
+use super::support::sessions::{Api, expect_error_param, id_of, spath};
 use crate::mcp_mock::McpMock;
 use crate::{Case, case, profiles};
 use anyhow::{Context, ensure};

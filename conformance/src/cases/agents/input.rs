@@ -1,6 +1,6 @@
 //! Events in: POST /v1/agents/sessions/{id}/events (issue 3).
 
-use super::sessions_common::{Api, RUNTIMES, assistant_text, id_of, spath};
+use super::support::sessions::{Api, RUNTIMES, assistant_text, id_of, spath};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! Items mapping of runtime output, per fake scenario (issue 3). `mcp_call` is
 //! not covered: a session cannot name an MCP server yet (`agent.tools` must be []).
 
-use super::sessions_common::{Api, RUNTIMES, assistant_text, check_item, of_type, pre_redact};
+use super::support::sessions::{Api, RUNTIMES, assistant_text, check_item, of_type, pre_redact};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! silently; a turn over its time limit is stopped; a synchronous response whose client went
 //! away is cancelled instead of running on unseen. Every case checks both fake runtimes.
 
-use super::sessions_common::{Api, RUNTIMES};
+use super::support::sessions::{Api, RUNTIMES};
 use crate::processes::command_lines_containing;
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context, bail, ensure};
@@ -74,7 +74,7 @@ async fn output_cap(ctx: Ctx) -> anyhow::Result<()> {
             kept.len()
         );
         // Streamed: the last event is `response.incomplete`.
-        let frames = super::sessions_common::read_to_end(
+        let frames = super::support::sessions::read_to_end(
             &ctx,
             api.post(
                 "/v1/responses",

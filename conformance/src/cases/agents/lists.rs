@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::sessions_common::{
+use super::support::sessions::{
     Api, SESSIONS, check_list, expect_error_param, id_of, page_through, spath,
 };
 use crate::{Case, Ctx, case, profiles};

@@ -2,7 +2,7 @@
 //! runtimes plus the caller's agent definitions.
 
 use super::definitions::{AGENTS, MISSING_AGENT, MODELS, create_def, dpath};
-use super::sessions_common::{Api, check_list, expect_error_param, id_of};
+use super::support::sessions::{Api, check_list, expect_error_param, id_of};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};

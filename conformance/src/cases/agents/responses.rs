@@ -4,10 +4,10 @@
 //! continuation, isolation and Idempotency-Key in responses_store.rs.
 
 use super::definitions::create_def;
-use super::responses_common::{
+use super::support::responses::{
     RESPONSES, body, check_response, create, expect_response, output_text,
 };
-use super::sessions_common::{Api, RUNTIMES, expect_error_param, id_of, pre_redact};
+use super::support::sessions::{Api, RUNTIMES, expect_error_param, id_of, pre_redact};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};

@@ -1,11 +1,11 @@
 //! Responses API (issue 4): GET / DELETE, input_items and paging,
 //! previous_response_id, store:false, owner isolation and Idempotency-Key.
 
-use super::responses_common::{
+use super::support::responses::{
     MISSING_RESP, RESPONSES, body, check_response, create, input_items, output_text, post_empty,
     rpath,
 };
-use super::sessions_common::{Api, RUNTIMES, expect_error_param, expect_missing, id_of};
+use super::support::sessions::{Api, RUNTIMES, expect_error_param, expect_missing, id_of};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};

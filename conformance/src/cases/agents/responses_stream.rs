@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use super::responses_common::{
+use super::support::responses::{
     RESPONSES, body, check_message, check_response, create, output_text, post_empty, replay, rpath,
     seqs, stream_create,
 };
-use super::sessions_common::{Api, RUNTIMES, expect_error_param, id_of, read_to_end, types};
+use super::support::sessions::{Api, RUNTIMES, expect_error_param, id_of, read_to_end, types};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};
@@ -184,7 +184,7 @@ async fn background_cancel(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
         "{rt}: GET after cancel: {got}"
     );
     let frames = reader.await??;
-    let events = super::responses_common::resp_events(&frames)?;
+    let events = super::support::responses::resp_events(&frames)?;
     let last = events.last().ok_or_else(|| anyhow!("{rt}: empty stream"))?;
     ensure!(
         last["type"] == "response.failed" && last["response"]["status"] == "cancelled",
@@ -223,7 +223,7 @@ async fn live_cancel(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
     while let Some(f) = stream.next_event_within(Duration::from_secs(10)).await? {
         frames.push(f);
     }
-    let events = super::responses_common::resp_events(&frames)?;
+    let events = super::support::responses::resp_events(&frames)?;
     let want: Vec<u64> = (1..=events.len() as u64).collect();
     ensure!(seqs(&events) == want, "{rt}: sequence {:?}", seqs(&events));
     let last = &events[events.len() - 1];

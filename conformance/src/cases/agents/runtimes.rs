@@ -2,7 +2,7 @@
 //! `agents.runtime_not_installed` uses a profile whose PATH replaces the
 //! runner's, so neither fake runtime is found.
 
-use super::sessions_common::{Api, SESSIONS, expect_error_param, pre_redact};
+use super::support::sessions::{Api, SESSIONS, expect_error_param, pre_redact};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use reqwest::Method;

@@ -1,6 +1,6 @@
 //! Session create / get / list / update / delete, validation and owner isolation (issue 3).
 
-use super::sessions_common::{
+use super::support::sessions::{
     Api, SESSIONS, check_id, expect_error_param, expect_missing, id_of, is_agent_id, pre_redact,
     spath,
 };

@@ -1,6 +1,6 @@
 //! Turns: completion, resume, queueing, cancel, crash and failure (issue 3).
 
-use super::sessions_common::{
+use super::support::sessions::{
     Api, RUNTIMES, assistant_text, check_id, check_item, check_turn, check_usage, expect_missing,
     id_of, pre_redact, spath,
 };

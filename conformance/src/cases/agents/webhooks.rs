@@ -1,7 +1,7 @@
 //! Webhook endpoints (agents spec 2.11, 4.10, 6): the routes, the body and URL rules, the
 //! event types and the one-time secret. Deliveries are in `webhooks_delivery`.
 
-use super::sessions_common::{Api, expect_error_param, id_of};
+use super::support::sessions::{Api, expect_error_param, id_of};
 use crate::{Case, Ctx, Resp, case, profiles};
 use anyhow::{Context, ensure};
 use base64::Engine as _;

@@ -2,7 +2,7 @@
 //! signature checked here with the secret alone (HMAC-SHA256, independently of the
 //! server), the test route, retries, and the events sessions send.
 
-use super::sessions_common::{Api, RUNTIMES, expect_error_param, id_of};
+use super::support::sessions::{Api, RUNTIMES, expect_error_param, id_of};
 use super::webhooks::{ENDPOINTS, check_secret, create, ok, path};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context, bail, ensure};

@@ -1,6 +1,6 @@
 //! Authentication, policy admission, limits and the audit log.
 
-use super::pipeline::audit_lines;
+use super::requests::audit_lines;
 use crate::{Case, Ctx, Resp, case, profiles};
 use anyhow::ensure;
 use reqwest::Method;

@@ -1,6 +1,6 @@
 //! The request pipeline shared by every endpoint (second document, 4.1 and 7.1).
 
-use super::raw;
+use super::raw_http;
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context, ensure};
 use reqwest::Method;
@@ -78,13 +78,13 @@ pub fn cases() -> Vec<Case> {
                 let over = 10 * 1024 * 1024 + 1;
                 let head = format!("POST /capabilities/check HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {over}");
                 // No body follows: an answer proves the limit was checked before reading.
-                let resp = raw::send(ctx.base_url(), &head, b"").await?;
+                let resp = raw_http::send(ctx.base_url(), &head, b"").await?;
                 ensure!(resp.status == 413, "expected 413, got {}\n{}", resp.status, resp.head);
                 ensure!(resp.json()?["code"] == "payload_too_large", "body: {}", resp.body);
                 let exact = 10 * 1024 * 1024;
                 let body = format!("{{\"endpoint\":\"health\"}}{}", " ".repeat(exact - 21));
                 let head = format!("POST /capabilities/check HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {exact}");
-                let resp = raw::send(ctx.base_url(), &head, body.as_bytes()).await?;
+                let resp = raw_http::send(ctx.base_url(), &head, body.as_bytes()).await?;
                 ensure!(resp.status == 200, "a body of exactly 10 MiB is accepted, got {}\n{}", resp.status, resp.body);
                 Ok(())
             },
@@ -98,7 +98,7 @@ pub fn cases() -> Vec<Case> {
             codes: ["payload_too_large"],
             run: |ctx| async move {
                 let head = "POST /capabilities/check HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked";
-                let resp = raw::send(ctx.base_url(), head, &raw::chunked(4096)).await?;
+                let resp = raw_http::send(ctx.base_url(), head, &raw_http::chunked(4096)).await?;
                 ensure!(resp.status == 413, "expected 413, got {}\n{}", resp.status, resp.head);
                 ensure!(resp.json()?["code"] == "payload_too_large", "body: {}", resp.body);
                 ensure!(resp.json()?["endpoint"] == "capabilities_check", "body: {}", resp.body);
@@ -118,7 +118,7 @@ pub fn cases() -> Vec<Case> {
                 body.extend_from_slice(json);
                 body.extend_from_slice(b"\r\n0\r\n\r\n");
                 let head = "POST /capabilities/check HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked";
-                let resp = raw::send(ctx.base_url(), head, &body).await?;
+                let resp = raw_http::send(ctx.base_url(), head, &body).await?;
                 ensure!(resp.status == 200, "expected 200, got {}\n{}", resp.status, resp.body);
                 ensure!(resp.json()?["allowed"] == true, "body: {}", resp.body);
                 Ok(())

@@ -4,7 +4,7 @@
 use anyhow::{Context as _, ensure};
 use serde_json::{Value, json};
 
-use super::sessions_common::{RUNTIMES, check_id};
+use super::sessions::{RUNTIMES, check_id};
 use crate::SseFrame;
 
 /// The text of every assistant message, joined.

@@ -5,7 +5,7 @@ use anyhow::{Context as _, anyhow, ensure};
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
 
-use super::sessions_common::{Api, check_id, check_list, check_usage, read_to_end};
+use super::sessions::{Api, check_id, check_list, check_usage, read_to_end};
 use crate::{Resp, SseFrame};
 
 pub const RESPONSES: &str = "/v1/responses";

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::{Ctx, Resp, SseFrame};
 
-pub use super::sessions_checks::*;
+pub use super::checks::*;
 
 /// The two implemented runtimes; every case that runs a turn runs on both.
 pub const RUNTIMES: [&str; 2] = ["rt-one", "rt-two"];
