@@ -30,6 +30,7 @@ mod responses_store;
 mod responses_stream;
 mod runtimes;
 mod sessions;
+mod switch;
 mod turns;
 mod vaults;
 mod webhooks;
@@ -42,6 +43,7 @@ mod support;
 pub fn cases() -> Vec<Case> {
     let mut all = Vec::new();
     all.extend(refusals::cases());
+    all.extend(switch::cases());
     all.extend(files::cases());
     all.extend(keepalive::cases());
     all.extend(vaults::cases());

@@ -2,8 +2,12 @@
 
 use crate::Case;
 
+mod list;
 mod run;
 
 pub fn cases() -> Vec<Case> {
-    run::cases()
+    let mut all = Vec::new();
+    all.extend(list::cases());
+    all.extend(run::cases());
+    all
 }
