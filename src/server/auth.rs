@@ -3,7 +3,7 @@
 //! neither timing nor token length says which token was close.
 
 use crate::error::{ApiError, Code};
-use crate::server::config::ConfigError;
+use crate::server::config::error::ConfigError;
 use crate::server::config::template::IdentityEntry;
 use http::HeaderMap;
 use sha2::{Digest, Sha256};

@@ -3,4 +3,5 @@
 mod cli;
 mod coverage;
 mod docs;
+mod pipeline_order;
 mod real;

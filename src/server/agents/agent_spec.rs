@@ -3,10 +3,24 @@
 
 use crate::error::ApiError;
 use crate::server::agents::input::{self, invalid, only_keys, opt_str};
-use crate::server::agents::model::AgentSpec;
 use crate::server::agents::runtimes::{Runtime, Selection};
 use crate::services::ids;
 use serde_json::{Map, Value, json};
+
+/// The agent a session runs, fixed at creation.
+#[derive(Debug, Clone)]
+pub struct AgentSpec {
+    pub id: String,
+    pub name: Option<String>,
+    pub runtime: &'static Runtime,
+    /// What the caller gave as the model (shown), and what goes to the CLI.
+    pub model_shown: String,
+    pub model_for_cli: Option<String>,
+    pub instructions: Option<String>,
+    pub reasoning_effort: Option<String>,
+    pub service_tier: String,
+    pub tools: Vec<McpTool>,
+}
 
 /// An MCP server the agent may call (http transport only). Header values are secrets: they
 /// reach the runtime through its environment and are shown as `***`.

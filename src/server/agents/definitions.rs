@@ -4,10 +4,10 @@
 
 use crate::error::ApiError;
 use crate::server::agents::agent_spec;
-use crate::server::agents::input::{self, invalid, only_keys, opt_str};
-use crate::server::agents::model::AgentSpec;
-use crate::server::agents::runtimes;
+use crate::server::agents::agent_spec::AgentSpec;
 use crate::server::agents::input::not_found;
+use crate::server::agents::input::{self, invalid, only_keys, opt_str};
+use crate::server::agents::runtimes;
 use crate::services::ids;
 use serde_json::{Map, Value, json};
 use std::sync::Mutex;

@@ -2,7 +2,7 @@
 //! SDK's `AgentSession`, `Turn` and item models, plus the spec's `x_svc` extensions).
 
 use crate::server::agents::adapters::Usage;
-use crate::server::agents::runtimes::Runtime;
+use crate::server::agents::agent_spec::AgentSpec;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -22,21 +22,6 @@ impl SessionStatus {
             SessionStatus::Failed => "failed",
         }
     }
-}
-
-/// The agent a session runs, fixed at creation.
-#[derive(Debug, Clone)]
-pub struct AgentSpec {
-    pub id: String,
-    pub name: Option<String>,
-    pub runtime: &'static Runtime,
-    /// What the caller gave as the model (shown), and what goes to the CLI.
-    pub model_shown: String,
-    pub model_for_cli: Option<String>,
-    pub instructions: Option<String>,
-    pub reasoning_effort: Option<String>,
-    pub service_tier: String,
-    pub tools: Vec<crate::server::agents::agent_spec::McpTool>,
 }
 
 pub struct SessionState {

@@ -3,16 +3,15 @@
 //! never written into the running process.
 
 use crate::error::{ApiError, Code};
+use crate::server::agents::agent_spec::AgentSpec;
 use crate::server::agents::environments::config::FileSpec;
-use crate::server::agents::input::{self, SessionInput, invalid, only_keys, opt_str};
-use crate::server::agents::model::{
-    AgentSpec, SessionSetup, SessionState, SessionStatus, Turn, TurnStatus,
-};
-use crate::server::agents::runtimes;
-use crate::server::agents::settings::AgentsSettings;
-use crate::server::agents::session_handle::{SessionHandle, cancel_all, cancel_queued};
-use crate::server::agents::{agent_spec, injection, turn};
 use crate::server::agents::input::not_found;
+use crate::server::agents::input::{self, SessionInput, invalid, only_keys, opt_str};
+use crate::server::agents::model::{SessionSetup, SessionState, SessionStatus, Turn, TurnStatus};
+use crate::server::agents::runtimes;
+use crate::server::agents::session_handle::{SessionHandle, cancel_all, cancel_queued};
+use crate::server::agents::settings::AgentsSettings;
+use crate::server::agents::{agent_spec, injection, turn};
 use crate::services::event_log::EventLog;
 use crate::services::ids;
 use serde_json::{Map, Value, json};
@@ -57,7 +56,6 @@ const AGENT_KEYS: &[&str] = &[
     "service_tier",
     "text",
 ];
-
 
 impl Agents {
     pub fn new(mut settings: AgentsSettings) -> Agents {

@@ -1,7 +1,7 @@
 //! `SVC_AGENTS_*` settings, read once at start-up like the rest of the configuration.
 
 use crate::server::agents::runtimes;
-use crate::server::config::ConfigError;
+use crate::server::config::error::ConfigError;
 use crate::server::config::template::{AgentsSection, RuntimeLaunchEntry};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,6 +16,8 @@ pub const MAX_VAULTS: &str = "SVC_AGENTS_MAX_VAULTS";
 pub const ALLOW_PRIVATE_URLS: &str = "SVC_AGENTS_ALLOW_PRIVATE_URLS";
 pub const WEBHOOK_ALLOW_HTTP: &str = "SVC_AGENTS_WEBHOOK_ALLOW_HTTP";
 pub const WEBHOOK_RETRY_BASE_MS: &str = "SVC_AGENTS_WEBHOOK_RETRY_BASE_MS";
+/// `SVC_AGENTS_WEBHOOK_RETRY_BASE_MS` unset: retries after 1 s, 4 s, 16 s and 64 s.
+pub const DEFAULT_RETRY_BASE: std::time::Duration = std::time::Duration::from_secs(1);
 pub const TURN_TIMEOUT: &str = "SVC_AGENTS_TURN_TIMEOUT";
 pub const MAX_OUTPUT_BYTES: &str = "SVC_AGENTS_MAX_OUTPUT_BYTES";
 
@@ -68,7 +70,7 @@ impl Default for AgentsSettings {
             allow_private_urls: false,
             launch: BTreeMap::new(),
             webhook_allow_http: false,
-            webhook_retry_base: crate::server::agents::webhooks::DEFAULT_RETRY_BASE,
+            webhook_retry_base: DEFAULT_RETRY_BASE,
             child_env: Default::default(),
             turn_timeout: DEFAULT_TURN_TIMEOUT,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,

@@ -3,6 +3,7 @@
 //! (and the file line where the YAML parser knows it); nothing here panics on bad input.
 
 mod env;
+pub mod error;
 pub mod template;
 
 use crate::server::auth::{Identities, Identity};
@@ -12,7 +13,6 @@ use crate::services::commands::CommandRegistry;
 use crate::services::paths::PathGuard;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::path::{Path, PathBuf};
 pub use template::{AuditMode, SymlinkPolicy};
 use template::{GroupSwitches, LimitEntry, Template};
@@ -22,16 +22,7 @@ pub const DEFAULT_MAX_BODY_BYTES: u64 = 10 * 1024 * 1024;
 /// The template `svc serve --demo` runs with: agents on, one harmless named command.
 pub const DEMO_TEMPLATE: &str = include_str!("demo.yaml");
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError(pub String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
+pub use error::ConfigError;
 
 fn err<T>(message: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(message.into()))

@@ -6,9 +6,10 @@ pub mod request;
 mod shape;
 
 use crate::error::{ApiError, Code};
-use crate::server::agents::model::{AgentSpec, TurnStatus};
-use crate::server::agents::runtimes;
+use crate::server::agents::agent_spec::AgentSpec;
 use crate::server::agents::input::not_found;
+use crate::server::agents::model::TurnStatus;
+use crate::server::agents::runtimes;
 use crate::server::agents::session_handle::{SessionHandle, cancel_all};
 use crate::server::agents::sessions::Agents;
 use crate::services::event_log::EventLog;

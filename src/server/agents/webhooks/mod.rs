@@ -9,8 +9,8 @@ pub mod events;
 pub mod sign;
 
 use crate::error::{ApiError, Code};
-use crate::server::agents::input::{self, invalid, only_keys, opt_str};
 use crate::server::agents::input::not_found;
+use crate::server::agents::input::{self, invalid, only_keys, opt_str};
 use crate::server::agents::settings::AgentsSettings;
 use crate::services::event_log::EventSink;
 use crate::services::ids;
@@ -20,11 +20,9 @@ use deliver::{Delivery, Job};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+
 use tokio::sync::mpsc;
 
-/// `SVC_AGENTS_WEBHOOK_RETRY_BASE_MS` unset: retries after 1 s, 4 s, 16 s and 64 s.
-pub const DEFAULT_RETRY_BASE: Duration = Duration::from_secs(1);
 /// Deliveries waiting per endpoint; beyond it new events for that endpoint are dropped
 /// (and counted) rather than making a session wait.
 pub const QUEUE_CAPACITY: usize = 1024;

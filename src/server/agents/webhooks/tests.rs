@@ -3,6 +3,7 @@ use axum::http::HeaderMap;
 use futures::future::BoxFuture;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
 
 const OWNER: &str = "alice";
 
