@@ -2,8 +2,12 @@
 //! router, which only knows table rows; (2) authenticate; (3) policy admission: switch,
 //! scopes, rate and concurrency; (4) repeated query parameters; (5) the body limit, before
 //! the body is read; (6) the handler; (7) audit, in [`finish`].
+//!
+//! Error bodies are rendered in the [`Shape`] fixed when the router was built: a route's
+//! by its endpoint row (in [`admit`]), anything no route answered by the router that got the
+//! request (in [`shaped`]). Nothing here looks at the request path to choose it.
 
-use crate::error::{ApiError, Code, PendingError};
+use crate::error::{ApiError, Code, ErrorMeta, PendingError, Shape};
 use crate::server::SharedState;
 use crate::server::audit::AuditInfo;
 use crate::server::auth::Identity;
@@ -12,7 +16,7 @@ use crate::server::policy::limits::Refusal;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http::HeaderValue;
 use http_body_util::{BodyExt, Limited};
 use std::collections::HashSet;
@@ -31,6 +35,8 @@ pub struct RouteState {
     pub app: SharedState,
     pub endpoint: &'static Endpoint,
     pub index: usize,
+    /// The body shape of the row's errors.
+    pub shape: Shape,
 }
 
 pub async fn admit(State(route): State<RouteState>, req: Request, next: Next) -> Response {
@@ -55,6 +61,7 @@ pub async fn admit(State(route): State<RouteState>, req: Request, next: Next) ->
             {
                 error.endpoint = Some(endpoint.id);
             }
+            response = PendingError::render_in(response, route.shape);
             if let Some(permit) = permit {
                 response = hold_permit(response, permit);
             }
@@ -62,7 +69,7 @@ pub async fn admit(State(route): State<RouteState>, req: Request, next: Next) ->
             response
         }
         Err(error) => {
-            let mut response = error.into_response();
+            let mut response = error.render(route.shape);
             response.extensions_mut().insert(audit);
             response
         }
@@ -220,28 +227,33 @@ fn over_http_limits(req: &Request) -> Option<ApiError> {
     })
 }
 
-/// The outermost layer: answers the HTTP layer's size limits, renders every error body in
-/// the shape its path needs, marks every answer as local, and writes the audit entry.
+/// The layer of each of a listener's routers, which was built for one body shape: answers
+/// the HTTP layer's size limits, and renders in that shape every error no route rendered
+/// (unmatched paths and methods, a caught panic, a framework rejection).
+pub async fn shaped(State(shape): State<Shape>, req: Request, next: Next) -> Response {
+    // Only the message of the safety net's 404 names the path, as every 404 does.
+    let path = req.uri().path().to_owned();
+    let response = match over_http_limits(&req) {
+        Some(error) => return error.render(shape),
+        None => next.run(req).await,
+    };
+    let response = PendingError::render_in(response, shape);
+    let status = response.status();
+    if (status.is_client_error() || status.is_server_error())
+        && response.extensions().get::<ErrorMeta>().is_none()
+    {
+        return safety_net(status, &path).render(shape);
+    }
+    response
+}
+
+/// The outermost layer: marks every answer as local and writes the audit entry.
 pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
-    let mut response = match over_http_limits(&req) {
-        Some(error) => error.into_response(),
-        None => next.run(req).await,
-    };
-
+    let mut response = next.run(req).await;
     let audit = response.extensions_mut().remove::<AuditInfo>();
-    if let Some(PendingError(error)) = response.extensions_mut().remove::<PendingError>() {
-        response = error.render(&path);
-    } else if (response.status().is_client_error() || response.status().is_server_error())
-        && response
-            .extensions()
-            .get::<crate::error::ErrorMeta>()
-            .is_none()
-    {
-        response = safety_net(response.status(), &path).render(&path);
-    }
     // The spec's local marker is on every answer, errors included.
     response
         .headers_mut()
@@ -251,8 +263,8 @@ pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) ->
     response
 }
 
-/// An error answer that our own code did not build (a framework rejection or a caught
-/// panic) still leaves as a typed body.
+/// An error answer that our own code did not build (a framework rejection) still leaves as
+/// a typed body.
 fn safety_net(status: http::StatusCode, path: &str) -> ApiError {
     match status.as_u16() {
         404 | 405 => ApiError::not_found(path),

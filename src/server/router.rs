@@ -1,18 +1,24 @@
 //! The router, built from the endpoint table and nothing else: one route per row, each
 //! behind its own admission pipeline. Unmatched paths and methods get the typed 404.
+//!
+//! The body shape of errors is fixed here: each row's routes render in the shape of their
+//! row ([`shape_of`]), and a listener is split into one router per shape, each answering
+//! what no route matched in its own shape. Requests are sent to a router by the `/v1`
+//! prefix, which is where the agents group (the OpenAI-style shape) lives.
 
 use super::groups::{agents, commands, core};
 
-use crate::error::{ApiError, Code};
+use crate::error::{ApiError, Code, Shape};
 use crate::server::SharedState;
 use crate::server::endpoints::{ENDPOINTS, Endpoint, Group, Method, Port, Status};
-use crate::server::pipeline::{RouteState, admit, finish};
+use crate::server::pipeline::{RouteState, admit, finish, shaped};
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::middleware::from_fn_with_state;
 use axum::response::IntoResponse;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use http::Uri;
+use tower::ServiceExt;
 
 /// The main listener's routes.
 pub fn app(state: SharedState) -> Router {
@@ -25,12 +31,51 @@ pub fn terminal_app(state: SharedState) -> Router {
 }
 
 fn build(state: SharedState, port: Port) -> Router {
+    let openai = part(&state, port, Shape::OpenAi);
+    let flat = part(&state, port, Shape::Flat);
+    let split = tower::service_fn(move |req: Request| {
+        let router = if under_v1(req.uri().path()) {
+            openai.clone()
+        } else {
+            flat.clone()
+        };
+        router.oneshot(req)
+    });
+    Router::new()
+        .fallback_service(split)
+        .layer(from_fn_with_state(state.clone(), finish))
+        .with_state(state)
+}
+
+/// The body shape of a row's errors: the agents group answers the OpenAI-style object of
+/// its document, every other group the flat server body.
+pub fn shape_of(endpoint: &Endpoint) -> Shape {
+    match endpoint.group {
+        Group::Agents => Shape::OpenAi,
+        _ => Shape::Flat,
+    }
+}
+
+/// Which of a listener's routers a request goes to (a test checks every row's path agrees
+/// with its shape).
+fn under_v1(path: &str) -> bool {
+    path == "/v1" || path.starts_with("/v1/")
+}
+
+/// The router of one body shape: the rows of that shape, and the typed answers for what
+/// none of them matched, rendered in that shape.
+fn part(state: &SharedState, port: Port, shape: Shape) -> Router {
     let mut router = Router::new();
-    for (index, endpoint) in ENDPOINTS.iter().enumerate().filter(|(_, e)| e.port == port) {
+    let rows = ENDPOINTS
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.port == port && shape_of(e) == shape);
+    for (index, endpoint) in rows {
         let route_state = RouteState {
             app: state.clone(),
             endpoint,
             index,
+            shape,
         };
         let method_router = handler(endpoint).layer(from_fn_with_state(route_state, admit));
         router = router.route(endpoint.path, method_router);
@@ -46,8 +91,8 @@ fn build(state: SharedState, port: Port) -> Router {
             )
             .into_response()
         }))
-        .layer(from_fn_with_state(state.clone(), finish))
-        .with_state(state)
+        .layer(from_fn_with_state(shape, shaped))
+        .with_state(state.clone())
 }
 
 fn filter(method: Method) -> MethodFilter {
@@ -104,6 +149,19 @@ async fn unmatched(uri: Uri) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_row_is_routed_to_the_router_of_its_shape() {
+        for endpoint in ENDPOINTS {
+            assert_eq!(
+                under_v1(endpoint.path),
+                shape_of(endpoint) == Shape::OpenAi,
+                "{} {}",
+                endpoint.id,
+                endpoint.path
+            );
+        }
+    }
 
     #[test]
     fn every_implemented_row_has_a_handler_and_no_other_does() {

@@ -1,0 +1,219 @@
+//! The local engine's error table (spec 7.2). The body is `{error: {type, code, message,
+//! suggestion, docs_url}}`: `type` is the client's exception class name (the client rebuilds
+//! the same exception), `docs_url` the row's anchor in `docs/errors.md`. Inside an SSE
+//! stream the same object arrives as an `error` event. No engine route answers yet: every
+//! row is pending until the engine issue builds them.
+
+use super::{Availability, RowDoc, doc_text};
+use http::StatusCode;
+use serde_json::{Value, json};
+use std::fmt;
+
+macro_rules! engine_table {
+    ($( $(#[doc = $doc:literal])* $variant:ident => $code:literal, $status:literal, $class:literal, $suggestion:literal, $avail:expr; )*) => {
+        /// A machine code of the engine's error table.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Code { $($(#[doc = $doc])* $variant,)* }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            fn row(self) -> Row {
+                match self {
+                    $(Code::$variant => Row {
+                        code: $code,
+                        status: $status,
+                        class: $class,
+                        suggestion: $suggestion,
+                        availability: $avail,
+                        meaning: doc_text!($($doc),*),
+                    },)*
+                }
+            }
+        }
+    };
+}
+
+struct Row {
+    code: &'static str,
+    status: u16,
+    class: &'static str,
+    /// What the caller can do about it, unless the error says something more precise.
+    suggestion: &'static str,
+    availability: Availability,
+    meaning: &'static str,
+}
+
+const ENGINE: Availability = Availability::Pending("engine issue");
+
+// Status mapping of spec 7.2: 404 not found; 401 bad token or provider authentication; 501
+// capability missing; 400 bad value or configuration; 500 anything else.
+engine_table! {
+    /// The engine token is missing or wrong (after an engine restart the client re-reads
+    /// the descriptor and starts a new engine).
+    Unauthorized        => "E1001", 401, "AuthenticationError",         "re-read the engine descriptor, or start the engine again", ENGINE;
+    /// The provider refused the connection's credentials.
+    ProviderAuth        => "E1002", 401, "ProviderAuthenticationError", "check the connection's api_key or access key", ENGINE;
+    /// No route or resource of that name.
+    NotFound            => "E2000", 404, "NotFoundError",               "check the path and the id", ENGINE;
+    /// No sandbox with that id for this connection.
+    SandboxNotFound     => "E2009", 404, "SandboxNotFoundError",        "list the sandboxes, or create one", ENGINE;
+    /// A bad value in the request.
+    InvalidArgument     => "E4001", 400, "InvalidArgumentError",        "fix the named value and retry", ENGINE;
+    /// A bad or incomplete connection or configuration.
+    Configuration       => "E4002", 400, "ConfigurationError",          "check the connection (X-Svc-Connection) and the provider options", ENGINE;
+    /// The provider did not declare the feature the route needs.
+    FeatureNotSupported => "E8004", 501, "FeatureNotSupportedError",    "GET /v1/providers lists what each provider declares", ENGINE;
+    /// Anything else; the engine log has the details.
+    Internal            => "E9000", 500, "EngineError",                 "see the engine log (<state_dir>/engine.log)", ENGINE;
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        self.row().code
+    }
+
+    pub fn status(self) -> StatusCode {
+        StatusCode::from_u16(self.row().status).expect("table statuses are valid")
+    }
+
+    pub fn class(self) -> &'static str {
+        self.row().class
+    }
+
+    pub fn suggestion(self) -> &'static str {
+        self.row().suggestion
+    }
+
+    pub fn availability(self) -> Availability {
+        self.row().availability
+    }
+
+    pub fn docs_url(self) -> String {
+        super::docs_url(self.as_str())
+    }
+
+    pub fn parse(code: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == code)
+    }
+
+    /// The row of an error that has none of its own, by its status (spec 7.2).
+    pub fn for_status(status: u16) -> Code {
+        match status {
+            401 => Code::Unauthorized,
+            404 => Code::NotFound,
+            501 => Code::FeatureNotSupported,
+            400..=499 => Code::InvalidArgument,
+            _ => Code::Internal,
+        }
+    }
+
+    /// The engine body; `suggestion` replaces the row's own when the error knows better.
+    pub fn body(self, message: &str, suggestion: Option<&str>) -> Value {
+        json!({
+            "error": {
+                "type": self.class(),
+                "code": self.as_str(),
+                "message": message,
+                "suggestion": suggestion.unwrap_or(self.suggestion()),
+                "docs_url": self.docs_url(),
+            }
+        })
+    }
+
+    pub fn docs() -> Vec<RowDoc> {
+        Code::ALL
+            .iter()
+            .map(|&c| {
+                let row = c.row();
+                RowDoc {
+                    code: row.code,
+                    status: row.status,
+                    class: row.class,
+                    meaning: row.meaning,
+                    availability: row.availability,
+                    stream_only: false,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The engine's counterpart of [`super::ErrorCode`]: an engine domain error names its row.
+pub trait EngineErrorCode: fmt::Display {
+    fn engine_code(&self) -> Code;
+
+    fn suggestion(&self) -> Option<String> {
+        None
+    }
+}
+
+/// An engine error answer (and the payload of a stream's `error` event).
+#[derive(Debug, Clone)]
+pub struct EngineError {
+    pub code: Code,
+    pub message: String,
+    pub suggestion: Option<String>,
+}
+
+impl EngineError {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        EngineError {
+            code,
+            message: message.into(),
+            suggestion: None,
+        }
+    }
+
+    pub fn from_domain<E: EngineErrorCode + ?Sized>(e: &E) -> Self {
+        EngineError {
+            code: e.engine_code(),
+            message: e.to_string(),
+            suggestion: e.suggestion(),
+        }
+    }
+
+    pub fn body(&self) -> Value {
+        self.code.body(&self.message, self.suggestion.as_deref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn the_spec_pairs_and_statuses() {
+        assert_eq!(Code::SandboxNotFound.as_str(), "E2009");
+        assert_eq!(Code::SandboxNotFound.class(), "SandboxNotFoundError");
+        assert_eq!(Code::SandboxNotFound.status(), 404);
+        assert_eq!(Code::FeatureNotSupported.as_str(), "E8004");
+        assert_eq!(Code::FeatureNotSupported.status(), 501);
+        let names: HashSet<_> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(names.len(), Code::ALL.len());
+        for code in Code::ALL {
+            assert_eq!(Code::parse(code.as_str()), Some(*code));
+            assert!(matches!(
+                code.status().as_u16(),
+                400 | 401 | 404 | 500 | 501
+            ));
+            assert!(matches!(code.availability(), Availability::Pending(_)));
+        }
+    }
+
+    #[test]
+    fn the_body_links_its_row() {
+        let body = EngineError::new(Code::SandboxNotFound, "no sandbox `sb_1`").body();
+        assert_eq!(
+            body,
+            json!({"error": {
+                "type": "SandboxNotFoundError",
+                "code": "E2009",
+                "message": "no sandbox `sb_1`",
+                "suggestion": "list the sandboxes, or create one",
+                "docs_url": "docs/errors.md#e2009",
+            }})
+        );
+    }
+}
