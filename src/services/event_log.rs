@@ -4,11 +4,13 @@
 
 use serde_json::{Value, json};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use tokio::sync::watch;
 
 /// Sees every event of a log, in order, as it is appended (webhooks). Called under the
-/// log's lock, so it must never block.
+/// log's lock, so it must never block. A sink that panics is logged and skipped for that
+/// event; the log and its readers go on.
 pub trait EventSink: Send + Sync {
     fn event(&self, kind: &str, event: &Value);
 }
@@ -100,7 +102,7 @@ impl EventLog {
 
     /// Appends an event of `kind` with the given members; returns its sequence number.
     pub fn push(&self, kind: &str, mut body: Value) -> u64 {
-        let mut inner = self.inner.lock().expect("log lock");
+        let mut inner = self.lock();
         let seq = inner.next_seq;
         inner.next_seq += 1;
         let mut event = match &self.session_id {
@@ -116,7 +118,7 @@ impl EventLog {
             obj.append(extra);
         }
         if let Some(sink) = self.sink.get() {
-            sink.event(kind, &event);
+            hand_to(sink.as_ref(), kind, &event);
         }
         let head = format!("id: {seq}\nevent: {kind}\ndata: ");
         let data = event.to_string();
@@ -155,14 +157,14 @@ impl EventLog {
     /// Sets the sink (once; later calls are ignored) and hands it the events already
     /// logged, so it misses none and sees none twice.
     pub fn attach(&self, sink: Arc<dyn EventSink>) {
-        let inner = self.inner.lock().expect("log lock");
+        let inner = self.lock();
         if self.sink.set(sink).is_err() {
             return;
         }
         if let Some(sink) = self.sink.get() {
             for e in &inner.events {
                 if let Ok(event) = serde_json::from_str::<Value>(e.data()) {
-                    sink.event(&e.kind, &event);
+                    hand_to(sink.as_ref(), &e.kind, &event);
                 }
             }
         }
@@ -170,7 +172,7 @@ impl EventLog {
 
     /// Events with a sequence number above `after`.
     pub fn after(&self, after: u64) -> Slice {
-        let inner = self.inner.lock().expect("log lock");
+        let inner = self.lock();
         let oldest = inner.events.front().map_or(inner.next_seq, |e| e.seq);
         let dropped = (after + 1 < oldest).then_some((after + 1, oldest - 1));
         // Sequence numbers are contiguous: the first event to send is found by arithmetic,
@@ -184,12 +186,31 @@ impl EventLog {
         Slice { events, dropped }
     }
 
+    /// The log's lock. A panic while it was held (none of our code panics under it, and a
+    /// sink's panic is caught) cannot have left the log half-written: every change under it
+    /// is one push or pop, so a poisoned lock is taken as it is.
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     pub fn newest(&self) -> u64 {
         *self.newest.borrow()
     }
 
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.newest.subscribe()
+    }
+}
+
+/// Hands an event to the sink; a panic in it is logged and the event skipped for the sink,
+/// so it neither poisons the log nor reaches the caller that pushed.
+fn hand_to(sink: &dyn EventSink, kind: &str, event: &Value) {
+    if catch_unwind(AssertUnwindSafe(|| sink.event(kind, event))).is_err() {
+        tracing::error!(
+            kind,
+            sequence_number = event["sequence_number"].as_u64(),
+            "an event sink panicked; the event is skipped for it"
+        );
     }
 }
 
@@ -266,5 +287,40 @@ mod tests {
         log.attach(Arc::new(Seen(Mutex::new(Vec::new()))));
         log.push("b", json!({"n": 2}));
         assert_eq!(*seen.0.lock().unwrap(), ["a:1", "b:2"]);
+    }
+
+    #[test]
+    fn a_panicking_sink_neither_poisons_the_log_nor_loses_events() {
+        struct PanicsFirst(Mutex<Vec<u64>>);
+        impl EventSink for PanicsFirst {
+            fn event(&self, _: &str, event: &Value) {
+                let seq = event["sequence_number"].as_u64().unwrap_or_default();
+                if seq == 1 {
+                    panic!("the sink fails on its first event");
+                }
+                self.0.lock().unwrap().push(seq);
+            }
+        }
+        let log = EventLog::new("agsess_x", 10);
+        let sink = Arc::new(PanicsFirst(Mutex::new(Vec::new())));
+        log.attach(sink.clone());
+        for n in 1..=3 {
+            assert_eq!(log.push("t", json!({"n": n})), n, "push {n} still works");
+        }
+        assert_eq!(
+            *sink.0.lock().unwrap(),
+            [2, 3],
+            "the sink goes on after its panic"
+        );
+        assert_eq!(
+            log.after(0)
+                .events
+                .iter()
+                .map(|e| e.seq)
+                .collect::<Vec<_>>(),
+            [1, 2, 3],
+            "readers see every event"
+        );
+        assert_eq!(log.newest(), 3);
     }
 }
