@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::contract::Contract;
 use crate::ctx::Ctx;
 use crate::profiles::Profile;
 
@@ -16,7 +17,7 @@ pub struct Case {
     pub id: &'static str,
     /// The spec sentence this case checks.
     pub spec: &'static str,
-    /// The server profile the case needs.
+    /// The profile the case needs; it also says what the case tests.
     pub profile: &'static Profile,
     /// Capability tags such as `needs:fake-runtimes`.
     pub tags: &'static [&'static str],
@@ -30,6 +31,11 @@ pub struct Case {
 impl Case {
     pub fn group(&self) -> &str {
         self.id.split('/').next().unwrap_or(self.id)
+    }
+
+    /// What the case tests: its profile's contract.
+    pub fn contract(&self) -> Contract {
+        self.profile.contract
     }
 
     pub fn has_tag(&self, tag: &str) -> bool {

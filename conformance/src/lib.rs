@@ -4,6 +4,7 @@
 
 pub mod case;
 pub mod cases;
+pub mod contract;
 pub mod ctx;
 pub mod launch;
 pub mod mcp_mock;
@@ -14,10 +15,11 @@ pub mod report;
 pub mod runner;
 
 pub use case::{Case, CaseFuture};
+pub use contract::Contract;
 pub use ctx::{Ctx, Resp, SseFrame, SseStream, WsStream};
 pub use profiles::Profile;
 pub use report::{CaseResult, Counts, Report, Status};
-pub use runner::{Options, Target, run_suite};
+pub use runner::{Options, Reach, Target, run_suite};
 
 /// Every case, checked: panics when ids repeat or are malformed, since a
 /// broken case list must never produce a green run.

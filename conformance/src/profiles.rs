@@ -1,12 +1,18 @@
-//! Server profiles: how the runner configures the server it launches for a
-//! group of cases. `{dir}` in env values, the template, args and file contents
-//! stands for the profile's fresh temp dir.
+//! Profiles: how the runner configures what it launches for a group of cases.
+//! Each profile belongs to one [`Contract`] (today every one is the server's).
+//! `{dir}` in env values, the template, args and file contents stands for the
+//! profile's fresh temp dir.
+
+use crate::contract::Contract;
 
 /// A server configuration cases can ask for.
 #[derive(Debug)]
 pub struct Profile {
     /// Unique; shown in skip reasons and the report.
     pub name: &'static str,
+    /// What the profile configures, so what its cases test: the runner
+    /// launches it with that contract's command.
+    pub contract: Contract,
     /// Extra environment for the server process.
     pub env: &'static [(&'static str, &'static str)],
     /// `template.yaml` text; written to `{dir}/template.yaml` and passed as
@@ -29,6 +35,7 @@ impl Profile {
 /// run with `--base-url`.
 pub static ANY: Profile = Profile {
     name: "any",
+    contract: Contract::Server,
     env: &[],
     template: None,
     args: &[],
@@ -38,6 +45,7 @@ pub static ANY: Profile = Profile {
 /// No env, no template: anonymous caller, default groups.
 pub static DEFAULT: Profile = Profile {
     name: "default",
+    contract: Contract::Server,
     env: &[],
     template: None,
     args: &[],
@@ -47,6 +55,7 @@ pub static DEFAULT: Profile = Profile {
 /// Three identities, named commands, audit of every call into `{dir}/audit.jsonl`.
 pub static SECURED: Profile = Profile {
     name: "secured",
+    contract: Contract::Server,
     env: &[("DEPLOYER_TOKEN", "deployer-token")],
     template: Some(
         r#"
@@ -76,6 +85,7 @@ commands:
 /// `SVC_SERVER_TOKEN` alone.
 pub static SERVER_TOKEN: Profile = Profile {
     name: "server-token",
+    contract: Contract::Server,
     env: &[("SVC_SERVER_TOKEN", "the-one-token")],
     template: None,
     args: &[],
@@ -85,6 +95,7 @@ pub static SERVER_TOKEN: Profile = Profile {
 /// Every template and environment rule kind at once, and `audit: deny`.
 pub static POLICY: Profile = Profile {
     name: "policy",
+    contract: Contract::Server,
     env: &[("SVC_SERVER_ENABLED_GROUPS", "dev_tools,-process")],
     template: Some(
         r#"
@@ -104,6 +115,7 @@ server:
 /// --enable-group browser`); implementations without such flags skip `needs:code-layer`.
 pub static CODE_LAYER: Profile = Profile {
     name: "code-layer",
+    contract: Contract::Server,
     env: &[],
     template: None,
     args: &["--disable-group", "system", "--enable-group", "browser"],
@@ -113,6 +125,7 @@ pub static CODE_LAYER: Profile = Profile {
 /// Rate, concurrency and body limits on a few endpoints.
 pub static LIMITS: Profile = Profile {
     name: "limits",
+    contract: Contract::Server,
     env: &[],
     template: Some(
         r#"
@@ -135,6 +148,7 @@ commands:
 /// Path rules: one allowed tree with a read-only part, deny patterns, symlinks refused.
 pub static PATHS: Profile = Profile {
     name: "paths",
+    contract: Contract::Server,
     env: &[],
     template: Some(
         r#"
@@ -155,6 +169,7 @@ paths:
 /// Named commands, anonymous caller.
 pub static COMMANDS: Profile = Profile {
     name: "commands",
+    contract: Contract::Server,
     env: &[],
     template: Some(
         r#"
@@ -184,6 +199,7 @@ commands:
 /// The agents group switched on through the environment.
 pub static AGENTS: Profile = Profile {
     name: "agents",
+    contract: Contract::Server,
     env: &[("SVC_SERVER_ENABLED_GROUPS", "agents")],
     template: None,
     args: &[],
@@ -194,6 +210,7 @@ pub static AGENTS: Profile = Profile {
 /// no generated request can reach a 501.
 pub static FUZZ: Profile = Profile {
     name: "fuzz",
+    contract: Contract::Server,
     env: &[],
     template: Some(
         r#"
@@ -209,6 +226,7 @@ server:
 /// their conversations in `{dir}/rt-state` and report a fixed clock.
 pub static AGENTS_SESSIONS: Profile = Profile {
     name: "agents-sessions",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -224,6 +242,7 @@ pub static AGENTS_SESSIONS: Profile = Profile {
 /// Agents sessions with `rt-two` as the default runtime and traces switched on.
 pub static AGENTS_SESSIONS_TWO: Profile = Profile {
     name: "agents-sessions-two",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -241,6 +260,7 @@ pub static AGENTS_SESSIONS_TWO: Profile = Profile {
 /// Agents sessions keeping only 20 events per session, to provoke the gap signal.
 pub static AGENTS_SESSIONS_SMALL_HISTORY: Profile = Profile {
     name: "agents-sessions-small-history",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -257,6 +277,7 @@ pub static AGENTS_SESSIONS_SMALL_HISTORY: Profile = Profile {
 /// Agents sessions with two identities holding every scope, for owner isolation.
 pub static AGENTS_SESSIONS_OWNERS: Profile = Profile {
     name: "agents-sessions-owners",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -282,6 +303,7 @@ identities:
 /// The server command must name the server by an absolute path.
 pub static AGENTS_SESSIONS_NO_RUNTIMES: Profile = Profile {
     name: "agents-sessions-no-runtimes",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -295,6 +317,7 @@ pub static AGENTS_SESSIONS_NO_RUNTIMES: Profile = Profile {
 /// The agents group with a 1 KiB file limit (`SVC_AGENTS_MAX_FILE_BYTES`).
 pub static AGENTS_SMALL_FILES: Profile = Profile {
     name: "agents-small-files",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_MAX_FILE_BYTES", "1024"),
@@ -308,6 +331,7 @@ pub static AGENTS_SMALL_FILES: Profile = Profile {
 /// The agents group with a limit of two vaults per identity (`SVC_AGENTS_MAX_VAULTS`).
 pub static AGENTS_FEW_VAULTS: Profile = Profile {
     name: "agents-few-vaults",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_MAX_VAULTS", "2"),
@@ -321,6 +345,7 @@ pub static AGENTS_FEW_VAULTS: Profile = Profile {
 /// (`SVC_AGENTS_ALLOW_PRIVATE_URLS=1`), so a case can run the MCP server itself.
 pub static AGENTS_LOCAL_MCP: Profile = Profile {
     name: "agents-local-mcp",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -338,6 +363,7 @@ pub static AGENTS_LOCAL_MCP: Profile = Profile {
 /// log, so a case can check what the server writes down.
 pub static AGENTS_AUDITED: Profile = Profile {
     name: "agents-audited",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -357,6 +383,7 @@ pub static AGENTS_AUDITED: Profile = Profile {
 /// `agents.runtimes`).
 pub static AGENTS_LAUNCH: Profile = Profile {
     name: "agents-launch",
+    contract: Contract::Server,
     env: &[
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
@@ -385,6 +412,7 @@ agents:
 /// runs sessions or watches deliveries acts as an identity of its own.
 pub static AGENTS_WEBHOOKS: Profile = Profile {
     name: "agents-webhooks",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -415,6 +443,7 @@ identities:
 /// read-only, `*.pem` denied.
 pub static AGENTS_PATHS: Profile = Profile {
     name: "agents-paths",
+    contract: Contract::Server,
     env: &[
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
@@ -439,6 +468,7 @@ paths:
 /// (`SVC_SERVER_CHILD_ENV`): what a runtime may and may not inherit.
 pub static AGENTS_SESSIONS_SERVER_SECRETS: Profile = Profile {
     name: "agents-sessions-server-secrets",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -461,6 +491,7 @@ pub const SERVER_SECRET_TOKEN: &str = "svc-server-token-0b7f3c9a";
 /// time limit (`SVC_AGENTS_TURN_TIMEOUT`), to provoke both.
 pub static AGENTS_SESSIONS_SMALL_LIMITS: Profile = Profile {
     name: "agents-sessions-small-limits",
+    contract: Contract::Server,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),

@@ -3,7 +3,7 @@
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -16,18 +16,53 @@ use anyhow::{anyhow, bail};
 use futures::StreamExt as _;
 
 use crate::case::{Case, CaseFuture};
+use crate::contract::Contract;
 use crate::ctx::Ctx;
 use crate::launch::{self, Server};
 use crate::profiles::Profile;
 use crate::report::{CaseResult, Report, Status};
 
-/// Where the server under test comes from.
+/// How the runner reaches one contract's implementation.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub enum Reach {
     /// A command with `{port}` (and optionally `{config}`), launched per profile.
     Launch(String),
-    /// A running server; only `ANY` cases run.
+    /// Already running at this base URL; only `ANY` cases run.
     BaseUrl(String),
+}
+
+/// What a run tests: a [`Reach`] per [`Contract`]. Cases of a contract the
+/// target does not reach are skipped, naming the flags that would.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    reaches: BTreeMap<Contract, Reach>,
+}
+
+impl Target {
+    /// Reaches nothing yet; see [`Target::with`].
+    pub fn new() -> Target {
+        Target::default()
+    }
+
+    /// Only the server, reached as `reach`.
+    pub fn server(reach: Reach) -> Target {
+        Target::new().with(Contract::Server, reach)
+    }
+
+    /// Also reaches `contract`, as `reach` (replacing an earlier one).
+    pub fn with(mut self, contract: Contract, reach: Reach) -> Target {
+        self.reaches.insert(contract, reach);
+        self
+    }
+
+    pub fn reach(&self, contract: Contract) -> Option<&Reach> {
+        self.reaches.get(&contract)
+    }
+
+    /// Reaches no contract at all.
+    pub fn is_empty(&self) -> bool {
+        self.reaches.is_empty()
+    }
 }
 
 pub type ResultHook = Arc<dyn Fn(&CaseResult) + Send + Sync>;
@@ -184,10 +219,18 @@ async fn interrupted() {
 }
 
 fn skip_reason(case: &Case, opts: &Options, fake_runtimes: bool) -> Option<String> {
-    if matches!(opts.target, Target::BaseUrl(_)) && !case.profile.is_any() {
+    let contract = case.contract();
+    let Some(reach) = opts.target.reach(contract) else {
         return Some(format!(
-            "needs profile {}; launch the server with --server-cmd",
-            case.profile.name
+            "no {contract} to test; give {}",
+            contract.reach_flags()
+        ));
+    };
+    if matches!(reach, Reach::BaseUrl(_)) && !case.profile.is_any() {
+        return Some(format!(
+            "needs profile {}; launch the {contract} with {}",
+            case.profile.name,
+            contract.launch_flag()
         ));
     }
     if let Some(tag) = opts.skip_tags.iter().find(|t| case.has_tag(t)) {
@@ -258,9 +301,13 @@ async fn connect(
     opts: &Options,
     runtimes: Option<&Path>,
 ) -> anyhow::Result<(Option<Server>, Ctx)> {
-    match &opts.target {
-        Target::BaseUrl(url) => Ok((None, Ctx::new(url, None, opts.token.clone(), profile.name)?)),
-        Target::Launch(cmd) => {
+    match opts.target.reach(profile.contract) {
+        // Skipped before this point; kept as an error rather than a panic.
+        None => bail!("no {} to test", profile.contract),
+        Some(Reach::BaseUrl(url)) => {
+            Ok((None, Ctx::new(url, None, opts.token.clone(), profile.name)?))
+        }
+        Some(Reach::Launch(cmd)) => {
             let server = launch::launch(cmd, profile, runtimes, opts.ready_timeout).await?;
             let dir = Some(server.dir().to_path_buf());
             let ctx = Ctx::new(&server.base_url, dir, opts.token.clone(), profile.name)?;
@@ -376,6 +423,7 @@ mod tests {
 
     static CONFIGURED: Profile = Profile {
         name: "test-configured",
+        contract: Contract::Server,
         env: &[("FIXTURE_MARK", "in {dir}"), ("SVC_FROM_PROFILE", "yes")],
         template: Some("root: {dir}/work\n"),
         args: &["--extra", "two words"],
@@ -458,7 +506,10 @@ mod tests {
 
     #[test]
     fn launched_server_runs_cases_and_reports_failures() {
-        let report = run_suite(mixed_cases(), &opts(Target::Launch(fixture_cmd())));
+        let report = run_suite(
+            mixed_cases(),
+            &opts(Target::server(Reach::Launch(fixture_cmd()))),
+        );
         let status = |id: &str| report.get(id).map(|r| (r.status, r.message.clone()));
         assert_eq!(status("t/ok/001"), Some((Status::Pass, String::new())));
         assert_eq!(status("t/sse/001"), Some((Status::Pass, String::new())));
@@ -507,10 +558,10 @@ mod tests {
                 Ok(())
             },
         }];
-        let mut o = opts(Target::Launch(format!(
+        let mut o = opts(Target::server(Reach::Launch(format!(
             "{} --config {{config}}",
             fixture_cmd()
-        )));
+        ))));
         o.runtimes_dir = Some(PathBuf::from("/nonexistent-runtimes"));
         let report = run_suite(cases, &o);
         let r = &report.cases[0];
@@ -523,9 +574,9 @@ mod tests {
         let n = cases.len();
         let report = run_suite(
             cases,
-            &opts(Target::Launch(
+            &opts(Target::server(Reach::Launch(
                 "echo first >&2; echo boom {port} >&2; exit 3".into(),
-            )),
+            ))),
         );
         assert_eq!(report.totals.fail, n);
         let msg = &report.cases[0].message;
@@ -566,7 +617,7 @@ mod tests {
                 Duration::from_secs(20),
             ))
             .unwrap();
-        let mut o = opts(Target::BaseUrl(server.base_url.clone()));
+        let mut o = opts(Target::server(Reach::BaseUrl(server.base_url.clone())));
         o.token = Some("sekrit".into());
         o.skip_tags = vec!["needs:slow".into()];
         let report = run_suite(cases, &o);
@@ -593,7 +644,7 @@ mod tests {
             run: |_ctx| async move { Ok(()) },
         }];
         let empty = tempfile::tempdir().unwrap();
-        let mut o = opts(Target::BaseUrl("http://127.0.0.1:9".into()));
+        let mut o = opts(Target::server(Reach::BaseUrl("http://127.0.0.1:9".into())));
         o.runtimes_dir = Some(empty.path().to_path_buf());
         if !launch::has_fake_runtimes(None) {
             let report = run_suite(cases.clone(), &o);
@@ -602,6 +653,22 @@ mod tests {
         std::fs::write(empty.path().join("rt-one"), "").unwrap();
         let report = run_suite(cases, &o);
         assert_eq!(report.cases[0].status, Status::Pass);
+    }
+
+    #[test]
+    fn cases_of_a_contract_the_target_does_not_reach_are_skipped() {
+        let cases = vec![crate::case! {
+            id: "t/unreached/001", spec: "never launched", profile: &DEFAULT,
+            tags: [], endpoints: [], codes: [],
+            run: |_ctx| async move { anyhow::bail!("must not run") },
+        }];
+        let report = run_suite(cases, &opts(Target::new()));
+        let r = &report.cases[0];
+        assert_eq!(r.status, Status::Skip, "{}", r.message);
+        assert_eq!(
+            r.message,
+            "no server to test; give --server-cmd CMD or --base-url URL"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::process::ExitCode;
 
 use conformance::report::{self, Status};
-use conformance::runner::{self, Options, Target};
+use conformance::runner::{self, Options, Reach, Target};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 const SUMMARY_TRIAL: &str = "conformance/summary";
@@ -34,7 +34,10 @@ fn main() -> ExitCode {
             );
             return ExitCode::from(1);
         };
-        runner::run_suite(selected.clone(), &Options::new(Target::Launch(cmd)))
+        runner::run_suite(
+            selected.clone(),
+            &Options::new(Target::server(Reach::Launch(cmd))),
+        )
     };
     let ran: HashSet<&str> = selected.iter().map(|c| c.id).collect();
 

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{CommandFactory as _, Parser, ValueEnum, error::ErrorKind};
+use conformance::Contract;
 use conformance::report::{self, CaseResult};
-use conformance::runner::{self, Options, Target};
+use conformance::runner::{self, Options, Reach, Target};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
@@ -72,15 +73,23 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let target = match (cli.server_cmd.clone(), cli.base_url.clone()) {
+    // One reach per contract; cases of a contract left unreached are skipped.
+    let server = match (cli.server_cmd.clone(), cli.base_url.clone()) {
         (Some(cmd), _) if !cmd.contains("{port}") => usage("--server-cmd must contain {port}"),
-        (Some(cmd), _) => Target::Launch(cmd),
+        (Some(cmd), _) => Some(Reach::Launch(cmd)),
         (None, Some(url)) if !url.starts_with("http://") && !url.starts_with("https://") => {
             usage("--base-url must start with http:// or https://")
         }
-        (None, Some(url)) => Target::BaseUrl(url),
-        (None, None) => usage("give --server-cmd '<command with {port}>' or --base-url URL"),
+        (None, Some(url)) => Some(Reach::BaseUrl(url)),
+        (None, None) => None,
     };
+    let mut target = Target::new();
+    if let Some(reach) = server {
+        target = target.with(Contract::Server, reach);
+    }
+    if target.is_empty() {
+        usage("give --server-cmd '<command with {port}>' or --base-url URL");
+    }
     quiet_insta();
 
     let mut opts = Options::new(target);

@@ -3,28 +3,39 @@
 //! named for its area when the file holds one area (`pipeline/auth/*` in
 //! `pipeline/auth.rs`) or for its subject when it holds several. Each
 //! folder's `mod.rs` gathers its files' `cases()`; helper modules hold none.
+//! Each folder tests one [`Contract`], which its cases' profiles configure.
 
-use crate::Case;
+use crate::{Case, Contract};
 
-/// One group folder: its name (the first segment of every id it holds) and
-/// its cases.
+/// One group folder: its name (the first segment of every id it holds), the
+/// contract its cases test, and its cases.
 pub struct Group {
     pub name: &'static str,
+    pub contract: Contract,
     pub cases: fn() -> Vec<Case>,
 }
 
 /// Declares the group folders and lists them in run order. A group's name is
 /// its module's, so it cannot drift from the folder.
 macro_rules! groups {
-    ($($folder:ident),* $(,)?) => {
+    ($($folder:ident: $contract:ident),* $(,)?) => {
         $(pub mod $folder;)*
 
         /// Every group folder, in run order.
-        pub static GROUPS: &[Group] = &[$(Group { name: stringify!($folder), cases: $folder::cases }),*];
+        pub static GROUPS: &[Group] = &[$(Group {
+            name: stringify!($folder),
+            contract: Contract::$contract,
+            cases: $folder::cases,
+        }),*];
     };
 }
 
-groups!(core, pipeline, commands, agents);
+groups! {
+    core: Server,
+    pipeline: Server,
+    commands: Server,
+    agents: Server,
+}
 
 pub fn all() -> Vec<Case> {
     GROUPS.iter().flat_map(|g| (g.cases)()).collect()
@@ -34,21 +45,43 @@ pub fn all() -> Vec<Case> {
 mod tests {
     use super::*;
 
-    /// A case lives in the folder its id names: `pipeline/auth/001` under
-    /// `cases/pipeline/`.
+    /// A case lives in the folder its id names (`pipeline/auth/001` under
+    /// `cases/pipeline/`), and tests that folder's contract.
     #[test]
     fn every_case_lives_in_the_folder_its_id_names() {
         let mut misplaced = Vec::new();
         for group in GROUPS {
             let cases = (group.cases)();
             assert!(!cases.is_empty(), "cases/{}/ holds no cases", group.name);
-            misplaced.extend(
-                cases
-                    .iter()
-                    .filter(|c| c.group() != group.name)
-                    .map(|c| format!("{} is defined under cases/{}/", c.id, group.name)),
-            );
+            for case in &cases {
+                if case.group() != group.name {
+                    misplaced.push(format!(
+                        "{} is defined under cases/{}/",
+                        case.id, group.name
+                    ));
+                }
+                if case.contract() != group.contract {
+                    misplaced.push(format!(
+                        "{}: profile {} configures the {}, but cases/{}/ tests the {}",
+                        case.id,
+                        case.profile.name,
+                        case.contract(),
+                        group.name,
+                        group.contract
+                    ));
+                }
+            }
         }
         assert!(misplaced.is_empty(), "{}", misplaced.join("\n"));
+    }
+
+    #[test]
+    fn every_contract_has_a_folder() {
+        for contract in Contract::ALL {
+            assert!(
+                GROUPS.iter().any(|g| g.contract == *contract),
+                "no case folder tests the {contract}"
+            );
+        }
     }
 }
