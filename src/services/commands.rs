@@ -188,8 +188,12 @@ impl CommandSpec {
             args: parts.collect(),
             cwd: self.cwd.clone(),
             env: base.with(self.env.clone()),
-            timeout: self.timeout,
-            output_cap: OUTPUT_CAP_BYTES,
+            stdin: supervisor::Stdin::None,
+            limits: supervisor::Limits {
+                timeout: Some(self.timeout),
+                output_bytes: OUTPUT_CAP_BYTES,
+                ..supervisor::Limits::default()
+            },
         };
         let outcome = supervisor::run(&spec).await.map_err(|e| {
             ApiError::new(

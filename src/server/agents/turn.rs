@@ -10,7 +10,7 @@ use crate::server::agents::mapper::{Mapper, Terminal};
 use crate::server::agents::model::{SessionStatus, TurnStatus, add_usage, turn_usage, usage_json};
 use crate::server::agents::session_handle::SessionHandle;
 use crate::services::ids;
-use crate::services::supervisor::{StreamSpec, Streaming};
+use crate::services::supervisor::{self, Spec, Streaming};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
@@ -259,13 +259,17 @@ async fn execute(
         ));
     }
     let launch = adapter.launch(request);
-    let spec = StreamSpec {
+    let spec = Spec {
         program: program.display().to_string(),
         args: launch.args,
         cwd: Some(request.cwd.clone()),
         env: child_env,
-        stdin: launch.stdin,
-        max_line_bytes: Some(limits.max_line_bytes),
+        stdin: launch.stdin.into(),
+        limits: supervisor::Limits {
+            max_line_bytes: limits.max_line_bytes,
+            output_bytes: supervisor::STDERR_TAIL_BYTES,
+            ..supervisor::Limits::default()
+        },
     };
     let mut child = match Streaming::spawn(&spec) {
         Ok(child) => child,

@@ -1,0 +1,268 @@
+//! The process supervisor: every child the server starts (named commands, agent runtimes,
+//! and the processes, shells and sandbox commands of the next issues) is spawned from one
+//! [`Spec`] by one spawn ([`process`]): in a process group of its own, with exactly the
+//! environment of its spec, reaped by a task that owns it, killed with its group if the
+//! server drops it. A timeout, a cancel or a kill stops the whole tree (TERM, a grace
+//! period, then KILL) and nothing is left behind as a zombie or an orphan.
+//!
+//! Output is kept apart, stdout and stderr each in a bounded [`ring`] that counts every
+//! byte and replays from an offset; stdin is closed, written once, or a stream. Three ways
+//! to use it:
+//! - [`run`]: a bounded run to completion (named commands);
+//! - [`Streaming`]: stdout read line by line while the child runs (agent runtimes);
+//! - [`Process`]: a child followed through its handle (output replay, stdin, signals).
+
+pub mod process;
+pub mod ring;
+
+pub use process::{Exit, Process, ProcessHandle, Stream};
+pub use ring::{Replay, Retention};
+
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+/// Between TERM and KILL when a child is stopped.
+pub const GRACE: Duration = Duration::from_secs(2);
+/// Bytes kept of each of stdout and stderr unless the spec says otherwise.
+pub const OUTPUT_BYTES: usize = 1024 * 1024;
+/// Longest stdout line kept whole unless the spec says otherwise; a longer line is cut (the
+/// reader still consumes the rest, so the child never blocks) and marked as cut.
+pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+/// How much of stderr [`Streaming::stderr_tail`] gives for error messages.
+pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+
+/// Everything needed to start a child.
+#[derive(Debug, Clone, Default)]
+pub struct Spec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    /// The child's complete environment: nothing of the server's own is inherited.
+    pub env: Vec<(String, String)>,
+    pub stdin: Stdin,
+    pub limits: Limits,
+}
+
+/// What the child's stdin is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Stdin {
+    /// Closed from the start (`/dev/null`).
+    #[default]
+    None,
+    /// These bytes, then closed.
+    Bytes(Vec<u8>),
+    /// Open: written with [`ProcessHandle::write_stdin`] while the child runs.
+    Stream,
+}
+
+impl From<Option<String>> for Stdin {
+    fn from(text: Option<String>) -> Stdin {
+        text.map_or(Stdin::None, |t| Stdin::Bytes(t.into_bytes()))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// After this long the group is stopped (TERM, `grace`, KILL); `None`: no limit.
+    pub timeout: Option<Duration>,
+    /// Between TERM and KILL.
+    pub grace: Duration,
+    /// Bytes kept of each of stdout and stderr.
+    pub output_bytes: usize,
+    /// The longest stdout line a line reader ([`Streaming`]) keeps whole.
+    pub max_line_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            timeout: None,
+            grace: GRACE,
+            output_bytes: OUTPUT_BYTES,
+            max_line_bytes: MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// The signals a caller may send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// 15
+    Term,
+    /// 9
+    Kill,
+}
+
+impl Signal {
+    pub fn number(self) -> i32 {
+        match self {
+            Signal::Term => 15,
+            Signal::Kill => 9,
+        }
+    }
+
+    fn nix(self) -> nix::sys::signal::Signal {
+        match self {
+            Signal::Term => nix::sys::signal::Signal::SIGTERM,
+            Signal::Kill => nix::sys::signal::Signal::SIGKILL,
+        }
+    }
+}
+
+impl TryFrom<i32> for Signal {
+    type Error = Error;
+    fn try_from(number: i32) -> Result<Signal, Error> {
+        match number {
+            15 => Ok(Signal::Term),
+            9 => Ok(Signal::Kill),
+            other => Err(Error::UnsupportedSignal(other)),
+        }
+    }
+}
+
+/// What the supervisor refuses or fails at.
+#[derive(Debug)]
+pub enum Error {
+    /// The program could not be started.
+    Spawn(std::io::Error),
+    /// The process has exited: no signal, no stdin.
+    Exited,
+    /// Stdin was closed (on request, by the child, or never opened as a stream).
+    StdinClosed,
+    /// Writing to stdin failed.
+    Stdin(std::io::Error),
+    /// Only TERM (15) and KILL (9) are accepted.
+    UnsupportedSignal(i32),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Spawn(e) => write!(f, "cannot start the process: {e}"),
+            Error::Exited => f.write_str("the process has exited"),
+            Error::StdinClosed => f.write_str("the process's stdin is closed"),
+            Error::Stdin(e) => write!(f, "cannot write to the process's stdin: {e}"),
+            Error::UnsupportedSignal(n) => {
+                write!(f, "signal {n} is not supported (only 15 and 9 are)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Spawn(e) | Error::Stdin(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub timed_out: bool,
+    pub duration: Duration,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    pub bytes: Vec<u8>,
+    pub truncated: bool,
+}
+
+impl Captured {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+
+    fn from(replay: Replay) -> Captured {
+        Captured {
+            truncated: replay.truncated(),
+            bytes: replay.bytes,
+        }
+    }
+}
+
+/// Runs to completion (or to the spec's timeout: TERM, grace, KILL to the group) and
+/// reports what happened; the first `output_bytes` of each stream are kept, the rest read
+/// and dropped (so the child never blocks on a full pipe) and marked `truncated`.
+pub async fn run(spec: &Spec) -> std::io::Result<Outcome> {
+    let started = Instant::now();
+    let process = process::spawn_with(spec, Retention::First, None)?;
+    let exit = process.wait().await;
+    let status = exit.status()?;
+    Ok(Outcome {
+        exit_code: status.code(),
+        signal: signal_of(status),
+        stdout: Captured::from(process.output(Stream::Stdout, 0)),
+        stderr: Captured::from(process.output(Stream::Stderr, 0)),
+        timed_out: exit.timed_out,
+        duration: started.elapsed(),
+    })
+}
+
+/// One line of a child's stdout, without its newline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub text: String,
+    /// The line was longer than the limit: `text` holds its first bytes only.
+    pub cut: bool,
+}
+
+/// A child whose stdout is read line by line while it runs (agent runtimes). The child
+/// waits for a slow reader; stderr (and a copy of stdout) go to rings of the spec's
+/// `output_bytes`.
+pub struct Streaming {
+    process: Process,
+    lines: tokio::sync::mpsc::Receiver<Line>,
+}
+
+impl Streaming {
+    pub fn spawn(spec: &Spec) -> std::io::Result<Streaming> {
+        let (tx, lines) = tokio::sync::mpsc::channel(256);
+        let process = process::spawn_with(spec, Retention::Newest, Some(tx))?;
+        Ok(Streaming { process, lines })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    pub fn handle(&self) -> ProcessHandle {
+        self.process.handle()
+    }
+
+    /// The next stdout line, or `None` once stdout is closed.
+    pub async fn next_line(&mut self) -> Option<Line> {
+        self.lines.recv().await
+    }
+
+    /// Waits for the exit; whatever the child left in its group is ended.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        self.process.wait().await.status()
+    }
+
+    /// TERM to the group, a grace period, then KILL; reaps the child.
+    pub async fn stop(&mut self) -> std::io::Result<ExitStatus> {
+        self.process.kill().await.status()
+    }
+
+    /// The last few KiB the child wrote to stderr, for error messages.
+    pub fn stderr_tail(&self) -> String {
+        let bytes = self.process.tail(Stream::Stderr, STDERR_TAIL_BYTES);
+        String::from_utf8_lossy(&bytes).trim().to_owned()
+    }
+}
+
+fn signal_of(status: ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+#[cfg(test)]
+mod tests;

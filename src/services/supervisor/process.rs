@@ -1,0 +1,510 @@
+//! One spawn for every child: its own process group, exactly the environment of its spec,
+//! stdout and stderr pumped into rings, stdin as the spec says, and a reaper task that owns
+//! the child, applies the time limit and signals, reaps it, clears what it left in its group
+//! and records the exit.
+
+use super::ring::{Replay, Retention, Ring};
+use super::{Error, Line, Signal, Spec, Stdin};
+use nix::sys::signal::killpg;
+use nix::unistd::Pid;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// How long the exit waits for the output pumps to reach the end of their pipes (a
+/// process that left the group may still hold them).
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// How a child ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit {
+    /// `None` when waiting for the child failed (see `wait_error`).
+    pub status: Option<ExitStatus>,
+    pub wait_error: Option<String>,
+    /// The time limit of the spec ran out and the group was stopped.
+    pub timed_out: bool,
+    pub ended_at: SystemTime,
+}
+
+impl Exit {
+    pub fn code(&self) -> Option<i32> {
+        self.status.and_then(|s| s.code())
+    }
+
+    pub fn signal(&self) -> Option<i32> {
+        self.status.and_then(super::signal_of)
+    }
+
+    pub fn status(&self) -> std::io::Result<ExitStatus> {
+        self.status.ok_or_else(|| {
+            std::io::Error::other(
+                self.wait_error
+                    .clone()
+                    .unwrap_or_else(|| "no exit status".into()),
+            )
+        })
+    }
+}
+
+/// Which of the two output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+enum Control {
+    Signal(Signal),
+    /// TERM to the group now, KILL after the grace period.
+    Stop(Duration),
+}
+
+struct State {
+    stdout: Ring,
+    stderr: Ring,
+    exit: Option<Exit>,
+}
+
+struct Shared {
+    pid: u32,
+    started_at: SystemTime,
+    grace: Duration,
+    state: Mutex<State>,
+    /// Bumped on every change (output, end of a stream, exit): readers wait on it.
+    changed: watch::Sender<u64>,
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    control: mpsc::UnboundedSender<Control>,
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|v| *v = v.wrapping_add(1));
+    }
+
+    fn append(&self, stream: Stream, bytes: &[u8]) {
+        {
+            let mut state = self.state();
+            match stream {
+                Stream::Stdout => state.stdout.write(bytes),
+                Stream::Stderr => state.stderr.write(bytes),
+            }
+        }
+        self.bump();
+    }
+
+    fn close(&self, stream: Stream) {
+        {
+            let mut state = self.state();
+            match stream {
+                Stream::Stdout => state.stdout.close(),
+                Stream::Stderr => state.stderr.close(),
+            }
+        }
+        self.bump();
+    }
+}
+
+/// A view of a spawned child: its output, its state, its stdin and its signals. Cheap to
+/// clone; dropping it leaves the child alone (the [`Process`] that owns it does not).
+#[derive(Clone)]
+pub struct ProcessHandle {
+    shared: Arc<Shared>,
+}
+
+impl ProcessHandle {
+    pub fn pid(&self) -> u32 {
+        self.shared.pid
+    }
+
+    pub fn started_at(&self) -> SystemTime {
+        self.shared.started_at
+    }
+
+    /// `None` while it runs.
+    pub fn exit(&self) -> Option<Exit> {
+        self.shared.state().exit.clone()
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.shared.state().exit.is_none()
+    }
+
+    /// Everything kept of one stream from offset `from` on.
+    pub fn output(&self, stream: Stream, from: u64) -> Replay {
+        let state = self.shared.state();
+        match stream {
+            Stream::Stdout => state.stdout.read_from(from),
+            Stream::Stderr => state.stderr.read_from(from),
+        }
+    }
+
+    /// The last `n` bytes kept of one stream.
+    pub fn tail(&self, stream: Stream, n: usize) -> Vec<u8> {
+        let state = self.shared.state();
+        match stream {
+            Stream::Stdout => state.stdout.tail(n),
+            Stream::Stderr => state.stderr.tail(n),
+        }
+    }
+
+    /// Changes whenever output arrives, a stream ends or the child exits. Subscribe first,
+    /// then read, then wait for `changed()`: nothing is missed in between.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.shared.changed.subscribe()
+    }
+
+    /// Sends `signal` to the child's process group.
+    pub fn signal(&self, signal: Signal) -> Result<(), Error> {
+        if !self.is_running() {
+            return Err(Error::Exited);
+        }
+        self.shared
+            .control
+            .send(Control::Signal(signal))
+            .map_err(|_| Error::Exited)
+    }
+
+    /// Writes `bytes` to the child's stdin (opened with [`Stdin::Stream`]), then closes it
+    /// if `close`.
+    pub async fn write_stdin(&self, bytes: &[u8], close: bool) -> Result<(), Error> {
+        if !self.is_running() {
+            return Err(Error::Exited);
+        }
+        let mut pipe = self.shared.stdin.lock().await;
+        let Some(stdin) = pipe.as_mut() else {
+            return Err(if self.is_running() {
+                Error::StdinClosed
+            } else {
+                Error::Exited
+            });
+        };
+        if !bytes.is_empty() {
+            let written = match stdin.write_all(bytes).await {
+                Ok(()) => stdin.flush().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = written {
+                *pipe = None;
+                return Err(match e.kind() {
+                    // The child closed its end (or is gone): nothing it will ever read.
+                    std::io::ErrorKind::BrokenPipe => Error::StdinClosed,
+                    _ => Error::Stdin(e),
+                });
+            }
+        }
+        if close {
+            *pipe = None;
+        }
+        Ok(())
+    }
+
+    /// Waits for the exit (the child reaped, its group cleared, its output drained).
+    pub async fn wait(&self) -> Exit {
+        let mut changed = self.subscribe();
+        loop {
+            if let Some(exit) = self.exit() {
+                return exit;
+            }
+            if changed.changed().await.is_err() {
+                // Cannot happen while `self` holds the sender; never spin if it did.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// TERM to the group, the grace period, then KILL to the group (and the child, should
+    /// it have left it); returns the exit.
+    pub async fn stop(&self, grace: Duration) -> Exit {
+        if self.is_running() {
+            let _ = self.shared.control.send(Control::Stop(grace));
+        }
+        self.wait().await
+    }
+
+    /// [`stop`](Self::stop) with the grace period of the spec.
+    pub async fn kill(&self) -> Exit {
+        self.stop(self.shared.grace).await
+    }
+}
+
+/// A spawned child. Dropping it while the child runs kills the child's group: nothing the
+/// server forgets keeps running.
+pub struct Process {
+    handle: ProcessHandle,
+}
+
+impl std::ops::Deref for Process {
+    type Target = ProcessHandle;
+    fn deref(&self) -> &ProcessHandle {
+        &self.handle
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if self.handle.is_running() {
+            let _ = self
+                .handle
+                .shared
+                .control
+                .send(Control::Signal(Signal::Kill));
+        }
+    }
+}
+
+impl Process {
+    /// Spawns `spec` with both streams in rings that keep the newest bytes.
+    pub fn spawn(spec: &Spec) -> std::io::Result<Process> {
+        spawn_with(spec, Retention::Newest, None)
+    }
+
+    pub fn handle(&self) -> ProcessHandle {
+        self.handle.clone()
+    }
+}
+
+/// The spawn under every user: `retention` for both rings; with `lines`, stdout is also
+/// split into lines sent there (with back-pressure: the child waits for a slow reader).
+pub(super) fn spawn_with(
+    spec: &Spec,
+    retention: Retention,
+    lines: Option<mpsc::Sender<Line>>,
+) -> std::io::Result<Process> {
+    let mut child = command(spec).spawn()?;
+    let pid = child
+        .id()
+        .ok_or_else(|| std::io::Error::other("the child has no pid"))?;
+    let (control, control_rx) = mpsc::unbounded_channel();
+    let capacity = spec.limits.output_bytes;
+    let shared = Arc::new(Shared {
+        pid,
+        started_at: SystemTime::now(),
+        grace: spec.limits.grace,
+        state: Mutex::new(State {
+            stdout: Ring::new(capacity, retention),
+            stderr: Ring::new(capacity, retention),
+            exit: None,
+        }),
+        changed: watch::Sender::new(0),
+        stdin: tokio::sync::Mutex::new(None),
+        control,
+    });
+    match (&spec.stdin, child.stdin.take()) {
+        (Stdin::Bytes(bytes), Some(mut stdin)) => {
+            let bytes = bytes.clone();
+            tokio::spawn(async move {
+                let _ = stdin.write_all(&bytes).await;
+            });
+        }
+        (Stdin::Stream, Some(stdin)) => {
+            if let Ok(mut slot) = shared.stdin.try_lock() {
+                *slot = Some(stdin);
+            }
+        }
+        _ => {}
+    }
+    let stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let mut drained = vec![tokio::spawn(pump(stderr, shared.clone(), Stream::Stderr))];
+    match lines {
+        Some(tx) => {
+            // Not waited for at the exit: its reader may have stopped reading.
+            tokio::spawn(read_lines(
+                stdout,
+                tx,
+                spec.limits.max_line_bytes,
+                shared.clone(),
+            ));
+        }
+        None => drained.push(tokio::spawn(pump(stdout, shared.clone(), Stream::Stdout))),
+    }
+    tokio::spawn(reap(
+        child,
+        shared.clone(),
+        control_rx,
+        spec.limits.timeout,
+        drained,
+    ));
+    Ok(Process {
+        handle: ProcessHandle { shared },
+    })
+}
+
+/// Every child: its own process group (so it can be stopped as a whole), piped output,
+/// killed if the server drops it, and exactly the environment of the spec (callers start
+/// from `ChildEnv`): nothing of the server's own environment leaks through.
+fn command(spec: &Spec) -> Command {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .stdin(match spec.stdin {
+            Stdin::None => Stdio::null(),
+            Stdin::Bytes(_) | Stdin::Stream => Stdio::piped(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    command
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)));
+    command
+}
+
+/// Owns the child until it is reaped. Signals go through here, so none can reach a pid
+/// that was reaped and reused: while this loop runs, the child's pid (its group's id) is
+/// still held.
+async fn reap(
+    mut child: Child,
+    shared: Arc<Shared>,
+    mut control: mpsc::UnboundedReceiver<Control>,
+    timeout: Option<Duration>,
+    drained: Vec<JoinHandle<()>>,
+) {
+    let group = Pid::from_raw(shared.pid as i32);
+    let timeout_at = timeout.map(|t| Instant::now() + t);
+    let mut kill_at: Option<Instant> = None;
+    let mut timed_out = false;
+    let mut controls = true;
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status,
+            message = control.recv(), if controls => match message {
+                Some(Control::Signal(signal)) => send(&mut child, group, signal),
+                Some(Control::Stop(grace)) => {
+                    let _ = killpg(group, nix::sys::signal::Signal::SIGTERM);
+                    let at = Instant::now() + grace;
+                    kill_at = Some(kill_at.map_or(at, |k| k.min(at)));
+                }
+                None => controls = false,
+            },
+            () = tokio::time::sleep_until(timeout_at.unwrap_or_else(Instant::now)),
+                if timeout_at.is_some() && !timed_out => {
+                timed_out = true;
+                let _ = killpg(group, nix::sys::signal::Signal::SIGTERM);
+                let at = Instant::now() + shared.grace;
+                kill_at = Some(kill_at.map_or(at, |k| k.min(at)));
+            }
+            () = tokio::time::sleep_until(kill_at.unwrap_or_else(Instant::now)), if kill_at.is_some() => {
+                send(&mut child, group, Signal::Kill);
+                kill_at = None;
+            }
+        }
+    };
+    // Whatever the child left running in its group goes too.
+    let _ = killpg(group, nix::sys::signal::Signal::SIGKILL);
+    drop(child);
+    let _ = tokio::time::timeout(DRAIN, futures::future::join_all(drained)).await;
+    if let Ok(mut stdin) = shared.stdin.try_lock() {
+        stdin.take();
+    }
+    let (status, wait_error) = match status {
+        Ok(status) => (Some(status), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    shared.state().exit = Some(Exit {
+        status,
+        wait_error,
+        timed_out,
+        ended_at: SystemTime::now(),
+    });
+    shared.bump();
+}
+
+fn send(child: &mut Child, group: Pid, signal: Signal) {
+    let _ = killpg(group, signal.nix());
+    if signal == Signal::Kill {
+        // The child itself, should it have moved to a group of its own.
+        let _ = child.start_kill();
+    }
+}
+
+async fn pump(mut pipe: impl AsyncRead + Unpin, shared: Arc<Shared>, stream: Stream) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => shared.append(stream, &buf[..n]),
+        }
+    }
+    shared.close(stream);
+}
+
+/// Splits stdout into lines of at most `max_line` bytes (a longer one is cut and marked,
+/// and the rest of it consumed so the child never blocks), copying every byte into the
+/// stdout ring as well.
+async fn read_lines(
+    stdout: impl AsyncRead + Unpin,
+    tx: mpsc::Sender<Line>,
+    max_line: usize,
+    shared: Arc<Shared>,
+) {
+    read_lines_into(stdout, &tx, max_line, &shared).await;
+    shared.close(Stream::Stdout);
+}
+
+async fn read_lines_into(
+    stdout: impl AsyncRead + Unpin,
+    tx: &mpsc::Sender<Line>,
+    max_line: usize,
+    shared: &Shared,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let mut cut = false;
+        // Read one line, keeping at most `max_line` bytes of it.
+        loop {
+            let buf = match reader.fill_buf().await {
+                Ok(buf) => buf,
+                Err(_) => return,
+            };
+            if buf.is_empty() {
+                break;
+            }
+            let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+                Some(i) => (&buf[..i], Some(i + 1)),
+                None => (buf, None),
+            };
+            let room = max_line.saturating_sub(line.len());
+            cut |= chunk.len() > room;
+            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            let used = done.unwrap_or(buf.len());
+            shared.append(Stream::Stdout, &buf[..used]);
+            reader.consume(used);
+            if done.is_some() {
+                break;
+            }
+        }
+        if line.is_empty() && !cut {
+            // Either EOF or an empty line; only EOF ends the loop.
+            if reader
+                .fill_buf()
+                .await
+                .map(|b| b.is_empty())
+                .unwrap_or(true)
+            {
+                return;
+            }
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line).into_owned();
+        if tx.send(Line { text, cut }).await.is_err() {
+            return;
+        }
+    }
+}
