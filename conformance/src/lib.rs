@@ -8,6 +8,7 @@ pub mod contract;
 pub mod ctx;
 pub mod launch;
 pub mod mcp_mock;
+pub mod panic;
 pub mod processes;
 pub mod profiles;
 pub mod redact;

@@ -110,7 +110,9 @@ mod tests {
     fn the_command_line_scan_finds_a_live_process() {
         let marker = format!("svc-cmdline-probe-{}", std::process::id());
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "sleep 5", &marker])
+            // Two commands, so the shell stays (a lone command would be exec'd and take the
+            // marker, its `$0`, off the command line before the scan sees it).
+            .args(["-c", "sleep 5; :", &marker])
             .spawn()
             .expect("sh runs");
         // Right after spawn the child may not have exec'd yet: its command line is still ours.

@@ -269,7 +269,7 @@ fn assert_snapshot_in(
             file.display(),
             serde_json::to_string_pretty(&redacted).unwrap_or_default()
         ),
-        None => crate::runner::panic_message(payload.as_ref()),
+        None => crate::panic::panic_message(payload.as_ref()),
     };
     bail!(
         "snapshot {name} does not match {}\n{detail}\n(review with `cargo insta review`; \

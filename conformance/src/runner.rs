@@ -19,6 +19,7 @@ use crate::case::{Case, CaseFuture};
 use crate::contract::Contract;
 use crate::ctx::Ctx;
 use crate::launch::{self, Server};
+use crate::panic::panic_message;
 use crate::profiles::Profile;
 use crate::report::{CaseResult, Report, Status};
 
@@ -384,17 +385,6 @@ fn take_panic(payload: &(dyn Any + Send)) -> String {
     LAST_PANIC
         .with(|p| p.borrow_mut().take())
         .unwrap_or_else(|| format!("panicked: {}", panic_message(payload)))
-}
-
-/// The text of a panic payload (`&str` or `String`; anything else is opaque).
-pub fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "<non-string panic payload>".to_string()
-    }
 }
 
 /// Polls a case, turning a panic into an `Err` with its location.
