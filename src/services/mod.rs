@@ -2,6 +2,7 @@
 //! that needs them (the path guard by file, process and terminal routes; the supervisor by
 //! commands, shells and agent runtimes).
 
+pub mod beneath;
 pub mod child_env;
 pub mod commands;
 pub mod env_rules;
