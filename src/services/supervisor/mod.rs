@@ -10,12 +10,14 @@
 //! to use it:
 //! - [`run`]: a bounded run to completion (named commands);
 //! - [`Streaming`]: stdout read line by line while the child runs (agent runtimes);
-//! - [`Process`]: a child followed through its handle (output replay, stdin, signals).
+//! - [`Registry`]: processes that outlive a request, by pid and owner.
 
 pub mod process;
+pub mod registry;
 pub mod ring;
 
 pub use process::{Exit, Process, ProcessHandle, Stream};
+pub use registry::{Output, ProcessRecord, Registry, RegistryConfig, Status};
 pub use ring::{Replay, Retention};
 
 use std::path::PathBuf;
@@ -126,6 +128,8 @@ impl TryFrom<i32> for Signal {
 pub enum Error {
     /// The program could not be started.
     Spawn(std::io::Error),
+    /// No such process for this owner (another owner's pid looks the same).
+    NotFound,
     /// The process has exited: no signal, no stdin.
     Exited,
     /// Stdin was closed (on request, by the child, or never opened as a stream).
@@ -134,18 +138,22 @@ pub enum Error {
     Stdin(std::io::Error),
     /// Only TERM (15) and KILL (9) are accepted.
     UnsupportedSignal(i32),
+    /// The registry is shutting down and starts nothing.
+    ShuttingDown,
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::Spawn(e) => write!(f, "cannot start the process: {e}"),
+            Error::NotFound => f.write_str("no such process"),
             Error::Exited => f.write_str("the process has exited"),
             Error::StdinClosed => f.write_str("the process's stdin is closed"),
             Error::Stdin(e) => write!(f, "cannot write to the process's stdin: {e}"),
             Error::UnsupportedSignal(n) => {
                 write!(f, "signal {n} is not supported (only 15 and 9 are)")
             }
+            Error::ShuttingDown => f.write_str("the server is shutting down"),
         }
     }
 }

@@ -186,6 +186,8 @@ async fn timeout_stops_the_whole_group() {
     assert_not_running(pid);
 }
 
+// Rings.
+
 #[test]
 fn a_ring_keeps_the_newest_bytes_and_replays_from_an_offset() {
     let mut ring = ring::Ring::new(8, Retention::Newest);
@@ -225,4 +227,374 @@ fn a_first_bytes_ring_counts_what_it_drops() {
     assert!(all.truncated());
     assert_eq!(ring.read_from(2).bytes, b"23");
     assert!(ring.read_from(7).bytes.is_empty());
+}
+
+#[tokio::test]
+async fn a_process_ring_is_bounded_with_a_dropped_count() {
+    let registry = Registry::default();
+    let spec = Spec {
+        limits: Limits {
+            output_bytes: 1000,
+            ..Limits::default()
+        },
+        ..script("head -c 100000 /dev/zero | tr '\\0' a; printf end")
+    };
+    let record = registry.start("alice", &spec, "test").unwrap();
+    registry.process("alice", record.pid).unwrap().wait().await;
+    let out = registry.output("alice", record.pid).unwrap();
+    assert_eq!(out.stdout.total, 100_003);
+    assert_eq!(out.stdout.bytes.len(), 1000);
+    assert_eq!(out.stdout.dropped, 99_003);
+    assert!(out.stdout.bytes.ends_with(b"aaend"));
+    assert!(out.stdout.closed);
+    let handle = registry.process("alice", record.pid).unwrap();
+    let since = handle.output(Stream::Stdout, 99_999);
+    assert_eq!(
+        (since.offset, since.bytes.as_slice(), since.dropped),
+        (99_999, &b"aend"[..], 0)
+    );
+}
+
+#[tokio::test]
+async fn stdout_and_stderr_are_kept_apart_and_in_order() {
+    let registry = Registry::default();
+    let spec = script("echo o1; echo e1 >&2; echo o2; echo e2 >&2; echo o3");
+    let record = registry.start("alice", &spec, "test").unwrap();
+    registry.process("alice", record.pid).unwrap().wait().await;
+    let out = registry.output("alice", record.pid).unwrap();
+    assert_eq!(out.stdout.bytes, b"o1\no2\no3\n");
+    assert_eq!(out.stderr.bytes, b"e1\ne2\n");
+}
+
+#[tokio::test]
+async fn non_utf8_output_survives_byte_exact() {
+    let registry = Registry::default();
+    let spec = script("printf '\\377\\376\\000\\200ok'; printf '\\300\\001' >&2");
+    let record = registry.start("alice", &spec, "test").unwrap();
+    registry.process("alice", record.pid).unwrap().wait().await;
+    let out = registry.output("alice", record.pid).unwrap();
+    assert_eq!(out.stdout.bytes, [0xff, 0xfe, 0x00, 0x80, b'o', b'k']);
+    assert_eq!(out.stderr.bytes, [0xc0, 0x01]);
+    let run = run(&script("printf '\\377\\000\\376'")).await.unwrap();
+    assert_eq!(run.stdout.bytes, [0xff, 0x00, 0xfe]);
+}
+
+#[tokio::test]
+async fn a_reader_follows_the_output_as_it_arrives() {
+    let registry = Registry::default();
+    let spec = script("for i in 1 2 3; do echo $i; echo err$i >&2; sleep 0.05; done; exit 4");
+    let record = registry.start("alice", &spec, "test").unwrap();
+    let handle = registry.process("alice", record.pid).unwrap();
+    let mut changed = handle.subscribe();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut wakeups = 0;
+    let exit = loop {
+        let o = handle.output(Stream::Stdout, out.len() as u64);
+        let e = handle.output(Stream::Stderr, err.len() as u64);
+        assert_eq!((o.dropped, e.dropped), (0, 0));
+        out.extend(o.bytes);
+        err.extend(e.bytes);
+        if let Some(exit) = handle.exit() {
+            break exit;
+        }
+        changed.changed().await.unwrap();
+        wakeups += 1;
+    };
+    assert_eq!(out, b"1\n2\n3\n");
+    assert_eq!(err, b"err1\nerr2\nerr3\n");
+    assert_eq!(exit.code(), Some(4));
+    assert!(wakeups >= 3, "woken as output arrived ({wakeups})");
+}
+
+// Stdin.
+
+#[tokio::test]
+async fn stdin_is_a_stream_written_while_the_child_runs() {
+    let registry = Registry::default();
+    let spec = Spec {
+        program: "cat".into(),
+        stdin: Stdin::Stream,
+        ..Spec::default()
+    };
+    let record = registry.start("alice", &spec, "test").unwrap();
+    let pid = record.pid;
+    registry
+        .stdin("alice", pid, b"first\n", false)
+        .await
+        .unwrap();
+    registry
+        .stdin("alice", pid, b"second\n", false)
+        .await
+        .unwrap();
+    assert_eq!(registry.get("alice", pid).unwrap().status, Status::Running);
+    registry.stdin("alice", pid, b"", true).await.unwrap();
+    assert!(matches!(
+        registry.stdin("alice", pid, b"late", false).await,
+        Err(Error::StdinClosed | Error::Exited)
+    ));
+    let exit = registry.process("alice", pid).unwrap().wait().await;
+    assert_eq!(exit.code(), Some(0));
+    assert_eq!(
+        registry.output("alice", pid).unwrap().stdout.bytes,
+        b"first\nsecond\n"
+    );
+    assert!(matches!(
+        registry.stdin("alice", pid, b"after exit", false).await,
+        Err(Error::Exited)
+    ));
+}
+
+#[tokio::test]
+async fn stdin_closed_on_request_is_a_typed_error_while_running() {
+    let registry = Registry::default();
+    let spec = Spec {
+        stdin: Stdin::Stream,
+        ..script("cat; sleep 30")
+    };
+    let pid = registry.start("alice", &spec, "test").unwrap().pid;
+    registry.stdin("alice", pid, b"x", true).await.unwrap();
+    assert!(matches!(
+        registry.stdin("alice", pid, b"y", false).await,
+        Err(Error::StdinClosed)
+    ));
+    // Without a stream, stdin is closed from the start.
+    let closed = registry
+        .start("alice", &script("sleep 30"), "test")
+        .unwrap()
+        .pid;
+    assert!(matches!(
+        registry.stdin("alice", closed, b"y", false).await,
+        Err(Error::StdinClosed)
+    ));
+    registry.shutdown().await;
+}
+
+// The registry.
+
+#[tokio::test]
+async fn another_owners_pid_is_indistinguishable_from_a_missing_one() {
+    let registry = Registry::default();
+    let spec = Spec {
+        stdin: Stdin::Stream,
+        ..script("sleep 30")
+    };
+    let pid = registry.start("alice", &spec, "test").unwrap().pid;
+    assert_eq!(registry.list("alice").len(), 1);
+    assert!(registry.list("bob").is_empty());
+    assert!(matches!(registry.get("bob", pid), Err(Error::NotFound)));
+    assert!(matches!(registry.get("bob", 1), Err(Error::NotFound)));
+    assert!(matches!(registry.output("bob", pid), Err(Error::NotFound)));
+    assert!(matches!(registry.process("bob", pid), Err(Error::NotFound)));
+    assert!(matches!(
+        registry.signal("bob", pid, Signal::Kill),
+        Err(Error::NotFound)
+    ));
+    assert!(matches!(
+        registry.stdin("bob", pid, b"x", true).await,
+        Err(Error::NotFound)
+    ));
+    assert!(matches!(
+        registry.kill("bob", pid).await,
+        Err(Error::NotFound)
+    ));
+    assert_eq!(registry.get("alice", pid).unwrap().status, Status::Running);
+    let record = registry.kill("alice", pid).await.unwrap();
+    assert_eq!((record.status, record.signal), (Status::Exited, Some(15)));
+}
+
+#[tokio::test]
+async fn an_exited_process_stays_listed_with_its_record_and_output() {
+    let registry = Registry::default();
+    let mut spec = script("echo done; exit 7");
+    spec.cwd = Some(std::env::temp_dir());
+    let started = registry.start("alice", &spec, "job").unwrap();
+    assert_eq!(started.status, Status::Running);
+    assert_eq!(
+        (started.program.as_str(), started.tag.as_str()),
+        ("sh", "job")
+    );
+    registry.process("alice", started.pid).unwrap().wait().await;
+    let listed = registry.list("alice");
+    assert_eq!(listed.len(), 1);
+    let record = &listed[0];
+    assert_eq!(record, &registry.get("alice", started.pid).unwrap());
+    assert_eq!(
+        (record.status, record.exit_code, record.signal),
+        (Status::Exited, Some(7), None)
+    );
+    assert_eq!(record.args, vec!["-c", "echo done; exit 7"]);
+    assert_eq!(record.cwd, Some(std::env::temp_dir()));
+    assert!(record.ended_at.unwrap() >= record.started_at);
+    assert_eq!(
+        registry.output("alice", started.pid).unwrap().stdout.bytes,
+        b"done\n"
+    );
+    // Signals go to running processes only; kill is a no-op.
+    assert!(matches!(
+        registry.signal("alice", started.pid, Signal::Term),
+        Err(Error::Exited)
+    ));
+    assert_eq!(&registry.kill("alice", started.pid).await.unwrap(), record);
+}
+
+#[tokio::test]
+async fn exited_processes_are_kept_in_bounded_numbers_per_owner() {
+    let registry = Registry::new(RegistryConfig {
+        keep_exited: 2,
+        ..RegistryConfig::default()
+    });
+    let mut pids = Vec::new();
+    for _ in 0..4 {
+        let pid = registry.start("alice", &script("true"), "t").unwrap().pid;
+        registry.process("alice", pid).unwrap().wait().await;
+        pids.push(pid);
+    }
+    let bob = registry.start("bob", &script("true"), "t").unwrap().pid;
+    registry.process("bob", bob).unwrap().wait().await;
+    let kept: Vec<u32> = registry.list("alice").iter().map(|r| r.pid).collect();
+    assert_eq!(kept, pids[2..].to_vec(), "the newest exits are kept");
+    assert!(matches!(
+        registry.get("alice", pids[0]),
+        Err(Error::NotFound)
+    ));
+    assert_eq!(
+        registry.list("bob").len(),
+        1,
+        "one owner's exits never evict another's"
+    );
+    // Kept for a while only.
+    let brief = Registry::new(RegistryConfig {
+        keep_exited_for: Duration::from_millis(50),
+        ..RegistryConfig::default()
+    });
+    let pid = brief.start("alice", &script("true"), "t").unwrap().pid;
+    brief.process("alice", pid).unwrap().wait().await;
+    assert_eq!(brief.list("alice").len(), 1);
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    assert!(brief.list("alice").is_empty());
+}
+
+#[tokio::test]
+async fn signals_15_and_9_work_and_others_are_refused() {
+    let registry = Registry::default();
+    for (number, signal) in [(15, Signal::Term), (9, Signal::Kill)] {
+        let pid = registry
+            .start("alice", &script("sleep 30"), "t")
+            .unwrap()
+            .pid;
+        let signal_of_number = Signal::try_from(number).unwrap();
+        assert_eq!((signal_of_number, signal.number()), (signal, number));
+        registry.signal("alice", pid, signal_of_number).unwrap();
+        let exit = registry.process("alice", pid).unwrap().wait().await;
+        assert_eq!(exit.signal(), Some(number));
+        assert_eq!(registry.get("alice", pid).unwrap().signal, Some(number));
+    }
+    for number in [0, 1, 2, 3, 10, 19, 64, -9] {
+        assert!(
+            matches!(Signal::try_from(number), Err(Error::UnsupportedSignal(n)) if n == number)
+        );
+    }
+}
+
+#[tokio::test]
+async fn kill_leaves_no_process_of_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("grandchild.pid");
+    let registry = Registry::default();
+    // The shell ignores TERM: KILL after the grace period ends it.
+    let spec = Spec {
+        limits: Limits {
+            grace: Duration::from_millis(200),
+            ..Limits::default()
+        },
+        ..script(&format!(
+            "trap '' TERM; sleep 30 & echo $! > {}; while :; do sleep 1; done",
+            marker.display()
+        ))
+    };
+    let pid = registry.start("alice", &spec, "t").unwrap().pid;
+    let grandchild = read_pid(&marker).await;
+    assert_eq!(proc_state(grandchild).map(|s| s != 'Z'), Some(true));
+    let started = std::time::Instant::now();
+    let record = registry.kill("alice", pid).await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    assert_eq!((record.status, record.signal), (Status::Exited, Some(9)));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_not_running(grandchild);
+    assert_eq!(proc_state(pid), None, "the leader was reaped");
+}
+
+#[tokio::test]
+async fn the_spec_timeout_applies_to_registry_processes() {
+    let registry = Registry::default();
+    let spec = Spec {
+        limits: Limits {
+            timeout: Some(Duration::from_millis(100)),
+            ..Limits::default()
+        },
+        ..script("sleep 30")
+    };
+    let pid = registry.start("alice", &spec, "t").unwrap().pid;
+    let exit = registry.process("alice", pid).unwrap().wait().await;
+    assert!(exit.timed_out);
+    assert_eq!(exit.signal(), Some(15));
+}
+
+#[tokio::test]
+async fn shutdown_ends_every_process_and_starts_no_more() {
+    let registry = Registry::default();
+    let mut pids = Vec::new();
+    for owner in ["alice", "bob", "carol"] {
+        pids.push((
+            owner,
+            registry.start(owner, &script("sleep 30"), "t").unwrap().pid,
+        ));
+    }
+    registry.shutdown().await;
+    for (owner, pid) in pids {
+        assert_eq!(registry.get(owner, pid).unwrap().status, Status::Exited);
+        assert_eq!(proc_state(pid), None);
+    }
+    assert!(matches!(
+        registry.start("alice", &script("true"), "t"),
+        Err(Error::ShuttingDown)
+    ));
+}
+
+#[tokio::test]
+async fn a_dropped_registry_kills_its_processes() {
+    let registry = Registry::default();
+    let pid = registry
+        .start("alice", &script("sleep 30"), "t")
+        .unwrap()
+        .pid;
+    let handle = registry.process("alice", pid).unwrap();
+    drop(registry);
+    let exit = handle.wait().await;
+    assert_eq!(exit.signal(), Some(9));
+}
+
+#[tokio::test]
+async fn no_zombie_is_left_after_reaping() {
+    let registry = Registry::default();
+    let mut pids = Vec::new();
+    for script_text in ["true", "exit 3", "kill -9 $$", "sleep 30 & exec sleep 0"] {
+        pids.push(
+            registry
+                .start("alice", &script(script_text), "t")
+                .unwrap()
+                .pid,
+        );
+    }
+    for &pid in &pids {
+        registry.process("alice", pid).unwrap().wait().await;
+        assert_eq!(proc_state(pid), None, "{pid} was reaped");
+    }
+    let streaming = Streaming::spawn(&script("echo hi")).unwrap();
+    let pid = streaming.pid();
+    let mut streaming = streaming;
+    assert!(streaming.wait().await.unwrap().success());
+    assert_ne!(proc_state(pid), Some('Z'));
+    let out = run(&script("exit 0")).await.unwrap();
+    assert_eq!(out.exit_code, Some(0));
 }
