@@ -8,6 +8,7 @@ pub mod commands;
 pub mod env_rules;
 pub mod event_log;
 pub mod ids;
+pub mod paging;
 pub mod paths;
 pub mod supervisor;
 pub mod url_guard;

@@ -1,7 +1,23 @@
 //! Reading request bodies of the sessions routes: every refusal names the field (`param`).
 
-use crate::error::{ApiError, Code};
+use crate::error::{ApiError, Code, ErrorCode};
+use crate::services::paging::PagingError;
 use serde_json::{Map, Value};
+
+/// Paging parameters every agents list reads (agents spec 2.3, 7): a bad `limit` or
+/// `order` is `invalid_request`, an unknown `after` is `agents.cursor_not_found`.
+impl ErrorCode for PagingError {
+    fn error_code(&self) -> Code {
+        match self {
+            PagingError::Limit(_) | PagingError::Order(_) => Code::InvalidRequest,
+            PagingError::CursorNotFound(_) => Code::CursorNotFound,
+        }
+    }
+
+    fn param(&self) -> Option<String> {
+        Some(PagingError::param(self).to_owned())
+    }
+}
 
 pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> ApiError {
     ApiError::invalid(param, message)

@@ -10,7 +10,6 @@ pub mod injection;
 pub mod input;
 pub mod mapper;
 pub mod model;
-pub mod paging;
 pub mod responses;
 pub mod runtimes;
 pub mod session_handle;

@@ -5,7 +5,7 @@ use crate::error::ApiError;
 use crate::server::agents::Agents;
 use crate::server::agents::environments::{config, fs, paths, record};
 use crate::server::agents::input::invalid;
-use crate::server::agents::paging::PageQuery;
+use crate::services::paging::PageQuery;
 use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -2,11 +2,11 @@
 
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
-use crate::server::agents::paging::{PageQuery, envelope};
 use crate::server::agents::runtimes::{self, RUNTIMES};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::services::paging::{PageQuery, envelope};
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::{MethodFilter, MethodRouter, on};
@@ -35,8 +35,9 @@ pub async fn definitions_list(
     Query(query): Query<PageQuery>,
 ) -> Out {
     let page = query.page()?;
-    page.apply(app.agents.definitions.list(&identity.id))
-        .map(axum::Json)
+    Ok(axum::Json(
+        page.apply(app.agents.definitions.list(&identity.id))?,
+    ))
 }
 
 pub async fn definitions_get(

@@ -3,10 +3,10 @@
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::agents::environments::files::FileListQuery;
-use crate::server::agents::paging::PageQuery;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::{MethodFilter, MethodRouter, on};
@@ -29,9 +29,9 @@ pub async fn environments_list(
     Extension(who): Extension<Identity>,
     Query(q): Query<PageQuery>,
 ) -> Out {
-    q.page()?
-        .apply(app.agents.environment_list(&who.id))
-        .map(axum::Json)
+    Ok(axum::Json(
+        q.page()?.apply(app.agents.environment_list(&who.id))?,
+    ))
 }
 
 pub async fn environments_get(
@@ -77,9 +77,9 @@ pub async fn templates_list(
     Extension(who): Extension<Identity>,
     Query(q): Query<PageQuery>,
 ) -> Out {
-    q.page()?
-        .apply(app.agents.template_list(&who.id))
-        .map(axum::Json)
+    Ok(axum::Json(
+        q.page()?.apply(app.agents.template_list(&who.id))?,
+    ))
 }
 
 pub async fn templates_get(

@@ -3,13 +3,13 @@
 use super::sessions::empty_list;
 use crate::error::ApiResult;
 use crate::server::SharedState;
-use crate::server::agents::model::SessionState;
-use crate::server::agents::paging::PageQuery;
 use crate::server::agents::input::not_found;
+use crate::server::agents::model::SessionState;
 use crate::server::agents::session_handle::SessionHandle;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
+use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::IntoResponse;
@@ -34,7 +34,7 @@ fn list_of(
     let page = query.page()?;
     let handle = session(app, identity, id)?;
     let all = pick(&handle, &handle.lock())?;
-    page.apply(all).map(axum::Json)
+    Ok(axum::Json(page.apply(all)?))
 }
 
 pub async fn items_list(

@@ -4,12 +4,12 @@
 use super::stream::{Reader, Source, sse};
 use crate::error::{ApiError, ApiResult};
 use crate::server::SharedState;
-use crate::server::agents::paging::PageQuery;
 use crate::server::agents::responses::{Replay, ResponseHandle, request};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
 use crate::services::event_log::{Event, EventLog};
+use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -174,7 +174,7 @@ pub async fn responses_input_items(
 ) -> ApiResult<axum::Json<Value>> {
     let page = query.page()?;
     let handle = app.responses.get(&identity.id, &id)?;
-    page.apply(handle.request.items.clone()).map(axum::Json)
+    Ok(axum::Json(page.apply(handle.request.items.clone())?))
 }
 
 pub async fn responses_compact(

@@ -1,11 +1,11 @@
 use super::header;
 use crate::error::ApiResult;
 use crate::server::SharedState;
-use crate::server::agents::paging::{PageQuery, envelope};
 use crate::server::agents::runtimes::RUNTIMES;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::services::paging::{PageQuery, envelope};
 use axum::Extension;
 use axum::extract::State;
 use axum::response::IntoResponse;
@@ -51,7 +51,7 @@ pub async fn list(
 ) -> ApiResult<axum::Json<Value>> {
     let page = query.page.page()?;
     let sessions = app.agents.list(&identity.id, query.agent_id.as_deref());
-    page.apply(sessions).map(axum::Json)
+    Ok(axum::Json(page.apply(sessions)?))
 }
 
 pub async fn get(

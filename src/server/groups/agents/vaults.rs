@@ -2,10 +2,10 @@
 
 use crate::error::ApiResult;
 use crate::server::SharedState;
-use crate::server::agents::paging::PageQuery;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::{MethodFilter, MethodRouter, on};
@@ -26,9 +26,9 @@ pub async fn vaults_list(
     Extension(who): Extension<Identity>,
     Query(q): Query<PageQuery>,
 ) -> Out {
-    q.page()?
-        .apply(app.agents.vaults.list(&who.id))
-        .map(axum::Json)
+    Ok(axum::Json(
+        q.page()?.apply(app.agents.vaults.list(&who.id))?,
+    ))
 }
 
 pub async fn vaults_get(
@@ -78,8 +78,9 @@ pub async fn credentials_list(
     Query(q): Query<PageQuery>,
 ) -> Out {
     let page = q.page()?;
-    page.apply(app.agents.vaults.credential_list(&who.id, &vault_id)?)
-        .map(axum::Json)
+    Ok(axum::Json(page.apply(
+        app.agents.vaults.credential_list(&who.id, &vault_id)?,
+    )?))
 }
 
 pub async fn credentials_get(

@@ -2,11 +2,11 @@
 
 use crate::error::ApiResult;
 use crate::server::SharedState;
-use crate::server::agents::paging::PageQuery;
 use crate::server::agents::webhooks::Webhooks;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::{MethodFilter, MethodRouter, on};
@@ -31,9 +31,9 @@ pub async fn webhooks_list(
     Extension(who): Extension<Identity>,
     Query(q): Query<PageQuery>,
 ) -> Out {
-    q.page()?
-        .apply(app.agents.webhooks.list(&who.id))
-        .map(axum::Json)
+    Ok(axum::Json(
+        q.page()?.apply(app.agents.webhooks.list(&who.id))?,
+    ))
 }
 
 pub async fn webhooks_get(

@@ -1,8 +1,46 @@
 //! The list envelope and its paging rules (agents spec 2.3), shared by every list route.
 
-use crate::error::{ApiError, Code};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::fmt;
+
+/// A paging parameter that cannot be honoured; [`PagingError::param`] names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PagingError {
+    /// `limit` is not an integer from 1 to 100 (as given).
+    Limit(String),
+    /// `order` is neither `asc` nor `desc` (as given).
+    Order(String),
+    /// `after` names an id that is not in the list.
+    CursorNotFound(String),
+}
+
+impl PagingError {
+    /// The query parameter at fault.
+    pub fn param(&self) -> &'static str {
+        match self {
+            PagingError::Limit(_) => "limit",
+            PagingError::Order(_) => "order",
+            PagingError::CursorNotFound(_) => "after",
+        }
+    }
+}
+
+impl fmt::Display for PagingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PagingError::Limit(raw) => {
+                write!(f, "`limit` must be an integer from 1 to 100, got `{raw}`")
+            }
+            PagingError::Order(raw) => write!(f, "`order` must be `asc` or `desc`, got `{raw}`"),
+            PagingError::CursorNotFound(after) => {
+                write!(f, "`after` names `{after}`, which is not in this list")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PagingError {}
 
 #[derive(Debug, Default, Deserialize)]
 pub struct PageQuery {
@@ -18,29 +56,19 @@ pub struct Page {
 }
 
 impl PageQuery {
-    pub fn page(&self) -> Result<Page, ApiError> {
+    pub fn page(&self) -> Result<Page, PagingError> {
         let limit = match &self.limit {
             None => 20,
             Some(raw) => raw
                 .parse::<usize>()
                 .ok()
                 .filter(|n| (1..=100).contains(n))
-                .ok_or_else(|| {
-                    ApiError::invalid(
-                        "limit",
-                        format!("`limit` must be an integer from 1 to 100, got `{raw}`"),
-                    )
-                })?,
+                .ok_or_else(|| PagingError::Limit(raw.clone()))?,
         };
         let descending = match self.order.as_deref() {
             None | Some("desc") => true,
             Some("asc") => false,
-            Some(other) => {
-                return Err(ApiError::invalid(
-                    "order",
-                    format!("`order` must be `asc` or `desc`, got `{other}`"),
-                ));
-            }
+            Some(other) => return Err(PagingError::Order(other.to_owned())),
         };
         Ok(Page {
             limit,
@@ -60,7 +88,7 @@ impl Page {
     }
 
     /// `items` in creation order (oldest first), each with an `id`.
-    pub fn apply(&self, mut items: Vec<Value>) -> Result<Value, ApiError> {
+    pub fn apply(&self, mut items: Vec<Value>) -> Result<Value, PagingError> {
         if self.descending {
             items.reverse();
         }
@@ -70,13 +98,7 @@ impl Page {
                 items
                     .iter()
                     .position(|v| v["id"] == after.as_str())
-                    .ok_or_else(|| {
-                        ApiError::new(
-                            Code::CursorNotFound,
-                            format!("`after` names `{after}`, which is not in this list"),
-                        )
-                        .with_param("after")
-                    })?
+                    .ok_or_else(|| PagingError::CursorNotFound(after.clone()))?
                     + 1
             }
         };
@@ -146,14 +168,15 @@ mod tests {
             (None, Some("up"), "order"),
         ] {
             let e = q(limit, order, None).page().err().unwrap();
-            assert_eq!(e.param.as_deref(), Some(param));
+            assert_eq!(e.param(), param);
         }
         let e = q(None, None, Some("nope"))
             .page()
             .unwrap()
             .apply(ids(2))
             .unwrap_err();
-        assert_eq!(e.code, Code::CursorNotFound);
+        assert_eq!(e, PagingError::CursorNotFound("nope".into()));
+        assert_eq!(e.param(), "after");
         let empty = q(None, None, None).page().unwrap().apply(vec![]).unwrap();
         assert_eq!(
             empty,
