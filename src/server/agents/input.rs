@@ -262,6 +262,11 @@ pub fn events(body: &Value) -> Result<Vec<SessionInput>, ApiError> {
     Ok(out)
 }
 
+/// The typed 404 of a resource that does not exist for the caller (another owner's looks the same).
+pub fn not_found(what: &str, param: &str, id: &str) -> ApiError {
+    ApiError::new(Code::ResourceNotFound, format!("no {what} with id `{id}`")).with_param(param)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,9 +306,4 @@ mod tests {
             "3"
         );
     }
-}
-
-/// The typed 404 of a resource that does not exist for the caller (another owner's looks the same).
-pub fn not_found(what: &str, param: &str, id: &str) -> ApiError {
-    ApiError::new(Code::ResourceNotFound, format!("no {what} with id `{id}`")).with_param(param)
 }

@@ -17,9 +17,12 @@ use crate::server::endpoints::EndpointId;
 use axum::routing::{MethodFilter, MethodRouter};
 pub use refusals::refusal;
 
+/// How a file binds its rows.
+type Bind = fn(EndpointId, MethodFilter) -> Option<MethodRouter<SharedState>>;
+
 /// The handler of an agents row: each file binds its own.
 pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    let files: [fn(EndpointId, MethodFilter) -> Option<MethodRouter<SharedState>>; 9] = [
+    let files: [Bind; 9] = [
         sessions::handler,
         stream::handler,
         lists::handler,
