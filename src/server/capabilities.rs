@@ -1,13 +1,27 @@
 //! The capabilities document and the check answer, built from the endpoint table, the
 //! policy and the caller. Nothing here runs an endpoint.
 
-use crate::error::{ApiError, Code};
+use crate::error::{ApiError, Code, ErrorCode};
 use crate::server::AppState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::{Access, ENDPOINTS, Endpoint, Group, Status};
 use crate::server::policy::Verdict;
-use crate::services::paths::Op;
+use crate::services::paths::{Op, PathRefusal, RefusalKind};
 use serde_json::{Map, Value, json};
+
+/// The path guard's refusals are rows of the server table (spec 7.1), for every route that
+/// takes a path and for the check answer.
+impl ErrorCode for PathRefusal {
+    fn error_code(&self) -> Code {
+        match self.kind {
+            RefusalKind::NotAllowed => Code::PathNotAllowed,
+            RefusalKind::Denied => Code::PathDenied,
+            RefusalKind::ReadOnly => Code::ReadOnly,
+            RefusalKind::Symlink => Code::SymlinkDenied,
+            RefusalKind::Invalid => Code::InvalidPath,
+        }
+    }
+}
 
 pub const API_VERSION: &str = "1";
 
@@ -177,13 +191,14 @@ pub fn check(app: &AppState, identity: &Identity, req: &CheckRequest) -> Result<
             Ok(answer(endpoint.id, true, None, None, None, extra))
         }
         Err(refusal) => {
+            let code = refusal.error_code();
             extra["message"] = json!(refusal.message);
             Ok(answer(
                 endpoint.id,
                 false,
-                Some(refusal.code.as_str()),
+                Some(code.as_str()),
                 None,
-                Some(refusal.code),
+                Some(code),
                 extra,
             ))
         }

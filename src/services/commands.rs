@@ -2,19 +2,139 @@
 //! the program runs directly (never through a shell), so an argument can never become
 //! shell syntax.
 
-use crate::error::{ApiError, Code};
-use crate::server::config::ConfigError;
-use crate::server::config::template::{ArgKind, CommandArgEntry, CommandEntry};
 use crate::services::child_env::ChildEnv;
 use crate::services::supervisor;
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
+use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 pub const OUTPUT_CAP_BYTES: usize = 1024 * 1024;
+
+/// A named command as declared in `template.yaml` (`commands:`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandEntry {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The program and its arguments; `{arg}` placeholders are filled per argument, never
+    /// through a shell.
+    pub argv: Vec<String>,
+    #[serde(default)]
+    pub args: Vec<CommandArgEntry>,
+    pub timeout_secs: Option<u64>,
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Scopes needed on top of the endpoint's `commands:run`.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+/// One typed argument of a declared command.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandArgEntry {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: ArgKind,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub description: String,
+    pub default: Option<Value>,
+    #[serde(rename = "enum")]
+    pub choices: Option<Vec<String>>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub max_length: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArgKind {
+    String,
+    Integer,
+    Number,
+    Boolean,
+}
+
+/// Declarations that cannot be used, naming the key (`commands[0].argv: ...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclarationError(pub String);
+
+impl fmt::Display for DeclarationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DeclarationError {}
+
+/// Why a call of a named command did not run.
+#[derive(Debug)]
+pub enum CommandError {
+    /// The caller passed an argument the command does not declare.
+    UnknownArgument { command: String, arg: String },
+    /// A required argument without a default is missing.
+    MissingArgument { command: String, arg: String },
+    /// An argument's value is refused (type, length, range, choices, NUL byte).
+    BadArgument { arg: String, reason: String },
+    /// The program could not be started.
+    Unavailable {
+        command: String,
+        program: String,
+        source: std::io::Error,
+    },
+}
+
+impl CommandError {
+    /// The argument at fault, when there is one.
+    pub fn arg(&self) -> Option<&str> {
+        match self {
+            CommandError::UnknownArgument { arg, .. }
+            | CommandError::MissingArgument { arg, .. }
+            | CommandError::BadArgument { arg, .. } => Some(arg),
+            CommandError::Unavailable { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CommandError::UnknownArgument { command, arg } => {
+                write!(f, "`{command}` takes no argument `{arg}`")
+            }
+            CommandError::MissingArgument { command, arg } => {
+                write!(f, "`{command}` needs the argument `{arg}`")
+            }
+            CommandError::BadArgument { reason, .. } => f.write_str(reason),
+            CommandError::Unavailable {
+                command,
+                program,
+                source,
+            } => write!(
+                f,
+                "command `{command}` could not start `{program}`: {source}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CommandError {}
+
+/// What a call of a named command did: the argv it ran and how the program ended.
+#[derive(Debug)]
+pub struct Ran {
+    pub name: String,
+    pub argv: Vec<String>,
+    pub outcome: supervisor::Outcome,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandSpec {
@@ -57,13 +177,13 @@ pub struct CommandRegistry {
 }
 
 impl CommandRegistry {
-    pub fn from_entries(entries: Vec<CommandEntry>) -> Result<CommandRegistry, ConfigError> {
+    pub fn from_entries(entries: Vec<CommandEntry>) -> Result<CommandRegistry, DeclarationError> {
         let mut names = HashSet::new();
         let mut commands = Vec::new();
         for (i, entry) in entries.into_iter().enumerate() {
             let spec = CommandSpec::from_entry(&format!("commands[{i}]"), entry)?;
             if !names.insert(spec.name.clone()) {
-                return Err(ConfigError(format!(
+                return Err(DeclarationError(format!(
                     "commands[{i}].name: `{}` is declared twice",
                     spec.name
                 )));
@@ -91,8 +211,8 @@ fn valid_name(name: &str) -> bool {
 }
 
 impl CommandSpec {
-    fn from_entry(key: &str, entry: CommandEntry) -> Result<CommandSpec, ConfigError> {
-        let fail = |m: String| Err(ConfigError(m));
+    fn from_entry(key: &str, entry: CommandEntry) -> Result<CommandSpec, DeclarationError> {
+        let fail = |m: String| Err(DeclarationError(m));
         if !valid_name(&entry.name) {
             return fail(format!(
                 "{key}.name: `{}` must be 1-64 letters, digits, `_` or `-`",
@@ -138,13 +258,13 @@ impl CommandSpec {
 
     /// Checks the caller's keyword arguments and fills the argv template. An element that
     /// names an optional argument the caller left out (and that has no default) is dropped.
-    pub fn render(&self, given: &Map<String, Value>) -> Result<Vec<String>, ApiError> {
+    pub fn render(&self, given: &Map<String, Value>) -> Result<Vec<String>, CommandError> {
         for key in given.keys() {
             if !self.args.iter().any(|a| &a.name == key) {
-                return Err(ApiError::invalid(
-                    key.clone(),
-                    format!("`{}` takes no argument `{key}`", self.name),
-                ));
+                return Err(CommandError::UnknownArgument {
+                    command: self.name.clone(),
+                    arg: key.clone(),
+                });
             }
         }
         let mut values: BTreeMap<&str, String> = BTreeMap::new();
@@ -158,10 +278,10 @@ impl CommandSpec {
                     values.insert(&arg.name, arg.check(value)?);
                 }
                 None if arg.required => {
-                    return Err(ApiError::invalid(
-                        arg.name.clone(),
-                        format!("`{}` needs the argument `{}`", self.name, arg.name),
-                    ));
+                    return Err(CommandError::MissingArgument {
+                        command: self.name.clone(),
+                        arg: arg.name.clone(),
+                    });
                 }
                 None => {}
             }
@@ -180,7 +300,7 @@ impl CommandSpec {
         Ok(argv)
     }
 
-    pub async fn run(&self, argv: Vec<String>, base: &ChildEnv) -> Result<Value, ApiError> {
+    pub async fn run(&self, argv: Vec<String>, base: &ChildEnv) -> Result<Ran, CommandError> {
         let mut parts = argv.clone().into_iter();
         let program = parts.next().unwrap_or_default();
         let spec = supervisor::Spec {
@@ -195,30 +315,25 @@ impl CommandSpec {
                 ..supervisor::Limits::default()
             },
         };
-        let outcome = supervisor::run(&spec).await.map_err(|e| {
-            ApiError::new(
-                Code::CommandUnavailable,
-                format!("command `{}` could not start `{program}`: {e}", self.name),
-            )
-        })?;
-        Ok(json!({
-            "name": self.name,
-            "argv": argv,
-            "exit_code": outcome.exit_code,
-            "signal": outcome.signal,
-            "timed_out": outcome.timed_out,
-            "stdout": outcome.stdout.text(),
-            "stderr": outcome.stderr.text(),
-            "truncated": outcome.stdout.truncated || outcome.stderr.truncated,
-            "duration_ms": outcome.duration.as_millis() as u64,
-        }))
+        let outcome = supervisor::run(&spec)
+            .await
+            .map_err(|source| CommandError::Unavailable {
+                command: self.name.clone(),
+                program,
+                source,
+            })?;
+        Ok(Ran {
+            name: self.name.clone(),
+            argv,
+            outcome,
+        })
     }
 }
 
 impl ArgSpec {
-    fn from_entry(key: &str, entry: CommandArgEntry) -> Result<ArgSpec, ConfigError> {
+    fn from_entry(key: &str, entry: CommandArgEntry) -> Result<ArgSpec, DeclarationError> {
         if !valid_name(&entry.name) {
-            return Err(ConfigError(format!(
+            return Err(DeclarationError(format!(
                 "{key}.name: `{}` must be 1-64 letters, digits, `_` or `-`",
                 entry.name
             )));
@@ -236,14 +351,17 @@ impl ArgSpec {
         };
         if let Some(default) = &spec.default {
             spec.check(default)
-                .map_err(|e| ConfigError(format!("{key}.default: {}", e.message)))?;
+                .map_err(|e| DeclarationError(format!("{key}.default: {e}")))?;
         }
         Ok(spec)
     }
 
-    /// The argument's text for the argv, or a 400 naming it.
-    fn check(&self, value: &Value) -> Result<String, ApiError> {
-        let bad = |why: String| ApiError::invalid(self.name.clone(), why);
+    /// The argument's text for the argv, or why it is refused.
+    fn check(&self, value: &Value) -> Result<String, CommandError> {
+        let bad = |reason: String| CommandError::BadArgument {
+            arg: self.name.clone(),
+            reason,
+        };
         let text = match (self.kind, value) {
             (ArgKind::String, Value::String(s)) => {
                 if s.contains('\0') {

@@ -2,14 +2,48 @@
 //! that takes a path (files, process and shell `cwd`, terminals, code) asks it, and so does
 //! `POST /capabilities/check`, which answers without touching anything but metadata.
 
-use crate::error::Code;
-use crate::server::config::template::PathsSection;
-use crate::server::config::{ConfigError, SymlinkPolicy, require_absolute};
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 pub const MAX_PATH_BYTES: usize = 4096;
+
+/// The operator's path rules, as written in `template.yaml` (`paths:`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathRules {
+    pub allow: Option<Vec<PathBuf>>,
+    #[serde(default)]
+    pub read_only: Vec<PathBuf>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    pub symlinks: Option<SymlinkPolicy>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SymlinkPolicy {
+    /// Follow links anywhere.
+    Allow,
+    /// Refuse any path with a symlink on it.
+    Deny,
+    /// Follow links whose target stays under an allowed directory.
+    #[default]
+    Within,
+}
+
+/// Rules that cannot be used, naming the key (`paths.allow[0]: ...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleError(pub String);
+
+impl fmt::Display for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RuleError {}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -38,11 +72,35 @@ impl Op {
     }
 }
 
+/// Which rule refuses a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// Outside every allowed directory.
+    NotAllowed,
+    /// Matches a deny pattern.
+    Denied,
+    /// A write or delete in a read-only directory.
+    ReadOnly,
+    /// A symbolic link the link policy refuses.
+    Symlink,
+    /// Empty, with a NUL byte, or too long.
+    Invalid,
+}
+
+/// A refused path: the rule, and a message naming the path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathRefusal {
-    pub code: Code,
+    pub kind: RefusalKind,
     pub message: String,
 }
+
+impl fmt::Display for PathRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for PathRefusal {}
 
 #[derive(Debug, Clone)]
 pub struct PathGuard {
@@ -54,7 +112,7 @@ pub struct PathGuard {
 }
 
 impl PathGuard {
-    pub fn from_section(section: &PathsSection) -> Result<PathGuard, ConfigError> {
+    pub fn from_section(section: &PathRules) -> Result<PathGuard, RuleError> {
         let allow = section
             .allow
             .clone()
@@ -68,13 +126,13 @@ impl PathGuard {
         let mut builder = GlobSetBuilder::new();
         for (i, pattern) in section.deny.iter().enumerate() {
             let glob = Glob::new(pattern).map_err(|e| {
-                ConfigError(format!("paths.deny[{i}]: `{pattern}` is not a glob: {e}"))
+                RuleError(format!("paths.deny[{i}]: `{pattern}` is not a glob: {e}"))
             })?;
             builder.add(glob);
         }
         let deny = builder
             .build()
-            .map_err(|e| ConfigError(format!("paths.deny: {e}")))?;
+            .map_err(|e| RuleError(format!("paths.deny: {e}")))?;
         Ok(PathGuard {
             allow: allow.iter().map(|p| normalize(p)).collect(),
             read_only: section.read_only.iter().map(|p| normalize(p)).collect(),
@@ -99,7 +157,7 @@ impl PathGuard {
     pub fn check(&self, raw: &str, op: Op, base: &Path) -> Result<PathBuf, PathRefusal> {
         if raw.is_empty() || raw.contains('\0') || raw.len() > MAX_PATH_BYTES {
             return Err(refuse(
-                Code::InvalidPath,
+                RefusalKind::Invalid,
                 format!("a path must be 1 to {MAX_PATH_BYTES} bytes with no NUL byte"),
             ));
         }
@@ -110,7 +168,7 @@ impl PathGuard {
             SymlinkPolicy::Deny => {
                 if let Some(link) = first_symlink(&path) {
                     return Err(refuse(
-                        Code::SymlinkDenied,
+                        RefusalKind::Symlink,
                         format!(
                             "`{}` is a symbolic link and links are refused",
                             link.display()
@@ -123,7 +181,7 @@ impl PathGuard {
                     let target = resolve_existing(&path);
                     if self.check_rules(&target, op).is_err() {
                         return Err(refuse(
-                            Code::SymlinkDenied,
+                            RefusalKind::Symlink,
                             format!(
                                 "`{}` is a symbolic link leading outside the allowed directories",
                                 link.display()
@@ -139,19 +197,19 @@ impl PathGuard {
     fn check_rules(&self, path: &Path, op: Op) -> Result<(), PathRefusal> {
         if !self.allow.iter().any(|root| path.starts_with(root)) {
             return Err(refuse(
-                Code::PathNotAllowed,
+                RefusalKind::NotAllowed,
                 format!("`{}` is outside the allowed directories", path.display()),
             ));
         }
         if self.deny.is_match(path) {
             return Err(refuse(
-                Code::PathDenied,
+                RefusalKind::Denied,
                 format!("`{}` matches a deny pattern", path.display()),
             ));
         }
         if op.modifies() && self.read_only.iter().any(|root| path.starts_with(root)) {
             return Err(refuse(
-                Code::ReadOnly,
+                RefusalKind::ReadOnly,
                 format!("`{}` is in a read-only directory", path.display()),
             ));
         }
@@ -159,8 +217,18 @@ impl PathGuard {
     }
 }
 
-fn refuse(code: Code, message: String) -> PathRefusal {
-    PathRefusal { code, message }
+fn refuse(kind: RefusalKind, message: String) -> PathRefusal {
+    PathRefusal { kind, message }
+}
+
+fn require_absolute(key: &str, path: &Path) -> Result<(), RuleError> {
+    if !path.is_absolute() {
+        return Err(RuleError(format!(
+            "{key}: `{}` must be an absolute path",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Lexical normalization: `.` dropped, `..` pops (never above `/`), no filesystem access,

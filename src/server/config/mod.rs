@@ -13,7 +13,7 @@ use crate::services::commands::CommandRegistry;
 use crate::services::paths::PathGuard;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 pub use template::{AuditMode, SymlinkPolicy};
 use template::{GroupSwitches, LimitEntry, Template};
 
@@ -188,8 +188,9 @@ fn resolve(
         identities.push(Identity::from_entry(i, entry, env)?);
     }
 
-    let paths = PathGuard::from_section(&template.paths)?;
-    let commands = CommandRegistry::from_entries(template.commands)?;
+    let paths = PathGuard::from_section(&template.paths).map_err(|e| ConfigError(e.0))?;
+    let commands =
+        CommandRegistry::from_entries(template.commands).map_err(|e| ConfigError(e.0))?;
 
     let mut settings = Settings {
         source,
@@ -373,16 +374,6 @@ fn revision(
     }
     let digest = hasher.finalize();
     digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
-}
-
-pub(crate) fn require_absolute(key: &str, path: &Path) -> Result<(), ConfigError> {
-    if !path.is_absolute() {
-        return err(format!(
-            "{key}: `{}` must be an absolute path",
-            path.display()
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

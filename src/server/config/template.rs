@@ -5,6 +5,11 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+// The sections a service reads are declared by the service itself (a service imports nothing
+// of the server); they are part of this schema all the same.
+pub use crate::services::commands::{ArgKind, CommandArgEntry, CommandEntry};
+pub use crate::services::paths::{PathRules as PathsSection, SymlinkPolicy};
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Template {
@@ -113,74 +118,4 @@ pub struct IdentityEntry {
     /// Name of an environment variable holding the token, so the file holds no secret.
     pub token_env: Option<String>,
     pub scopes: Vec<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PathsSection {
-    pub allow: Option<Vec<PathBuf>>,
-    #[serde(default)]
-    pub read_only: Vec<PathBuf>,
-    #[serde(default)]
-    pub deny: Vec<String>,
-    pub symlinks: Option<SymlinkPolicy>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum SymlinkPolicy {
-    /// Follow links anywhere.
-    Allow,
-    /// Refuse any path with a symlink on it.
-    Deny,
-    /// Follow links whose target stays under an allowed directory.
-    #[default]
-    Within,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CommandEntry {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    /// The program and its arguments; `{arg}` placeholders are filled per argument, never
-    /// through a shell.
-    pub argv: Vec<String>,
-    #[serde(default)]
-    pub args: Vec<CommandArgEntry>,
-    pub timeout_secs: Option<u64>,
-    pub cwd: Option<PathBuf>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Scopes needed on top of the endpoint's `commands:run`.
-    #[serde(default)]
-    pub scopes: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CommandArgEntry {
-    pub name: String,
-    #[serde(rename = "type")]
-    pub kind: ArgKind,
-    #[serde(default)]
-    pub required: bool,
-    #[serde(default)]
-    pub description: String,
-    pub default: Option<serde_json::Value>,
-    #[serde(rename = "enum")]
-    pub choices: Option<Vec<String>>,
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    pub max_length: Option<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ArgKind {
-    String,
-    Integer,
-    Number,
-    Boolean,
 }

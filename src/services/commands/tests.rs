@@ -1,7 +1,7 @@
 use super::*;
 use serde_json::json;
 
-fn registry(yaml: &str) -> Result<CommandRegistry, ConfigError> {
+fn registry(yaml: &str) -> Result<CommandRegistry, DeclarationError> {
     let entries: Vec<CommandEntry> = serde_saphyr::from_str(yaml).unwrap();
     CommandRegistry::from_entries(entries)
 }
@@ -50,8 +50,11 @@ fn bad_arguments_name_their_param() {
         (json!({"who": "x", "extra": 1}), "extra"),
     ] {
         let e = greet.render(&args(given.clone())).unwrap_err();
-        assert_eq!(e.code, Code::InvalidRequest, "{given}");
-        assert_eq!(e.param.as_deref(), Some(param), "{given}");
+        assert!(
+            !matches!(e, CommandError::Unavailable { .. }),
+            "{given}: {e}"
+        );
+        assert_eq!(e.arg(), Some(param), "{given}");
     }
 }
 
@@ -83,14 +86,19 @@ async fn runs_and_reports() {
     let greet = r.get("greet").unwrap();
     let argv = greet.render(&args(json!({"who": "ann"}))).unwrap();
     let base = crate::services::child_env::ChildEnv::default();
-    let out = greet.run(argv, &base).await.unwrap();
-    assert_eq!(out["stdout"], "ann|--count=1|");
-    assert_eq!(out["exit_code"], 0);
+    let ran = greet.run(argv, &base).await.unwrap();
+    assert_eq!(ran.outcome.stdout.text(), "ann|--count=1|");
+    assert_eq!(ran.outcome.exit_code, Some(0));
+    assert_eq!(ran.argv, ["printf", "%s|%s|%s", "ann", "--count=1"]);
     let missing = registry("- {name: m, argv: [/nonexistent/program]}").unwrap();
     let m = missing.get("m").unwrap();
     let e = m
         .run(vec!["/nonexistent/program".into()], &base)
         .await
         .unwrap_err();
-    assert_eq!(e.code, Code::CommandUnavailable);
+    assert!(matches!(e, CommandError::Unavailable { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("command `m` could not start `/nonexistent/program`: ")
+    );
 }

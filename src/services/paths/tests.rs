@@ -1,8 +1,7 @@
 use super::*;
-use crate::server::config::template::PathsSection;
 
 fn guard(root: &Path, symlinks: SymlinkPolicy) -> PathGuard {
-    PathGuard::from_section(&PathsSection {
+    PathGuard::from_section(&PathRules {
         allow: Some(vec![root.join("work")]),
         read_only: vec![root.join("work/vendor")],
         deny: vec!["**/.env".into(), "**/.git/**".into()],
@@ -11,8 +10,8 @@ fn guard(root: &Path, symlinks: SymlinkPolicy) -> PathGuard {
     .unwrap()
 }
 
-fn code(result: Result<PathBuf, PathRefusal>) -> Option<Code> {
-    result.err().map(|r| r.code)
+fn code(result: Result<PathBuf, PathRefusal>) -> Option<RefusalKind> {
+    result.err().map(|r| r.kind)
 }
 
 #[test]
@@ -23,35 +22,38 @@ fn each_rule_has_its_code() {
     let g = guard(&root, SymlinkPolicy::Deny);
     let work = root.join("work");
     assert_eq!(code(g.check("a.txt", Op::Write, &work)), None);
-    assert_eq!(code(g.check("", Op::Read, &work)), Some(Code::InvalidPath));
+    assert_eq!(
+        code(g.check("", Op::Read, &work)),
+        Some(RefusalKind::Invalid)
+    );
     assert_eq!(
         code(g.check("a\0b", Op::Read, &work)),
-        Some(Code::InvalidPath)
+        Some(RefusalKind::Invalid)
     );
     assert_eq!(
         code(g.check(&"a".repeat(5000), Op::Read, &work)),
-        Some(Code::InvalidPath)
+        Some(RefusalKind::Invalid)
     );
     assert_eq!(
         code(g.check("/etc/passwd", Op::Read, &work)),
-        Some(Code::PathNotAllowed)
+        Some(RefusalKind::NotAllowed)
     );
     assert_eq!(
         code(g.check("../outside", Op::Read, &work)),
-        Some(Code::PathNotAllowed)
+        Some(RefusalKind::NotAllowed)
     );
     assert_eq!(
         code(g.check("app/.env", Op::Read, &work)),
-        Some(Code::PathDenied)
+        Some(RefusalKind::Denied)
     );
     assert_eq!(
         code(g.check(".git/config", Op::Read, &work)),
-        Some(Code::PathDenied)
+        Some(RefusalKind::Denied)
     );
     assert_eq!(code(g.check("vendor/lib.rs", Op::Read, &work)), None);
     assert_eq!(
         code(g.check("vendor/lib.rs", Op::Delete, &work)),
-        Some(Code::ReadOnly)
+        Some(RefusalKind::ReadOnly)
     );
 }
 
@@ -74,16 +76,38 @@ fn symlink_policies() {
     let deny = guard(&root, SymlinkPolicy::Deny);
     assert_eq!(
         code(deny.check("inside/f", Op::Read, &work)),
-        Some(Code::SymlinkDenied)
+        Some(RefusalKind::Symlink)
     );
 
     let within = guard(&root, SymlinkPolicy::Within);
     assert_eq!(code(within.check("inside/f", Op::Read, &work)), None);
     assert_eq!(
         code(within.check("escape/f", Op::Read, &work)),
-        Some(Code::SymlinkDenied)
+        Some(RefusalKind::Symlink)
     );
 
     let allow = guard(&root, SymlinkPolicy::Allow);
     assert_eq!(code(allow.check("escape/f", Op::Read, &work)), None);
+}
+
+#[test]
+fn rules_are_checked() {
+    let relative = PathRules {
+        allow: Some(vec![PathBuf::from("work")]),
+        ..PathRules::default()
+    };
+    assert_eq!(
+        PathGuard::from_section(&relative).unwrap_err().0,
+        "paths.allow[0]: `work` must be an absolute path"
+    );
+    let bad_glob = PathRules {
+        deny: vec!["a[".into()],
+        ..PathRules::default()
+    };
+    assert!(
+        PathGuard::from_section(&bad_glob)
+            .unwrap_err()
+            .0
+            .starts_with("paths.deny[0]: `a[` is not a glob")
+    );
 }

@@ -11,8 +11,8 @@ pub mod templates;
 use crate::error::ApiError;
 use crate::server::agents::Agents;
 use crate::server::agents::environments::config::FileSpec;
-use crate::server::agents::input::{self, invalid, opt_str};
 use crate::server::agents::input::not_found;
+use crate::server::agents::input::{self, invalid, opt_str};
 use crate::services::ids;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -288,7 +288,7 @@ impl Agents {
                 Path::new("/"),
             )
             .map(|_| ())
-            .map_err(|refusal| ApiError::new(refusal.code, refusal.message).with_param(param))
+            .map_err(|refusal| ApiError::from_domain(&refusal).with_param(param))
     }
 }
 
