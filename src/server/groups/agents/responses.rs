@@ -2,7 +2,7 @@
 //! turn; `stream: true` answers SSE as the runtime works; `background: true` answers at once.
 
 use super::stream::{Reader, Source, sse};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code, EventForm};
 use crate::server::SharedState;
 use crate::server::agents::responses::{Replay, ResponseHandle, request};
 use crate::server::auth::Identity;
@@ -17,7 +17,7 @@ use axum::routing::{MethodFilter, MethodRouter, on};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 
 impl Source for Arc<ResponseHandle> {
@@ -37,10 +37,17 @@ impl Source for Arc<ResponseHandle> {
         )
     }
 
+    /// The `agents.events_dropped` row as a Responses `error` event, at the last dropped
+    /// position.
     fn gap(&self, from: u64, to: u64) -> Bytes {
-        let data = json!({"type": "error", "code": "agents.events_dropped", "param": "starting_after",
-                          "message": format!("events {from} to {to} are no longer kept"), "sequence_number": to});
-        Bytes::from(format!("event: error\ndata: {data}\n\n"))
+        let error = ApiError::new(
+            Code::EventsDropped,
+            format!("events {from} to {to} are no longer kept"),
+        )
+        .with_param("starting_after");
+        Bytes::from(error.sse_event(EventForm::Response {
+            sequence_number: to,
+        }))
     }
 }
 

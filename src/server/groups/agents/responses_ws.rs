@@ -2,7 +2,7 @@
 //! and its events come back as text frames (the same JSON as the SSE stream), one response
 //! after another on the same socket. A bad message gets an `error` frame; the socket stays.
 
-use crate::error::{ApiError, ApiResult, Code};
+use crate::error::{ApiError, ApiResult, Code, EventForm};
 use crate::server::SharedState;
 use crate::server::agents::responses::{ResponseHandle, request};
 use crate::server::auth::Identity;
@@ -15,7 +15,7 @@ use axum::extract::ws::{
 };
 use axum::response::Response;
 use axum::routing::{MethodFilter, MethodRouter, on};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 
 pub async fn responses_connect(
@@ -46,13 +46,8 @@ async fn serve(
             Message::Close(_) => return,
             Message::Ping(_) | Message::Pong(_) => continue,
             Message::Binary(_) => {
-                if send(
-                    &mut socket,
-                    error_frame("invalid_request", "send JSON text frames", None),
-                )
-                .await
-                .is_err()
-                {
+                let error = ApiError::new(Code::InvalidRequest, "send JSON text frames");
+                if send(&mut socket, error_frame(&error)).await.is_err() {
                     return;
                 }
                 continue;
@@ -60,13 +55,7 @@ async fn serve(
         };
         let outcome = match start(&app, &identity, &text) {
             Ok(handle) => forward(&mut socket, handle).await,
-            Err(e) => {
-                send(
-                    &mut socket,
-                    error_frame(e.code.as_str(), &e.message, e.param.as_deref()),
-                )
-                .await
-            }
+            Err(e) => send(&mut socket, error_frame(&e)).await,
         };
         if outcome.is_err() {
             return;
@@ -130,8 +119,9 @@ async fn forward(socket: &mut WebSocket, handle: Arc<ResponseHandle>) -> Result<
     }
 }
 
-fn error_frame(code: &str, message: &str, param: Option<&str>) -> Value {
-    json!({"type": "error", "code": code, "message": message, "param": param, "sequence_number": 0})
+/// An error frame: the row's Responses `error` event, outside any response's sequence.
+fn error_frame(error: &ApiError) -> Value {
+    error.event(EventForm::Response { sequence_number: 0 })
 }
 
 async fn send(socket: &mut WebSocket, frame: Value) -> Result<(), axum::Error> {

@@ -5,7 +5,7 @@
 //! The body reads the session's log directly (no task or channel per reader) and sends
 //! frames rendered once for all readers, so a thousand followers cost little more than one.
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code, EventForm};
 use crate::server::SharedState;
 use crate::server::agents::session_handle::SessionHandle;
 use crate::server::auth::Identity;
@@ -20,7 +20,6 @@ use axum::routing::{MethodFilter, MethodRouter, on};
 use bytes::Bytes;
 use http::HeaderMap;
 use serde::Deserialize;
-use serde_json::json;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -232,20 +231,19 @@ impl<S: Source> Reader<S> {
     }
 }
 
-/// The typed gap signal: positions `from..=to` were dropped from the kept history.
+/// The typed gap signal: positions `from..=to` were dropped from the kept history. An
+/// `error` event of the session stream's form, built from the `agents.events_dropped` row.
 fn gap(session_id: &str, from: u64, to: u64) -> Bytes {
-    let data = json!({
-        "type": "error",
-        "event_id": format!("evt_gap_{from}_{to}"),
-        "session_id": session_id,
-        "error": {
-            "type": "events_dropped",
-            "code": "agents.events_dropped",
-            "message": format!("events {from} to {to} are no longer kept; replay continues after them"),
-            "param": "after",
-        },
-    });
-    Bytes::from(format!("event: error\ndata: {data}\n\n"))
+    let error = ApiError::new(
+        Code::EventsDropped,
+        format!("events {from} to {to} are no longer kept; replay continues after them"),
+    )
+    .with_param("after");
+    let event_id = format!("evt_gap_{from}_{to}");
+    Bytes::from(error.sse_event(EventForm::Session {
+        session_id,
+        event_id: &event_id,
+    }))
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
@@ -260,6 +258,7 @@ pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<Sh
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     struct Log(EventLog);
 
@@ -279,6 +278,16 @@ mod tests {
         fn gap(&self, from: u64, to: u64) -> Bytes {
             gap("test", from, to)
         }
+    }
+
+    #[test]
+    fn the_gap_signal_is_the_rows_event_as_clients_always_got_it() {
+        assert_eq!(
+            gap("agsess_1", 1, 2),
+            Bytes::from_static(
+                b"event: error\ndata: {\"type\":\"error\",\"event_id\":\"evt_gap_1_2\",\"session_id\":\"agsess_1\",\"error\":{\"type\":\"events_dropped\",\"code\":\"agents.events_dropped\",\"message\":\"events 1 to 2 are no longer kept; replay continues after them\",\"param\":\"after\"}}\n\n"
+            )
+        );
     }
 
     #[tokio::test]
