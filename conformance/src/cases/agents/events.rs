@@ -342,7 +342,7 @@ pub fn cases() -> Vec<Case> {
             profile: &profiles::AGENTS_SESSIONS_SMALL_HISTORY,
             tags: ["needs:fake-runtimes"],
             endpoints: ["agents_sessions_events_stream"],
-            codes: [],
+            codes: ["agents.events_dropped"],
             run: |ctx| async move {
                 for rt in RUNTIMES {
                     gap(&ctx, rt).await?;
