@@ -89,9 +89,10 @@ bench *args:
     RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench sessions
     RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench webhooks
 
-# Regenerate docs/endpoints.md from the endpoint table.
+# Regenerate docs/endpoints.md and docs/errors.md from the endpoint and error tables.
 docs:
     cargo run -q --bin svc -- endpoints --format markdown > docs/endpoints.md
+    cargo run -q --bin svc -- errors --format markdown > docs/errors.md
 
 # Accept changed insta snapshots after reviewing them (needs cargo-insta) or rerun with INSTA_UPDATE=always.
 snapshots:

@@ -1,5 +1,5 @@
-//! The `svc` command line: `serve`, `check-config` and `endpoints` (the engine and sandbox
-//! commands join here).
+//! The `svc` command line: `serve`, `check-config`, `endpoints` and `errors` (the engine and
+//! sandbox commands join here).
 
 use crate::server::config::{LoadOptions, Settings, parse_group_name};
 use crate::server::endpoints::Group;
@@ -27,6 +27,11 @@ enum Command {
     CheckConfig(ConfigArgs),
     /// Print the endpoint table.
     Endpoints {
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Print the error tables (server and engine).
+    Errors {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -82,6 +87,10 @@ pub fn main() -> ExitCode {
         Command::CheckConfig(args) => check_config(&args),
         Command::Endpoints { format } => {
             print_endpoints(format);
+            ExitCode::SUCCESS
+        }
+        Command::Errors { format } => {
+            print_errors(format);
             ExitCode::SUCCESS
         }
     }
@@ -204,6 +213,32 @@ fn print_endpoints(format: Format) {
                     e.group.name(),
                     e.path
                 );
+            }
+        }
+    }
+}
+
+fn print_errors(format: Format) {
+    let server = crate::error::server::Code::docs();
+    let engine = crate::error::engine::Code::docs();
+    match format {
+        Format::Markdown => print!("{}", crate::server::error_docs::errors_markdown()),
+        Format::Json => {
+            let json = serde_json::to_string_pretty(&serde_json::json!({
+                "server": server,
+                "engine": engine,
+            }))
+            .unwrap_or_default();
+            println!("{json}");
+        }
+        Format::Table => {
+            for (table, rows) in [("server", server), ("engine", engine)] {
+                for row in rows {
+                    println!(
+                        "{table:<7} {:<38} {:<4} {}",
+                        row.code, row.status, row.class
+                    );
+                }
             }
         }
     }

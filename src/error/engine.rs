@@ -65,7 +65,7 @@ engine_table! {
     /// The provider did not declare the feature the route needs.
     FeatureNotSupported => "E8004", 501, "FeatureNotSupportedError",    "GET /v1/providers lists what each provider declares", ENGINE;
     /// Anything else; the engine log has the details.
-    Internal            => "E9000", 500, "EngineError",                 "see the engine log (<state_dir>/engine.log)", ENGINE;
+    Internal            => "E9000", 500, "EngineError",                 "see the engine log, `<state_dir>/engine.log`", ENGINE;
 }
 
 impl Code {
@@ -133,6 +133,8 @@ impl Code {
                     meaning: row.meaning,
                     availability: row.availability,
                     stream_only: false,
+                    suggestion: Some(row.suggestion),
+                    docs_url: c.docs_url(),
                 }
             })
             .collect()

@@ -86,6 +86,11 @@ pub struct RowDoc {
     pub availability: Availability,
     /// Only ever sent inside an event stream, never as an HTTP answer.
     pub stream_only: bool,
+    /// What the caller can do (the engine body's `suggestion`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<&'static str>,
+    /// Its anchor in `docs/errors.md`.
+    pub docs_url: String,
 }
 
 /// Collects the `///` lines of a row into one sentence.

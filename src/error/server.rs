@@ -214,6 +214,8 @@ impl Code {
                     meaning: row.meaning,
                     availability: row.availability,
                     stream_only: c.stream_only(),
+                    suggestion: None,
+                    docs_url: c.docs_url(),
                 }
             })
             .collect()

@@ -8,6 +8,7 @@ pub mod capabilities;
 pub mod config;
 pub mod docs;
 pub mod endpoints;
+pub mod error_docs;
 pub mod extract;
 pub mod groups;
 pub mod pipeline;
