@@ -55,6 +55,7 @@ fn help_is_complete() {
         &["serve", "--help"],
         &["check-config", "--help"],
         &["endpoints", "--help"],
+        &["errors", "--help"],
     ] {
         let output = svc().args(args).output().unwrap();
         assert!(output.status.success());
