@@ -282,7 +282,13 @@ fn read(resolve: Resolve, workspace: &Path, rel: &Path, cap: u64) -> Option<Vec<
 /// A failed no-follow open: a link (ELOOP, or ENOTDIR for a link to a file) is refused by
 /// name; anything else is an I/O error.
 fn link_or_io(dir: &Path, rel: &Path, e: Errno) -> BeneathError {
-    let full = dir.join(rel);
+    // An empty `rel` names `dir` itself: joining it would add a trailing slash, through
+    // which `symlink_metadata` follows the link and misses it.
+    let full = if rel.as_os_str().is_empty() {
+        dir.to_path_buf()
+    } else {
+        dir.join(rel)
+    };
     let is_link = std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink());
     if is_link || e == Errno::ELOOP {
         BeneathError::Link(full)

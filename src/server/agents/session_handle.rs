@@ -56,4 +56,3 @@ pub fn cancel_all(handle: &SessionHandle) {
         let _ = stop.send(true);
     }
 }
-

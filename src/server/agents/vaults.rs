@@ -3,8 +3,8 @@
 //! for sessions to attach them (`vault_ids`) and inject them into matching MCP servers.
 
 use crate::error::ApiError;
-use crate::server::agents::input::{self, invalid, only_keys, opt_str};
 use crate::server::agents::input::not_found;
+use crate::server::agents::input::{self, invalid, only_keys, opt_str};
 use crate::services::ids;
 use serde_json::{Map, Value, json};
 use std::sync::Mutex;

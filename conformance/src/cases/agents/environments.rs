@@ -174,7 +174,12 @@ pub fn cases() -> Vec<Case> {
                     shown(&root.join("proj/.codex")),
                 ] {
                     let resp = api.send(api.post(ENVS, &json!({"workspace_directory": dir, "files": key}))).await?;
-                    expect_error_param(&resp, 400, "agents.path_refused", "workspace_directory").with_context(|| dir.clone())?;
+                    let body = expect_error_param(&resp, 400, "agents.path_refused", "workspace_directory").with_context(|| dir.clone())?;
+                    // A link on the way is named as a link, wherever it stands.
+                    if dir.contains("to-") {
+                        let message = body["error"]["message"].as_str().unwrap_or_default();
+                        ensure!(message.contains("symbolic link"), "{dir}: the message names the link: {message}");
+                    }
                 }
                 let resp = api.send(api.post(super::support::sessions::SESSIONS, &json!({"environment": {"type": "self_hosted", "workspace_directory": shown(&to_etc)}}))).await?;
                 expect_error_param(&resp, 400, "agents.path_refused", "environment.workspace_directory")?;
