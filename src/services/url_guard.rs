@@ -10,7 +10,12 @@
 //! (anycast services in `192.0.0.0/24` and `2001::/23`) stay reachable. Multicast, which the
 //! registries leave to their own registries, is refused too: it is never a unicast target.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use futures::future::BoxFuture;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+/// A lookup taking longer is treated as failed.
+const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Whether a parsed URL's host is private; `None` when it has none. `url` has already read
 /// the decimal, hex and short spellings of an address (`https://2130706433/`) as the
@@ -174,6 +179,44 @@ fn reachable_v6(ip: Ipv6Addr) -> bool {
         }
         Some(_) => true,
     }
+}
+
+/// The addresses `name` resolves to now, with a time limit.
+pub async fn lookup(name: &str) -> Result<Vec<SocketAddr>, String> {
+    let found = tokio::time::timeout(LOOKUP_TIMEOUT, tokio::net::lookup_host((name, 0)))
+        .await
+        .map_err(|_| format!("resolving `{name}` timed out"))?
+        .map_err(|e| format!("`{name}` does not resolve: {e}"))?;
+    let addrs: Vec<SocketAddr> = found.collect();
+    if addrs.is_empty() {
+        return Err(format!("`{name}` has no address"));
+    }
+    Ok(addrs)
+}
+
+/// How a name becomes addresses: the system's resolver, or a fixed table in tests.
+pub type Lookup = fn(String) -> BoxFuture<'static, Result<Vec<SocketAddr>, String>>;
+
+pub fn system_lookup(name: String) -> BoxFuture<'static, Result<Vec<SocketAddr>, String>> {
+    Box::pin(async move { lookup(&name).await })
+}
+
+/// The addresses a connection for `name` may use: all of them, once every one is globally
+/// reachable (a name with one private address is refused whole, since the connection could
+/// pick it). Checked on the very lookup the connection uses, so a name that re-resolves to
+/// a private address later (DNS rebinding) is caught then.
+pub fn admit(
+    allow_private: bool,
+    name: &str,
+    addrs: Vec<SocketAddr>,
+) -> Result<Vec<SocketAddr>, String> {
+    if !allow_private && let Some(a) = addrs.iter().find(|a| is_private_ip(a.ip())) {
+        return Err(format!(
+            "`{name}` resolves to the private or loopback address {}",
+            a.ip()
+        ));
+    }
+    Ok(addrs)
 }
 
 #[cfg(test)]

@@ -5,16 +5,13 @@
 
 use crate::error::ApiError;
 use crate::server::agents::input::invalid;
-use crate::services::url_guard::{is_private_ip, url_host_is_private};
-use futures::future::BoxFuture;
+use crate::services::url_guard::{self, is_private_ip, lookup, url_host_is_private};
+pub use crate::services::url_guard::{Lookup, system_lookup};
 use std::net::SocketAddr;
-use std::time::Duration;
 use url::{Host, Url};
 
 /// Longer URLs are refused: no receiver needs one, and they only bloat every answer.
 const MAX_URL_LEN: usize = 2048;
-/// A lookup taking longer is treated as failed.
-const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Rules {
@@ -72,19 +69,9 @@ impl Rules {
         Ok(url)
     }
 
-    /// The addresses a delivery may connect to for `name`: all of them, once every one is
-    /// public (a name with one private address is refused whole, since the connection
-    /// could pick it).
+    /// The addresses a delivery may connect to for `name` (see [`url_guard::admit`]).
     fn admit(&self, name: &str, addrs: Vec<SocketAddr>) -> Result<Vec<SocketAddr>, String> {
-        if !self.allow_private
-            && let Some(a) = addrs.iter().find(|a| is_private_ip(a.ip()))
-        {
-            return Err(format!(
-                "`{name}` resolves to the private or loopback address {}",
-                a.ip()
-            ));
-        }
-        Ok(addrs)
+        url_guard::admit(self.allow_private, name, addrs)
     }
 }
 
@@ -92,25 +79,6 @@ fn private_message(param: &str) -> String {
     format!(
         "`{param}` points to a private, loopback or link-local address (SVC_AGENTS_ALLOW_PRIVATE_URLS=1 allows it for local development)"
     )
-}
-
-async fn lookup(name: &str) -> Result<Vec<SocketAddr>, String> {
-    let found = tokio::time::timeout(LOOKUP_TIMEOUT, tokio::net::lookup_host((name, 0)))
-        .await
-        .map_err(|_| format!("resolving `{name}` timed out"))?
-        .map_err(|e| format!("`{name}` does not resolve: {e}"))?;
-    let addrs: Vec<SocketAddr> = found.collect();
-    if addrs.is_empty() {
-        return Err(format!("`{name}` has no address"));
-    }
-    Ok(addrs)
-}
-
-/// How a name becomes addresses: the system's resolver, or a fixed table in tests.
-pub type Lookup = fn(String) -> BoxFuture<'static, Result<Vec<SocketAddr>, String>>;
-
-pub fn system_lookup(name: String) -> BoxFuture<'static, Result<Vec<SocketAddr>, String>> {
-    Box::pin(async move { lookup(&name).await })
 }
 
 /// The delivery client's resolver: the connection can only go to addresses `Rules`
