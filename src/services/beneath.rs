@@ -100,6 +100,13 @@ fn by_kernel(resolve: Resolve, dir: &OwnedFd, rel: &Path, flags: OFlag) -> Optio
     }
 }
 
+/// `rel` opened beneath `dir` by one `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`:
+/// `None` when the kernel lacks it or refuses (a link, a missing component, a way out), and
+/// the caller then walks one component at a time to decide and name what failed.
+pub fn kernel_open(dir: &OwnedFd, rel: &Path, flags: OFlag) -> Option<OwnedFd> {
+    by_kernel(Resolve::Kernel, dir, rel, flags)
+}
+
 /// The normal components of `path`; `None` when it has any other (`..`, a root).
 fn normal_parts(path: &Path) -> Option<Vec<&OsStr>> {
     path.components()

@@ -7,6 +7,7 @@ pub mod child_env;
 pub mod commands;
 pub mod env_rules;
 pub mod event_log;
+pub mod files;
 pub mod ids;
 pub mod paging;
 pub mod paths;

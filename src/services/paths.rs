@@ -19,6 +19,50 @@ pub struct PathRules {
     #[serde(default)]
     pub deny: Vec<String>,
     pub symlinks: Option<SymlinkPolicy>,
+    /// The largest file the file service writes (a write or an upload past it is refused and
+    /// leaves nothing behind). Default [`DEFAULT_MAX_FILE_BYTES`].
+    pub max_file_bytes: Option<u64>,
+    /// Which extensions an uploaded file's name may have. Default: every name.
+    #[serde(default)]
+    pub upload_extensions: ExtensionRules,
+}
+
+/// The largest file written by default: 1 GiB (a sandbox's disk is the real bound; this
+/// keeps one request from filling it).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// Upload extensions (`paths.upload_extensions`): names without the dot, compared without
+/// regard to case. A name is refused when its extension is in `deny`, or when `allow` is
+/// given and its extension is not in it (a name without an extension then needs `""` in
+/// `allow`). The extension is what follows the last dot of the name (`a.tar.gz` is `gz`;
+/// `.bashrc` and `Makefile` have none).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ExtensionRules {
+    pub allow: Option<Vec<String>>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+impl ExtensionRules {
+    /// Whether a file named `name` may be uploaded.
+    pub fn admits(&self, name: &str) -> bool {
+        let extension = Path::new(name)
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        let listed = |list: &[String]| {
+            list.iter()
+                .any(|e| e.trim_start_matches('.').to_lowercase() == extension)
+        };
+        if !extension.is_empty() && listed(&self.deny) {
+            return false;
+        }
+        match &self.allow {
+            Some(allow) => listed(allow),
+            None => true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -67,7 +111,8 @@ impl Op {
         }
     }
 
-    fn modifies(self) -> bool {
+    /// Write and delete change the filesystem; read-only directories refuse them.
+    pub fn modifies(self) -> bool {
         matches!(self, Op::Write | Op::Delete)
     }
 }
@@ -109,6 +154,8 @@ pub struct PathGuard {
     deny_patterns: Vec<String>,
     deny: GlobSet,
     symlinks: SymlinkPolicy,
+    max_file_bytes: u64,
+    upload_extensions: ExtensionRules,
 }
 
 impl PathGuard {
@@ -133,13 +180,96 @@ impl PathGuard {
         let deny = builder
             .build()
             .map_err(|e| RuleError(format!("paths.deny: {e}")))?;
+        if section.max_file_bytes == Some(0) {
+            return Err(RuleError("paths.max_file_bytes: must be at least 1".into()));
+        }
+        let ext = &section.upload_extensions;
+        for (key, list) in [
+            ("allow", ext.allow.as_deref().unwrap_or_default()),
+            ("deny", &ext.deny),
+        ] {
+            for (i, e) in list.iter().enumerate() {
+                if e.trim_start_matches('.').contains(['.', '/', '\0']) {
+                    return Err(RuleError(format!(
+                        "paths.upload_extensions.{key}[{i}]: `{e}` must be one extension without a dot"
+                    )));
+                }
+            }
+        }
         Ok(PathGuard {
             allow: allow.iter().map(|p| normalize(p)).collect(),
             read_only: section.read_only.iter().map(|p| normalize(p)).collect(),
             deny_patterns: section.deny.clone(),
             deny,
             symlinks: section.symlinks.unwrap_or_default(),
+            max_file_bytes: section.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+            upload_extensions: section.upload_extensions.clone(),
         })
+    }
+
+    /// The allowed directories, normalized.
+    pub fn allowed(&self) -> &[PathBuf] {
+        &self.allow
+    }
+
+    pub fn symlinks(&self) -> SymlinkPolicy {
+        self.symlinks
+    }
+
+    /// `paths.max_file_bytes`, or its default.
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes
+    }
+
+    /// `paths.upload_extensions`.
+    pub fn upload_extensions(&self) -> &ExtensionRules {
+        &self.upload_extensions
+    }
+
+    /// The most specific allowed directory holding the normalized `path`.
+    pub fn root_of(&self, path: &Path) -> Option<&Path> {
+        self.allow
+            .iter()
+            .filter(|root| path.starts_with(root))
+            .max_by_key(|root| root.as_os_str().len())
+            .map(PathBuf::as_path)
+    }
+
+    /// Refuses a raw path that is empty, holds a NUL byte or is over [`MAX_PATH_BYTES`].
+    pub fn validate(raw: &str) -> Result<(), PathRefusal> {
+        if raw.is_empty() || raw.contains('\0') || raw.len() > MAX_PATH_BYTES {
+            return Err(refuse(
+                RefusalKind::Invalid,
+                format!("a path must be 1 to {MAX_PATH_BYTES} bytes with no NUL byte"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The rules alone on a normalized absolute path, without looking at the filesystem:
+    /// inside an allowed directory, neither it nor a directory above it matched by a deny
+    /// pattern, and not under a read-only directory when `op` modifies.
+    pub fn judge(&self, path: &Path, op: Op) -> Result<(), PathRefusal> {
+        self.check_rules(path, op)
+    }
+
+    /// Whether a deny pattern matches `path` or a directory above it.
+    pub fn is_denied(&self, path: &Path) -> bool {
+        !self.deny_patterns.is_empty() && path.ancestors().any(|p| self.deny.is_match(p))
+    }
+
+    /// Whether `op` would be refused at `path` as read-only.
+    pub fn is_read_only(&self, path: &Path, op: Op) -> bool {
+        op.modifies() && self.read_only.iter().any(|root| path.starts_with(root))
+    }
+
+    /// Whether a read-only directory lies strictly below `path` (so removing or moving
+    /// `path` would change it).
+    pub fn read_only_below(&self, path: &Path) -> Option<&Path> {
+        self.read_only
+            .iter()
+            .find(|root| root.starts_with(path) && root.as_path() != path)
+            .map(PathBuf::as_path)
     }
 
     /// What `/capabilities` shows of the rules (never the patterns themselves, which may
@@ -155,12 +285,7 @@ impl PathGuard {
 
     /// Decides for `raw` (absolute, or relative to `base`). Returns the normalized path.
     pub fn check(&self, raw: &str, op: Op, base: &Path) -> Result<PathBuf, PathRefusal> {
-        if raw.is_empty() || raw.contains('\0') || raw.len() > MAX_PATH_BYTES {
-            return Err(refuse(
-                RefusalKind::Invalid,
-                format!("a path must be 1 to {MAX_PATH_BYTES} bytes with no NUL byte"),
-            ));
-        }
+        Self::validate(raw)?;
         let path = normalize(&base.join(raw));
         self.check_rules(&path, op)?;
         match self.symlinks {
@@ -201,13 +326,13 @@ impl PathGuard {
                 format!("`{}` is outside the allowed directories", path.display()),
             ));
         }
-        if self.deny.is_match(path) {
+        if self.is_denied(path) {
             return Err(refuse(
                 RefusalKind::Denied,
                 format!("`{}` matches a deny pattern", path.display()),
             ));
         }
-        if op.modifies() && self.read_only.iter().any(|root| path.starts_with(root)) {
+        if self.is_read_only(path, op) {
             return Err(refuse(
                 RefusalKind::ReadOnly,
                 format!("`{}` is in a read-only directory", path.display()),

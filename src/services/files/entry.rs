@@ -1,0 +1,131 @@
+//! Entry info: what every file operation answers about a file, directory or link.
+//! `Serialize` renders the wire contract exactly: `{name, path, type, size, mode,
+//! modified_at, symlink_target}` with `type` one of `file`, `dir`, `symlink`, `other`, `mode`
+//! an octal string (`"0644"`), `modified_at` RFC 3339 UTC to the second, and
+//! `symlink_target` only for links.
+
+use nix::sys::stat::{FileStat, SFlag};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+impl EntryKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::File => "file",
+            EntryKind::Dir => "dir",
+            EntryKind::Symlink => "symlink",
+            EntryKind::Other => "other",
+        }
+    }
+
+    pub(crate) fn of_mode(mode: u32) -> EntryKind {
+        match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
+            SFlag::S_IFREG => EntryKind::File,
+            SFlag::S_IFDIR => EntryKind::Dir,
+            SFlag::S_IFLNK => EntryKind::Symlink,
+            _ => EntryKind::Other,
+        }
+    }
+}
+
+/// One file, directory or link, as `lstat` sees it (a link is described, never followed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The last component of `path` (`/` for the root).
+    pub name: String,
+    /// Absolute and normalized: the path the caller named, or under which the entry was found.
+    pub path: PathBuf,
+    pub kind: EntryKind,
+    /// Bytes (a link's own length for a link).
+    pub size: u64,
+    /// Permission bits with setuid, setgid and sticky (`st_mode & 0o7777`).
+    pub mode: u32,
+    pub modified_at: SystemTime,
+    /// What a link points to, as written in it; `None` for anything but a link.
+    pub symlink_target: Option<PathBuf>,
+}
+
+impl Entry {
+    pub(crate) fn from_stat(
+        path: &Path,
+        stat: &FileStat,
+        symlink_target: Option<PathBuf>,
+    ) -> Entry {
+        let mode = stat.st_mode as u32;
+        let kind = EntryKind::of_mode(mode);
+        Entry {
+            name: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "/".into()),
+            path: path.to_path_buf(),
+            kind,
+            size: stat.st_size.max(0) as u64,
+            mode: mode & 0o7777,
+            modified_at: system_time(stat.st_mtime, stat.st_mtime_nsec),
+            symlink_target: if kind == EntryKind::Symlink {
+                symlink_target
+            } else {
+                None
+            },
+        }
+    }
+
+    /// `mode` as the wire writes it: at least four octal digits (`"0644"`, `"4755"`).
+    pub fn mode_octal(&self) -> String {
+        format!("{:04o}", self.mode)
+    }
+
+    /// `modified_at` as the wire writes it: RFC 3339 UTC to the second
+    /// (`"2024-05-01T12:00:00Z"`); times before 1970 or after 9999 are clamped.
+    pub fn modified_rfc3339(&self) -> String {
+        rfc3339(self.modified_at)
+    }
+}
+
+/// RFC 3339 UTC to the second, clamped to 1970..=9999.
+pub fn rfc3339(time: SystemTime) -> String {
+    const MAX_SECS: u64 = 253_402_300_799; // 9999-12-31T23:59:59Z
+    let secs = time
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+        .min(MAX_SECS);
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs)).to_string()
+}
+
+fn system_time(secs: i64, nanos: i64) -> SystemTime {
+    let nanos = nanos.clamp(0, 999_999_999) as u32;
+    if secs >= 0 {
+        UNIX_EPOCH + Duration::new(secs as u64, nanos)
+    } else {
+        UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()) + Duration::from_nanos(nanos.into())
+    }
+}
+
+impl Serialize for Entry {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = 6 + usize::from(self.symlink_target.is_some());
+        let mut map = serializer.serialize_map(Some(len))?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("path", &self.path.to_string_lossy())?;
+        map.serialize_entry("type", self.kind.as_str())?;
+        map.serialize_entry("size", &self.size)?;
+        map.serialize_entry("mode", &self.mode_octal())?;
+        map.serialize_entry("modified_at", &self.modified_rfc3339())?;
+        if let Some(target) = &self.symlink_target {
+            map.serialize_entry("symlink_target", &target.to_string_lossy())?;
+        }
+        map.end()
+    }
+}

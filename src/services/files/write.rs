@@ -1,0 +1,229 @@
+//! Atomic writes: the bytes go to a temporary file created `O_EXCL` beside the target (same
+//! directory, opened beneath the allowed directory), are synced, and the temporary file is
+//! renamed over the target, so a reader sees the old file or the new one, never half of
+//! one. Past the size limit, on a failed body, or when the write is dropped unfinished, the
+//! temporary file is removed.
+
+use super::entry::Entry;
+use super::error::FileError;
+use super::walk::{entry_at, errno_error};
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, RenameFlags, openat, renameat2};
+use nix::sys::stat::{Mode, fchmod, fstat};
+use nix::unistd::{UnlinkatFlags, fsync, unlinkat};
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+/// How a write treats what is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Replace an existing file (else [`FileError::Exists`]).
+    pub overwrite: bool,
+    /// Create missing parent directories (else [`FileError::NotFound`] naming the first).
+    pub parents: bool,
+}
+
+impl Default for WriteOptions {
+    /// Overwrite, and create parents: what `PUT /files/content` does without parameters.
+    fn default() -> WriteOptions {
+        WriteOptions {
+            overwrite: true,
+            parents: true,
+        }
+    }
+}
+
+/// A write under way: feed it with [`PendingWrite::write`], finish it with
+/// [`PendingWrite::commit`]. Dropped before the commit, it leaves nothing behind.
+#[derive(Debug)]
+pub struct PendingWrite {
+    /// The target, normalized and absolute.
+    path: PathBuf,
+    dir: OwnedFd,
+    name: OsString,
+    temp: OsString,
+    file: Option<File>,
+    written: u64,
+    limit: u64,
+    overwrite: bool,
+}
+
+impl PendingWrite {
+    /// Creates the temporary file beside `name` in `dir`.
+    pub(crate) fn create(
+        path: PathBuf,
+        dir: OwnedFd,
+        name: OsString,
+        limit: u64,
+        overwrite: bool,
+    ) -> Result<PendingWrite, FileError> {
+        // An existing file keeps its permission bits.
+        let mode = match nix::sys::stat::fstatat(
+            &dir,
+            name.as_os_str(),
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        ) {
+            Ok(stat) if stat.st_mode & libc_s_ifmt() == libc_s_ifdir() => {
+                return Err(FileError::IsDirectory(path));
+            }
+            Ok(_) if !overwrite => return Err(FileError::Exists(path)),
+            Ok(stat) if stat.st_mode & libc_s_ifmt() == libc_s_ifreg() => {
+                Some(Mode::from_bits_truncate(stat.st_mode & 0o7777))
+            }
+            Ok(_) | Err(Errno::ENOENT) => None,
+            Err(e) => return Err(errno_error(&path, e)),
+        };
+        let (temp, fd) = loop {
+            let temp = OsString::from(format!(".svc-write-{}.tmp", random_hex()));
+            match openat(
+                &dir,
+                temp.as_os_str(),
+                OFlag::O_WRONLY
+                    | OFlag::O_CREAT
+                    | OFlag::O_EXCL
+                    | OFlag::O_NOFOLLOW
+                    | OFlag::O_CLOEXEC,
+                Mode::from_bits_truncate(0o644),
+            ) {
+                Ok(fd) => break (temp, fd),
+                Err(Errno::EEXIST) => continue,
+                Err(e) => return Err(errno_error(&path, e)),
+            }
+        };
+        let pending = PendingWrite {
+            path,
+            dir,
+            name,
+            temp,
+            file: Some(File::from(fd)),
+            written: 0,
+            limit,
+            overwrite,
+        };
+        if let (Some(mode), Some(file)) = (mode, &pending.file) {
+            fchmod(file, mode).map_err(|e| errno_error(&pending.path, e))?;
+        }
+        Ok(pending)
+    }
+
+    /// The target, normalized and absolute.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Appends `bytes`; past the limit the temporary file is removed and the write is over.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), FileError> {
+        let Some(file) = self.file.as_mut() else {
+            return Err(self.too_large());
+        };
+        if self.written + bytes.len() as u64 > self.limit {
+            self.discard();
+            return Err(self.too_large());
+        }
+        if let Err(e) = file.write_all(bytes) {
+            self.discard();
+            return Err(FileError::io(&self.path, e));
+        }
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Syncs the temporary file and renames it over the target (refusing an existing
+    /// target unless `overwrite`); answers the written file's info.
+    pub fn commit(mut self) -> Result<Entry, FileError> {
+        let Some(file) = self.file.take() else {
+            return Err(self.too_large());
+        };
+        if let Err(e) = file.sync_data() {
+            self.unlink_temp();
+            return Err(FileError::io(&self.path, e));
+        }
+        let flags = if self.overwrite {
+            RenameFlags::empty()
+        } else {
+            RenameFlags::RENAME_NOREPLACE
+        };
+        if let Err(e) = renameat2(
+            &self.dir,
+            self.temp.as_os_str(),
+            &self.dir,
+            self.name.as_os_str(),
+            flags,
+        ) {
+            self.unlink_temp();
+            return Err(errno_error(&self.path, e));
+        }
+        self.temp.clear();
+        // The rename itself lasts once the directory is synced.
+        let _ = fsync(&self.dir);
+        let stat = fstat(&file).map_err(|e| errno_error(&self.path, e))?;
+        Ok(entry_at(
+            &self.dir,
+            Some(self.name.as_os_str()),
+            &self.path,
+            &stat,
+        ))
+    }
+
+    /// Ends the write without touching the target.
+    pub fn abort(mut self) {
+        self.discard();
+    }
+
+    fn too_large(&self) -> FileError {
+        FileError::TooLarge {
+            path: self.path.clone(),
+            limit: self.limit,
+        }
+    }
+
+    fn discard(&mut self) {
+        self.file = None;
+        self.unlink_temp();
+    }
+
+    fn unlink_temp(&mut self) {
+        if !self.temp.is_empty() {
+            let _ = unlinkat(&self.dir, self.temp.as_os_str(), UnlinkatFlags::NoRemoveDir);
+            self.temp.clear();
+        }
+    }
+}
+
+impl Drop for PendingWrite {
+    fn drop(&mut self) {
+        self.unlink_temp();
+    }
+}
+
+fn libc_s_ifmt() -> u32 {
+    nix::sys::stat::SFlag::S_IFMT.bits()
+}
+
+fn libc_s_ifdir() -> u32 {
+    nix::sys::stat::SFlag::S_IFDIR.bits()
+}
+
+fn libc_s_ifreg() -> u32 {
+    nix::sys::stat::SFlag::S_IFREG.bits()
+}
+
+fn random_hex() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        bytes = (nanos as u64 ^ u64::from(std::process::id())).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
