@@ -16,6 +16,7 @@ mod entry;
 mod error;
 mod search;
 mod walk;
+pub mod watch;
 mod write;
 
 #[cfg(test)]

@@ -29,11 +29,13 @@
 //! - **Drop stops.** Dropping the [`Watch`] ends its task and closes the descriptor, which
 //!   removes every watch.
 
+use super::walk::Last;
+use super::{Entry, EntryKind as Kind, FileError, FileService, Op};
 use futures::StreamExt as _;
 use inotify::{EventMask, EventStream, Inotify, WatchDescriptor, WatchMask, Watches};
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, open, openat};
-use nix::sys::stat::{Mode, SFlag, fstatat};
+use nix::sys::stat::{Mode, fstat, fstatat};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
@@ -51,6 +53,11 @@ pub const DEFAULT_CAPACITY: usize = 1024;
 /// How long the first half of a rename waits for its second before it is a delete (the
 /// kernel queues both halves together; this only covers a read that split them).
 const PAIR_WAIT: Duration = Duration::from_millis(20);
+
+/// How often the watched directory is checked for having been deleted: the watch holds it
+/// open, and the kernel reports a deleted directory (`IN_DELETE_SELF`) only once the last
+/// descriptor on it is closed.
+const ROOT_CHECK: Duration = Duration::from_secs(1);
 
 /// What is read from the kernel at once (a few hundred events).
 const READ_BUFFER: usize = 64 * 1024;
@@ -73,38 +80,9 @@ const MASK: WatchMask = WatchMask::CREATE
     .union(WatchMask::ONLYDIR)
     .union(WatchMask::EXCL_UNLINK);
 
-/// What an entry is (never what a link points at).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    File,
-    Dir,
-    Symlink,
-    Other,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::File => "file",
-            Kind::Dir => "dir",
-            Kind::Symlink => "symlink",
-            Kind::Other => "other",
-        }
-    }
-
-    fn of(mode: u32) -> Kind {
-        match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
-            SFlag::S_IFREG => Kind::File,
-            SFlag::S_IFDIR => Kind::Dir,
-            SFlag::S_IFLNK => Kind::Symlink,
-            _ => Kind::Other,
-        }
-    }
-
-    /// What the kernel says of an entry that is gone: a directory or not.
-    fn gone(is_dir: bool) -> Kind {
-        if is_dir { Kind::Dir } else { Kind::File }
-    }
+/// What the kernel says of an entry that is gone: a directory or not.
+fn gone_kind(is_dir: bool) -> Kind {
+    if is_dir { Kind::Dir } else { Kind::File }
 }
 
 /// A change, in the order the kernel reported it. Paths are the watched path joined with
@@ -166,6 +144,51 @@ impl fmt::Debug for WatchOptions {
             .field("capacity", &self.capacity)
             .field("admit", &self.admit.is_some())
             .finish()
+    }
+}
+
+impl FileService {
+    /// Watches `raw` (a directory, below it too when `recursive`; or a file), judged like a
+    /// read and opened by the same walk, so the watch is on the very entry judged. Every
+    /// path an event names is judged by the same rules: a path they refuse is never named,
+    /// a directory they refuse never descended. `capacity`: events held for a reader that
+    /// is behind. Call within a tokio runtime (from `spawn_blocking`: it walks the tree).
+    pub fn watch(&self, raw: &str, recursive: bool, capacity: usize) -> Result<Watch, FileError> {
+        let located = self.locate(raw, Op::Read, Last::Follow, false)?;
+        let files = self.clone();
+        let admit: Admit = Arc::new(move |path: &Path| files.guard().judge(path, Op::Read).is_ok());
+        let options = WatchOptions {
+            recursive,
+            capacity,
+            admit: Some(admit),
+        };
+        Ok(Watch::start_in(
+            located.path,
+            located.dir,
+            located.name,
+            options,
+        )?)
+    }
+
+    /// The info of a path a watch event named, judged like [`FileService::info`]; `None`
+    /// when it is gone or refused. Blocking, but a few system calls.
+    pub fn watched_entry(&self, path: &Path) -> Option<Entry> {
+        self.locate_path(path.to_path_buf(), Op::Read, Last::Judge, false)
+            .ok()?
+            .entry()
+            .ok()
+    }
+}
+
+impl From<WatchError> for FileError {
+    fn from(e: WatchError) -> FileError {
+        match e {
+            WatchError::NotFound(path) => FileError::NotFound(path),
+            WatchError::Limit(reason) => {
+                FileError::io("/proc/sys/fs/inotify", io::Error::other(reason))
+            }
+            WatchError::Io(path, source) => FileError::io(path, source),
+        }
     }
 }
 
@@ -237,7 +260,7 @@ impl Watch {
             Some(name) => {
                 let stat =
                     fstatat(&dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW).map_err(errno)?;
-                if Kind::of(stat.st_mode) == Kind::Dir {
+                if Kind::of_mode(stat.st_mode) == Kind::Dir {
                     let fd = openat(&dir, name.as_os_str(), DIR, Mode::empty()).map_err(errno)?;
                     (path.clone(), fd, None)
                 } else {
@@ -297,6 +320,12 @@ impl Watch {
         self.events.recv().await
     }
 
+    /// The next event if one is waiting, without waiting.
+    pub fn try_next(&mut self) -> Option<WatchEvent> {
+        self.events.try_recv().ok()
+    }
+
+    /// The watched path, links on the way resolved.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -391,8 +420,11 @@ impl Worker {
             Closed,
             Sent,
             Timer,
+            Check,
             Kernel(Option<io::Result<inotify::EventOwned>>),
         }
+        let mut check = tokio::time::interval_at(Instant::now() + ROOT_CHECK, ROOT_CHECK);
+        check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         while !self.closed && self.end.is_none() {
             let deadline = self.pending.as_ref().map(|p| p.at + PAIR_WAIT);
             let wake = tokio::select! {
@@ -406,12 +438,14 @@ impl Worker {
                 },
                 _ = tokio::time::sleep_until(deadline.unwrap_or_else(Instant::now)),
                     if deadline.is_some() => Wake::Timer,
+                _ = check.tick() => Wake::Check,
                 event = self.kernel.next() => Wake::Kernel(event),
             };
             match wake {
                 Wake::Closed => return,
                 Wake::Sent => self.lost = false,
                 Wake::Timer => self.flush_pending(),
+                Wake::Check => self.check_root(),
                 Wake::Kernel(Some(Ok(event))) => self.handle(Raw {
                     wd: event.wd.get_watch_descriptor_id(),
                     mask: event.mask,
@@ -489,12 +523,12 @@ impl Worker {
             if self.in_scope(&path) {
                 self.emit(WatchEvent::Delete {
                     path,
-                    kind: Kind::gone(is_dir),
+                    kind: gone_kind(is_dir),
                 });
             }
         } else if raw.mask.intersects(EventMask::MODIFY | EventMask::ATTRIB) {
             if self.in_scope(&path) {
-                let kind = self.kind_of(&path).unwrap_or(Kind::gone(is_dir));
+                let kind = self.kind_of(&path).unwrap_or(gone_kind(is_dir));
                 self.emit(WatchEvent::Modify { path, kind });
             }
         } else if raw
@@ -503,6 +537,20 @@ impl Worker {
             && raw.wd == self.root_id
         {
             if raw.mask.contains(EventMask::DELETE_SELF) && self.target.is_none() {
+                self.emit(WatchEvent::Delete {
+                    path: self.root.clone(),
+                    kind: Kind::Dir,
+                });
+            }
+            self.gone();
+        }
+    }
+
+    /// The watched directory (for a file: its directory) deleted while held open.
+    fn check_root(&mut self) {
+        if fstat(&self.root_fd).is_ok_and(|stat| stat.st_nlink == 0) {
+            self.flush_pending();
+            if self.target.is_none() {
                 self.emit(WatchEvent::Delete {
                     path: self.root.clone(),
                     kind: Kind::Dir,
@@ -564,7 +612,7 @@ impl Worker {
         if self.in_scope(&moved.path) {
             self.emit(WatchEvent::Delete {
                 path: moved.path,
-                kind: Kind::gone(moved.is_dir),
+                kind: gone_kind(moved.is_dir),
             });
         }
     }
@@ -680,7 +728,7 @@ impl Worker {
                 let Ok(stat) = fstatat(&fd, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else {
                     continue;
                 };
-                let kind = Kind::of(stat.st_mode);
+                let kind = Kind::of_mode(stat.st_mode);
                 if report {
                     self.emit(WatchEvent::Create {
                         path: path.clone(),
@@ -710,7 +758,9 @@ impl Worker {
     /// Adds the watch of a directory through its descriptor, so the kernel watches exactly
     /// that directory whatever its path has become.
     fn add(&mut self, fd: &OwnedFd, path: &Path) -> io::Result<i32> {
-        let wd = self.watches.add(format!("/proc/self/fd/{}", fd.as_raw_fd()), MASK)?;
+        let wd = self
+            .watches
+            .add(format!("/proc/self/fd/{}", fd.as_raw_fd()), MASK)?;
         let id = wd.get_watch_descriptor_id();
         self.dirs.insert(
             id,
@@ -772,7 +822,7 @@ impl Worker {
         let name = path.file_name()?;
         let parent = self.open_beneath(path.parent()?)?;
         let stat = fstatat(&parent, name, AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
-        Some(Kind::of(stat.st_mode))
+        Some(Kind::of_mode(stat.st_mode))
     }
 }
 
@@ -1126,6 +1176,43 @@ mod tests {
         );
         assert_eq!(next(&mut watch).await, WatchEvent::Gone { path: watched });
         assert_eq!(watch.next().await, None);
+    }
+
+    #[tokio::test]
+    async fn the_service_judges_the_path_and_every_event() {
+        use crate::services::paths::{PathGuard, PathRules, RefusalKind};
+        let (_dir, root) = tree();
+        let work = root.join("work");
+        fs::create_dir_all(work.join("private")).unwrap();
+        let guard = PathGuard::from_section(&PathRules {
+            allow: Some(vec![work.clone()]),
+            deny: vec!["**/private/**".into()],
+            ..PathRules::default()
+        })
+        .unwrap();
+        let files = FileService::new(guard, &work);
+        let refusal = |raw: &str| files.watch(raw, true, 16).err().and_then(|e| e.refusal());
+        assert_eq!(
+            refusal(root.to_str().unwrap()),
+            Some(RefusalKind::NotAllowed)
+        );
+        assert_eq!(refusal("private/inner"), Some(RefusalKind::Denied));
+        assert!(matches!(
+            files.watch("missing", true, 16),
+            Err(FileError::NotFound(_))
+        ));
+
+        // Relative to the base; what the rules refuse is never named.
+        let mut watch = files.watch(".", true, 16).unwrap();
+        assert_eq!(watch.path(), work);
+        fs::write(work.join("private/key"), "").unwrap();
+        fs::write(work.join("seen"), "abc").unwrap();
+        let seen = until(&mut watch, |e| matches!(e, WatchEvent::Modify { .. })).await;
+        assert_eq!(seen[0], create(work.join("seen"), Kind::File));
+        let entry = files.watched_entry(&work.join("seen")).unwrap();
+        assert_eq!((entry.kind, entry.size), (Kind::File, 3));
+        assert_eq!(files.watched_entry(&work.join("private/key")), None);
+        assert_eq!(files.watched_entry(&work.join("gone")), None);
     }
 
     #[tokio::test]
