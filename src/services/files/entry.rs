@@ -61,7 +61,7 @@ impl Entry {
         stat: &FileStat,
         symlink_target: Option<PathBuf>,
     ) -> Entry {
-        let mode = stat.st_mode as u32;
+        let mode = stat.st_mode;
         let kind = EntryKind::of_mode(mode);
         Entry {
             name: path

@@ -202,7 +202,7 @@ impl Search<'_> {
     fn over_budget(&mut self) -> bool {
         if self.entries > self.query.budget.max_entries
             || self.bytes > self.query.budget.max_bytes
-            || (self.entries % 256 == 0 && Instant::now() > self.deadline)
+            || (self.entries % 256 == 1 && Instant::now() > self.deadline)
         {
             self.truncated = true;
         }
@@ -351,7 +351,7 @@ impl Search<'_> {
                     return;
                 }
             }
-            if number % 4096 == 0 && self.over_budget() {
+            if number.is_multiple_of(4096) && self.over_budget() {
                 return;
             }
         }

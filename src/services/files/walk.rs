@@ -283,9 +283,10 @@ impl Walker<'_> {
                 Last::Judge => {
                     let target = self.follow(&dir, name, &walked, &[], op, hops)?;
                     // Judge where the chain of links ends; a dangling one is fine to describe.
-                    match self.locate_from(target, op, Last::Follow, false, hops + 1) {
-                        Err(e @ FileError::Refused(_)) => return Err(e),
-                        _ => {}
+                    if let Err(e @ FileError::Refused(_)) =
+                        self.locate_from(target, op, Last::Follow, false, hops + 1)
+                    {
+                        return Err(e);
                     }
                 }
                 Last::Keep => {

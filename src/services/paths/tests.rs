@@ -6,6 +6,7 @@ fn guard(root: &Path, symlinks: SymlinkPolicy) -> PathGuard {
         read_only: vec![root.join("work/vendor")],
         deny: vec!["**/.env".into(), "**/.git/**".into()],
         symlinks: Some(symlinks),
+        ..PathRules::default()
     })
     .unwrap()
 }
