@@ -258,6 +258,12 @@ impl PathGuard {
         !self.deny_patterns.is_empty() && path.ancestors().any(|p| self.deny.is_match(p))
     }
 
+    /// Whether a deny pattern matches `path` itself (for the entries of a directory already
+    /// judged, whose ancestors are known not to match).
+    pub fn matches_deny(&self, path: &Path) -> bool {
+        !self.deny_patterns.is_empty() && self.deny.is_match(path)
+    }
+
     /// Whether `op` would be refused at `path` as read-only.
     pub fn is_read_only(&self, path: &Path, op: Op) -> bool {
         op.modifies() && self.read_only.iter().any(|root| path.starts_with(root))

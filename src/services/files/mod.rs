@@ -422,7 +422,7 @@ impl FileService {
                 return;
             }
             let path = dir_path.join(&name);
-            if self.inner.guard.is_denied(&path) {
+            if self.inner.guard.matches_deny(&path) {
                 continue;
             }
             let Ok(stat) = fstatat(&dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else {
@@ -649,7 +649,7 @@ impl FileService {
             let child = path.join(&name);
             let denied = std::iter::once(child.clone())
                 .chain(also(&child))
-                .find(|p| guard.is_denied(p));
+                .find(|p| guard.matches_deny(p));
             if let Some(p) = denied {
                 return Err(FileError::refused(
                     RefusalKind::Denied,
@@ -674,7 +674,7 @@ impl FileService {
         for name in names {
             let child = path.join(&name);
             // Checked before, and again here for what appeared since.
-            if guard.is_denied(&child) {
+            if guard.matches_deny(&child) {
                 return Err(FileError::refused(
                     RefusalKind::Denied,
                     format!("`{}` matches a deny pattern", child.display()),

@@ -244,7 +244,7 @@ impl Search<'_> {
                     return;
                 }
                 let path = dir_path.join(&name);
-                if self.guard.is_denied(&path) {
+                if self.guard.matches_deny(&path) {
                     continue;
                 }
                 let kind = match kind {

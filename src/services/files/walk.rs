@@ -108,6 +108,13 @@ pub(crate) fn errno_error(path: &Path, e: Errno) -> FileError {
         Errno::ENOTDIR => FileError::NotDirectory(path.to_path_buf()),
         Errno::ENOTEMPTY => FileError::NotEmpty(path.to_path_buf()),
         Errno::EEXIST => FileError::Exists(path.to_path_buf()),
+        Errno::ENAMETOOLONG => FileError::refused(
+            RefusalKind::Invalid,
+            format!(
+                "`{}` has a name longer than the filesystem allows",
+                path.display()
+            ),
+        ),
         Errno::ELOOP => FileError::refused(
             RefusalKind::Symlink,
             format!(

@@ -112,3 +112,62 @@ fn rules_are_checked() {
             .starts_with("paths.deny[0]: `a[` is not a glob")
     );
 }
+
+#[test]
+fn a_denied_directory_hides_what_it_holds() {
+    let g = PathGuard::from_section(&PathRules {
+        allow: Some(vec!["/w".into(), "/w/inner".into()]),
+        read_only: vec!["/w/a/ro".into()],
+        deny: vec!["**/private".into()],
+        ..PathRules::default()
+    })
+    .unwrap();
+    let refused = |p: &str, op| g.judge(Path::new(p), op).err().map(|r| r.kind);
+    assert_eq!(refused("/w/private", Op::Read), Some(RefusalKind::Denied));
+    assert_eq!(
+        refused("/w/private/deep/x", Op::Read),
+        Some(RefusalKind::Denied)
+    );
+    assert_eq!(refused("/w/privately", Op::Read), None);
+    assert!(g.matches_deny(Path::new("/w/private")));
+    assert!(!g.matches_deny(Path::new("/w/private/x")), "itself only");
+    assert!(g.is_denied(Path::new("/w/private/x")));
+    assert_eq!(
+        g.root_of(Path::new("/w/inner/x")),
+        Some(Path::new("/w/inner"))
+    );
+    assert_eq!(g.root_of(Path::new("/w/x")), Some(Path::new("/w")));
+    assert_eq!(g.root_of(Path::new("/elsewhere")), None);
+    assert_eq!(
+        g.read_only_below(Path::new("/w/a")),
+        Some(Path::new("/w/a/ro"))
+    );
+    assert_eq!(g.read_only_below(Path::new("/w/a/ro")), None);
+    assert_eq!(g.read_only_below(Path::new("/w/b")), None);
+    assert!(g.is_read_only(Path::new("/w/a/ro/x"), Op::Delete));
+    assert!(!g.is_read_only(Path::new("/w/a/ro/x"), Op::Read));
+    for bad in ["", "a\0b"] {
+        assert_eq!(
+            PathGuard::validate(bad).unwrap_err().kind,
+            RefusalKind::Invalid
+        );
+    }
+    assert!(PathGuard::validate(&"a".repeat(MAX_PATH_BYTES)).is_ok());
+    assert!(PathGuard::validate(&"a".repeat(MAX_PATH_BYTES + 1)).is_err());
+}
+
+#[test]
+fn file_settings_have_defaults() {
+    let g = PathGuard::from_section(&PathRules::default()).unwrap();
+    assert_eq!(g.max_file_bytes(), DEFAULT_MAX_FILE_BYTES);
+    assert_eq!(g.upload_extensions(), &ExtensionRules::default());
+    // `/capabilities` shows the spec's four fields only.
+    let shown = g.describe();
+    let keys: Vec<&str> = shown
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["allow", "read_only", "deny_count", "symlinks"]);
+}
