@@ -504,3 +504,35 @@ pub static AGENTS_SESSIONS_SMALL_LIMITS: Profile = Profile {
     args: &[],
     files: &[],
 };
+
+/// The file_ops group (on by default) under a path policy built from `{dir}`: two allowed
+/// roots (`{dir}/root`, `{dir}/shared`), `{dir}/root/ro` read-only, `.env` files and
+/// `private/` trees denied, links followed only while they stay in the allowed roots, a
+/// 4 MiB per-file limit under a 16 MiB body limit, uploads of `.txt`, `.md` and `.bin` only.
+/// `{dir}/outside` holds what no call may ever read or change. Each case works in a
+/// directory of its own under `{dir}/root`.
+pub static FILES: Profile = Profile {
+    name: "files",
+    contract: Contract::Server,
+    env: &[],
+    template: Some(
+        r#"
+server:
+  max_body_bytes: 16777216
+paths:
+  allow: ["{dir}/root", "{dir}/shared"]
+  read_only: ["{dir}/root/ro"]
+  deny: ["**/.env", "**/private/**"]
+  symlinks: within
+  max_file_bytes: 4194304
+  upload_extensions: {allow: [txt, md, bin]}
+"#,
+    ),
+    args: &[],
+    files: &[
+        ("root/ro/frozen.txt", "frozen\n"),
+        ("root/.env", "TOKEN=never-shown\n"),
+        ("shared/common.txt", "common\n"),
+        ("outside/secret.txt", "outside secret\n"),
+    ],
+};

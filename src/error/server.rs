@@ -48,14 +48,14 @@ struct Row {
 }
 
 use Availability::{Live, Pending};
-const FILES: Availability = Pending("file_ops issue");
 const PROCESS: Availability = Pending("process issue");
 const SYSTEM: Availability = Pending("system issue");
 const DEV_TOOLS: Availability = Pending("dev_tools issue");
 
 error_table! {
     // Server pipeline (second document, 7.1).
-    /// An unmatched route: the message is `Not found: <path>`.
+    /// An unmatched route (the message is `Not found: <path>`), or a file path that does
+    /// not exist (the file routes name it).
     NotFound               => "not_found",               404, "NotFoundError",            false, false, Live;
     /// The token is missing or wrong.
     Unauthorized           => "unauthorized",            401, "AuthenticationError",      false, true,  Live;
@@ -98,9 +98,9 @@ error_table! {
     /// The code run language is not in `params.languages`.
     LanguageNotAllowed     => "language_not_allowed",    403, "LanguageNotAllowedError",  false, true,  DEV_TOOLS;
     /// The upload's extension is refused.
-    ExtensionNotAllowed    => "extension_not_allowed",   403, "ExtensionNotAllowedError", false, true,  FILES;
+    ExtensionNotAllowed    => "extension_not_allowed",   403, "ExtensionNotAllowedError", false, true,  Live;
     /// `overwrite: false` and the file exists.
-    FileExists             => "file_exists",             409, "FileExistsError",          false, false, FILES;
+    FileExists             => "file_exists",             409, "FileExistsError",          false, false, Live;
     /// The body is over the endpoint's limit (checked before it is read when declared).
     PayloadTooLarge        => "payload_too_large",       413, "PayloadTooLargeError",     false, true,  Live;
     /// The caller's rate limit is exhausted; `Retry-After` says when to come back.
@@ -114,6 +114,19 @@ error_table! {
     UriTooLong             => "uri_too_long",            414, "UriTooLongError",          false, true,  Live;
     /// The request headers are over 32 KiB.
     HeadersTooLarge        => "headers_too_large",       431, "HeadersTooLargeError",     false, true,  Live;
+    // Ours: what the file routes find at a path.
+    /// A directory where a file is needed: reading, downloading or writing onto it.
+    IsADirectory           => "is_a_directory",          400, "IsADirectoryError",        false, false, Live;
+    /// A file where a directory is needed: listing it, uploading into it, a parent on the
+    /// way.
+    NotADirectory          => "not_a_directory",         400, "NotADirectoryError",       false, false, Live;
+    /// Neither a regular file nor a directory (a device, FIFO or socket) where content is
+    /// needed.
+    NotAFile               => "not_a_file",              400, "NotAFileError",            false, false, Live;
+    /// Deleting a non-empty directory without `recursive=true`, or moving onto one.
+    DirectoryNotEmpty      => "directory_not_empty",     409, "DirectoryNotEmptyError",   false, false, Live;
+    /// A `Range` that starts past the end of the file (or ends before it starts).
+    RangeNotSatisfiable    => "range_not_satisfiable",   416, "RangeNotSatisfiableError", false, false, Live;
     // Ours: bad bodies and queries, named commands, roadmap placeholders, the safety net.
     /// A bad body, query or parameter; `param` names it.
     InvalidRequest         => "invalid_request",         400, "BadRequestError",          false, false, Live;

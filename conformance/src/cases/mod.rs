@@ -34,6 +34,7 @@ groups! {
     core: Server,
     pipeline: Server,
     commands: Server,
+    files: Server,
     agents: Server,
 }
 

@@ -4,3 +4,4 @@
 pub mod agents;
 pub mod commands;
 pub mod core;
+pub mod files;

@@ -1,0 +1,36 @@
+//! `files/*`: the file_ops group (issue 11): one file per route's area, `guard.rs` for the
+//! path guard on every route; helpers in `support.rs`.
+
+use crate::Case;
+
+mod delete;
+mod download;
+mod exists;
+mod guard;
+mod info;
+mod list;
+mod mkdir;
+mod r#move;
+mod read;
+mod search;
+mod support;
+mod upload;
+mod write;
+
+pub fn cases() -> Vec<Case> {
+    [
+        read::cases(),
+        write::cases(),
+        list::cases(),
+        info::cases(),
+        exists::cases(),
+        mkdir::cases(),
+        r#move::cases(),
+        delete::cases(),
+        upload::cases(),
+        download::cases(),
+        search::cases(),
+        guard::cases(),
+    ]
+    .concat()
+}

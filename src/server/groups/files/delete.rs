@@ -1,0 +1,50 @@
+//! `files_delete`: DELETE /files?path=[&recursive=true] answers `{path, deleted: true}`; a
+//! non-empty directory needs `recursive` (else 409 `directory_not_empty`), and then nothing
+//! under it may be denied or read-only. A link is removed as the link.
+
+use super::{Route, blocking, required, service};
+use crate::error::ApiError;
+use crate::server::SharedState;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::Query;
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::FilesDelete,
+    bind: |f| on(f, delete),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "DELETE",
+    target: "/files?path=/workspace/build&recursive=true",
+    body: ExampleBody::None,
+    files: &[("build/out/app", "binary\n")],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"path":"/workspace/build","deleted":true}"#,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteQuery {
+    path: Option<String>,
+    #[serde(default)]
+    recursive: bool,
+}
+
+async fn delete(
+    State(app): State<SharedState>,
+    Query(query): Query<DeleteQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let path = required(query.path, "path")?;
+    let files = service(&app);
+    let deleted = blocking(move || files.delete(&path, query.recursive)).await?;
+    Ok(axum::Json(
+        json!({ "path": deleted.to_string_lossy(), "deleted": true }),
+    ))
+}

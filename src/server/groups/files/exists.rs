@@ -1,0 +1,39 @@
+//! `files_exists`: GET /files/exists?path= answers `{exists: bool}`; a guard refusal is the
+//! refusal, never `false`.
+
+use super::read::PathQuery;
+use super::{Route, blocking, required, service};
+use crate::error::ApiError;
+use crate::server::SharedState;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::Query;
+use axum::extract::State;
+use axum::routing::on;
+use serde_json::{Value, json};
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::FilesExists,
+    bind: |f| on(f, exists),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/files/exists?path=/workspace/missing.txt",
+    body: ExampleBody::None,
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"exists":false}"#,
+};
+
+async fn exists(
+    State(app): State<SharedState>,
+    Query(query): Query<PathQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let path = required(query.path, "path")?;
+    let files = service(&app);
+    let exists = blocking(move || files.exists(&path)).await?;
+    Ok(axum::Json(json!({ "exists": exists })))
+}

@@ -1,0 +1,40 @@
+//! `files_info`: GET /files/info?path= answers the entry of the path itself (a link is
+//! described, not followed).
+
+use super::entry::entry_json;
+use super::read::PathQuery;
+use super::{Route, blocking, required, service};
+use crate::error::ApiError;
+use crate::server::SharedState;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::Query;
+use axum::extract::State;
+use axum::routing::on;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::FilesInfo,
+    bind: |f| on(f, info),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/files/info?path=/workspace/notes.txt",
+    body: ExampleBody::None,
+    files: &[("notes.txt", "hello, files\n")],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"name":"notes.txt","path":"/workspace/notes.txt","type":"file","size":13,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}"#,
+};
+
+async fn info(
+    State(app): State<SharedState>,
+    Query(query): Query<PathQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let path = required(query.path, "path")?;
+    let files = service(&app);
+    let entry = blocking(move || files.info(&path)).await?;
+    Ok(axum::Json(entry_json(&entry)))
+}

@@ -1,0 +1,57 @@
+//! `files_list`: GET /files/list?path=[&depth=1] answers `{entries: [entry...]}`, depth
+//! first in name order, links described and never followed, denied entries left out
+//! (`truncated: true` is added only past the service's entry cap).
+
+use super::entry::entries_json;
+use super::{Route, blocking, required, service};
+use crate::error::ApiError;
+use crate::server::SharedState;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::Query;
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::FilesList,
+    bind: |f| on(f, list),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/files/list?path=/workspace&depth=2",
+    body: ExampleBody::None,
+    files: &[
+        ("notes.txt", "hello, files\n"),
+        ("src/main.rs", "fn main() {}\n"),
+    ],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"entries":[{"name":"notes.txt","path":"/workspace/notes.txt","type":"file","size":13,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"},{"name":"src","path":"/workspace/src","type":"dir","size":4096,"mode":"0755","modified_at":"2025-06-01T12:00:00Z"},{"name":"main.rs","path":"/workspace/src/main.rs","type":"file","size":13,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}]}"#,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    path: Option<String>,
+    /// Levels below the directory, 1..=10.
+    depth: Option<u32>,
+}
+
+async fn list(
+    State(app): State<SharedState>,
+    Query(query): Query<ListQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let path = required(query.path, "path")?;
+    let depth = query.depth.unwrap_or(1);
+    let files = service(&app);
+    let listing = blocking(move || files.list(&path, depth)).await?;
+    let mut body = json!({ "entries": entries_json(&listing.entries) });
+    if listing.truncated {
+        body["truncated"] = json!(true);
+    }
+    Ok(axum::Json(body))
+}

@@ -1,0 +1,48 @@
+//! `files_mkdir`: POST /files/mkdir `{path, parents?}` makes the directory and answers its
+//! entry; with `parents` the missing parents too, and an existing directory is fine.
+
+use super::entry::entry_json;
+use super::{Route, blocking, required, service};
+use crate::error::ApiError;
+use crate::server::SharedState;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::Json;
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::FilesMkdir,
+    bind: |f| on(f, mkdir),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "POST",
+    target: "/files/mkdir",
+    body: ExampleBody::Json(r#"{"path": "/workspace/build/out", "parents": true}"#),
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"name":"out","path":"/workspace/build/out","type":"dir","size":4096,"mode":"0755","modified_at":"2025-06-01T12:00:00Z"}"#,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MkdirBody {
+    path: Option<String>,
+    #[serde(default)]
+    parents: bool,
+}
+
+async fn mkdir(
+    State(app): State<SharedState>,
+    Json(body): Json<MkdirBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let path = required(body.path, "path")?;
+    let files = service(&app);
+    let entry = blocking(move || files.mkdir(&path, body.parents)).await?;
+    Ok(axum::Json(entry_json(&entry)))
+}

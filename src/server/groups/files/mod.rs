@@ -1,0 +1,87 @@
+//! The file_ops group: thin handlers over the file service (`services::files`), one file
+//! per operation. Each file declares its [`Route`]: the row it serves, how it binds, and
+//! its documented example (shown in `docs/endpoints.md` and run by this module's tests).
+//! Errors of the service become rows of the server table in `errors.rs`; entry info is
+//! rendered by `entry.rs` (shared with the watch stream).
+
+mod delete;
+mod download;
+pub(crate) mod entry;
+mod errors;
+mod exists;
+mod info;
+mod list;
+mod mkdir;
+mod r#move;
+mod read;
+mod search;
+mod upload;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use crate::error::{ApiError, Code};
+use crate::server::AppState;
+use crate::server::SharedState;
+use crate::server::docs::Example;
+use crate::server::endpoints::EndpointId;
+use crate::services::files::{FileError, FileService};
+use axum::routing::{MethodFilter, MethodRouter};
+
+/// What a handler file declares about itself.
+pub(crate) struct Route {
+    pub id: EndpointId,
+    pub bind: fn(MethodFilter) -> MethodRouter<SharedState>,
+    pub example: &'static Example,
+}
+
+/// Every route of the group, one per handler file.
+const ROUTES: &[&Route] = &[
+    &read::ROUTE,
+    &write::ROUTE,
+    &list::ROUTE,
+    &info::ROUTE,
+    &exists::ROUTE,
+    &mkdir::ROUTE,
+    &r#move::ROUTE,
+    &delete::ROUTE,
+    &upload::ROUTE,
+    &download::ROUTE,
+    &search::ROUTE,
+];
+
+/// Binds the handler of a file_ops row (the router asks each group).
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    ROUTES.iter().find(|r| r.id == id).map(|r| (r.bind)(f))
+}
+
+/// The documented example of a file_ops row.
+pub fn example(id: EndpointId) -> Option<&'static Example> {
+    ROUTES.iter().find(|r| r.id == id).map(|r| r.example)
+}
+
+/// The file service over the operator's path rules, relative paths taken from the server's
+/// working directory.
+pub(crate) fn service(app: &AppState) -> FileService {
+    FileService::new(app.settings.paths.clone(), app.base_dir.clone())
+}
+
+/// Runs a blocking file operation on the blocking pool (a panic in it is an I/O error).
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, FileError> + Send + 'static,
+) -> Result<T, FileError> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(FileError::Io {
+            path: Default::default(),
+            source: std::io::Error::other(e),
+        })
+    })
+}
+
+/// A path the route needs: its absence is `invalid_path` naming the parameter.
+pub(crate) fn required(value: Option<String>, param: &str) -> Result<String, ApiError> {
+    value.ok_or_else(|| {
+        ApiError::new(Code::InvalidPath, format!("`{param}` is required: a path")).with_param(param)
+    })
+}

@@ -1,0 +1,51 @@
+//! `files_move`: POST /files/move `{from, to, overwrite?}` renames on one filesystem (both
+//! paths guarded: `from` as a delete, `to` as a write) and answers the entry of `to`. An
+//! existing `to` is 409 `file_exists` unless `overwrite: true`.
+
+use super::entry::entry_json;
+use super::{Route, blocking, required, service};
+use crate::error::ApiError;
+use crate::server::SharedState;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::Json;
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::FilesMove,
+    bind: |f| on(f, move_),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "POST",
+    target: "/files/move",
+    body: ExampleBody::Json(r#"{"from": "/workspace/draft.txt", "to": "/workspace/final.txt"}"#),
+    files: &[("draft.txt", "done\n")],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"name":"final.txt","path":"/workspace/final.txt","type":"file","size":5,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}"#,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveBody {
+    from: Option<String>,
+    to: Option<String>,
+    #[serde(default)]
+    overwrite: bool,
+}
+
+async fn move_(
+    State(app): State<SharedState>,
+    Json(body): Json<MoveBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let from = required(body.from, "from")?;
+    let to = required(body.to, "to")?;
+    let files = service(&app);
+    let entry = blocking(move || files.rename(&from, &to, body.overwrite)).await?;
+    Ok(axum::Json(entry_json(&entry)))
+}

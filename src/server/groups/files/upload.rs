@@ -1,0 +1,161 @@
+//! `files_upload`: POST /files/upload, `multipart/form-data`: a text part `path` (the
+//! target directory, which must exist) and one or more file parts, answered as `{files:
+//! [entry...]}` in part order. Each file is judged on its own (its name one plain name, its
+//! extension by `paths.upload_extensions`, its size by `paths.max_file_bytes`) before a
+//! byte of it is written, and streamed into an atomic write; file parts sent before `path`
+//! are held in memory until it comes (each within the per-file limit, all within the body
+//! limit).
+
+use super::entry::entries_json;
+use super::errors::over_body_limit;
+use super::{Route, blocking, required, service};
+use crate::error::{ApiError, Code};
+use crate::server::SharedState;
+use crate::server::docs::{Example, ExampleBody, FormPart};
+use crate::server::endpoints::EndpointId;
+use crate::services::files::{FileError, FileService, WriteOptions};
+use axum::extract::State;
+use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
+use axum::routing::on;
+use bytes::Bytes;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::FilesUpload,
+    bind: |f| on(f, upload),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "POST",
+    target: "/files/upload",
+    body: ExampleBody::Form(&[
+        FormPart::Text("path", "/workspace/docs"),
+        FormPart::File("file", "guide.md", "# Guide\n"),
+    ]),
+    files: &[("docs/index.md", "# Docs\n")],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"files":[{"name":"guide.md","path":"/workspace/docs/guide.md","type":"file","size":8,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}]}"#,
+};
+
+/// An upload replaces a file of the same name; the target directory must exist.
+const OPTIONS: WriteOptions = WriteOptions {
+    overwrite: true,
+    parents: false,
+};
+
+async fn upload(
+    State(app): State<SharedState>,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let mut multipart = multipart.map_err(|e| {
+        ApiError::invalid(
+            "Content-Type",
+            format!("the body must be multipart/form-data: {}", e.body_text()),
+        )
+    })?;
+    let files = service(&app);
+    let mut target: Option<String> = None;
+    let mut held: Vec<(String, Bytes)> = Vec::new();
+    let mut written = Vec::new();
+    let mut parts = 0usize;
+    while let Some(field) = multipart.next_field().await.map_err(part_error)? {
+        match (field.file_name().map(str::to_owned), field.name()) {
+            (Some(name), _) => {
+                parts += 1;
+                files.check_upload_name(&name)?;
+                match &target {
+                    Some(dir) => {
+                        let entry = files
+                            .upload_stream(
+                                dir,
+                                &name,
+                                field.map(|c| c.map_err(body_error)),
+                                OPTIONS,
+                            )
+                            .await?;
+                        written.push(entry);
+                    }
+                    None => {
+                        let bytes = hold(&files, &name, field).await?;
+                        held.push((name, bytes));
+                    }
+                }
+            }
+            (None, Some("path")) => {
+                if target.is_some() {
+                    return Err(ApiError::invalid("path", "send one `path` part"));
+                }
+                let dir = field.text().await.map_err(part_error)?;
+                for (name, bytes) in std::mem::take(&mut held) {
+                    let (files, dir) = (files.clone(), dir.clone());
+                    written
+                        .push(blocking(move || files.upload(&dir, &name, &bytes, OPTIONS)).await?);
+                }
+                target = Some(dir);
+            }
+            (None, other) => {
+                let other = other.unwrap_or_default().to_owned();
+                return Err(ApiError::invalid(
+                    other.clone(),
+                    format!("unknown part `{other}`: send a text part `path` and file parts"),
+                ));
+            }
+        }
+    }
+    required(target, "path")?;
+    if parts == 0 {
+        return Err(ApiError::invalid(
+            "file",
+            "no file part: send one or more parts with a file name",
+        ));
+    }
+    Ok(axum::Json(json!({ "files": entries_json(&written) })))
+}
+
+/// A file part that came before `path`, read into memory within the per-file limit.
+async fn hold(
+    files: &FileService,
+    name: &str,
+    mut field: axum::extract::multipart::Field<'_>,
+) -> Result<Bytes, ApiError> {
+    let limit = files.max_file_bytes();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = field.chunk().await.map_err(part_error)? {
+        if bytes.len() as u64 + chunk.len() as u64 > limit {
+            return Err(FileError::TooLarge {
+                path: name.into(),
+                limit,
+            }
+            .into());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes.into())
+}
+
+/// A body error while a file part streams: the body limit stays recognisable.
+fn body_error(e: MultipartError) -> Box<dyn std::error::Error + Send + Sync> {
+    if e.status() == http::StatusCode::PAYLOAD_TOO_LARGE {
+        Box::new(super::errors::BodyLimit)
+    } else {
+        Box::new(e)
+    }
+}
+
+/// A malformed body (or one cut by the body limit) while reading the parts.
+fn part_error(e: MultipartError) -> ApiError {
+    if over_body_limit(&e) || e.status() == http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(
+            Code::PayloadTooLarge,
+            "the request body is over the size limit",
+        )
+    } else {
+        ApiError::new(
+            Code::InvalidRequest,
+            format!("bad multipart body: {}", e.body_text()),
+        )
+    }
+}

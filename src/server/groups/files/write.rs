@@ -1,0 +1,66 @@
+//! `files_write`: PUT /files/content?path=[&overwrite=false][&parents=true] streams the raw
+//! body into the service's atomic write (a temp file beside the target, then a rename), so
+//! a reader never sees half a file. The body limit of the pipeline and the per-file limit
+//! (`paths.max_file_bytes`) both end it with 413 and leave nothing behind.
+
+use super::entry::entry_json;
+use super::{Route, required, service};
+use crate::error::ApiError;
+use crate::server::SharedState;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::Query;
+use crate::services::files::WriteOptions;
+use axum::body::Body;
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::FilesWrite,
+    bind: |f| on(f, write),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "PUT",
+    target: "/files/content?path=/workspace/notes.txt",
+    body: ExampleBody::Raw("hello, files"),
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"name":"notes.txt","path":"/workspace/notes.txt","type":"file","size":12,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}"#,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WriteQuery {
+    path: Option<String>,
+    /// Replace an existing file (default); `false` answers 409 `file_exists` instead.
+    #[serde(default = "yes")]
+    overwrite: bool,
+    /// Create missing parent directories (default: a missing parent is 404).
+    #[serde(default)]
+    parents: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+async fn write(
+    State(app): State<SharedState>,
+    Query(query): Query<WriteQuery>,
+    body: Body,
+) -> Result<axum::Json<Value>, ApiError> {
+    let path = required(query.path, "path")?;
+    let options = WriteOptions {
+        overwrite: query.overwrite,
+        parents: query.parents,
+    };
+    let entry = service(&app)
+        .write_stream(&path, body.into_data_stream(), options)
+        .await?;
+    Ok(axum::Json(entry_json(&entry)))
+}
