@@ -6,6 +6,7 @@ use crate::server::AppState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::{Access, ENDPOINTS, Endpoint, Group, Status};
 use crate::server::policy::Verdict;
+use crate::services::files::FileService;
 use crate::services::paths::{Op, PathRefusal, RefusalKind};
 use serde_json::{Map, Value, json};
 
@@ -126,7 +127,8 @@ pub struct CheckRequest {
 }
 
 /// Would this call be allowed? Answers the endpoint decision and, when a path is given,
-/// the path guard's decision, without running anything.
+/// the file service's decision on it (the code every file route runs), without running
+/// anything.
 pub fn check(app: &AppState, identity: &Identity, req: &CheckRequest) -> Result<Value, ApiError> {
     let Some(index) = ENDPOINTS.iter().position(|e| e.id == req.endpoint) else {
         return Ok(answer(
@@ -185,14 +187,18 @@ pub fn check(app: &AppState, identity: &Identity, req: &CheckRequest) -> Result<
     };
     let mut extra = implemented;
     extra["op"] = json!(op);
-    match app.settings.paths.check(raw, op, &app.base_dir) {
-        Ok(path) => {
-            extra["path"] = json!(path);
+    // The file routes' own decision: the rules on the normalized path, then the links on
+    // the way as the kernel would meet them; nothing is created or changed.
+    let files = FileService::new(app.settings.paths.clone(), app.base_dir.clone());
+    match files.decide(raw, op) {
+        Ok(resolved) => {
+            extra["path"] = json!(resolved.path);
+            extra["exists"] = json!(resolved.exists);
             Ok(answer(endpoint.id, true, None, None, None, extra))
         }
         Err(refusal) => {
             let code = refusal.error_code();
-            extra["message"] = json!(refusal.message);
+            extra["message"] = json!(refusal.to_string());
             Ok(answer(
                 endpoint.id,
                 false,
