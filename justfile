@@ -88,6 +88,7 @@ bench *args:
     cargo bench --bench pipeline -- {{args}}
     RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench sessions
     RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench webhooks
+    cargo bench --bench files
 
 # Regenerate docs/endpoints.md and docs/errors.md from the endpoint and error tables.
 docs:

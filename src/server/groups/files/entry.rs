@@ -1,6 +1,8 @@
 //! Entry info on the wire: `{name, path, type, size, mode, modified_at, symlink_target}`
 //! (`symlink_target` only for links). Every file route that answers entries and the watch
-//! stream's `entry` render them here.
+//! stream's `entry` render them here; a long list is serialized straight from the
+//! service's `Entry`, whose `Serialize` writes the same form (the test below holds them
+//! together).
 
 use crate::services::files::Entry;
 use serde_json::{Value, json};

@@ -2,17 +2,16 @@
 //! first in name order, links described and never followed, denied entries left out
 //! (`truncated: true` is added only past the service's entry cap).
 
-use super::entry::entries_json;
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
 use crate::server::docs::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Query;
+use crate::services::files::Entry;
 use axum::extract::State;
 use axum::routing::on;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 pub(super) const ROUTE: Route = Route {
     id: EndpointId::FilesList,
@@ -41,17 +40,25 @@ struct ListQuery {
     depth: Option<u32>,
 }
 
+/// The answer, serialized straight from the entries (no value per entry).
+#[derive(Serialize)]
+struct Listed {
+    entries: Vec<Entry>,
+    /// Only past the service's entry cap.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    truncated: bool,
+}
+
 async fn list(
     State(app): State<SharedState>,
     Query(query): Query<ListQuery>,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<axum::Json<Listed>, ApiError> {
     let path = required(query.path, "path")?;
     let depth = query.depth.unwrap_or(1);
     let files = service(&app);
     let listing = blocking(move || files.list(&path, depth)).await?;
-    let mut body = json!({ "entries": entries_json(&listing.entries) });
-    if listing.truncated {
-        body["truncated"] = json!(true);
-    }
-    Ok(axum::Json(body))
+    Ok(axum::Json(Listed {
+        entries: listing.entries,
+        truncated: listing.truncated,
+    }))
 }

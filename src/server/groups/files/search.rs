@@ -10,11 +10,10 @@ use crate::server::SharedState;
 use crate::server::docs::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Json;
-use crate::services::files::SearchQuery;
+use crate::services::files::{SearchQuery, SearchResult};
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {
     id: EndpointId::FilesSearch,
@@ -50,13 +49,10 @@ struct SearchBody {
 async fn search(
     State(app): State<SharedState>,
     Json(body): Json<SearchBody>,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<axum::Json<SearchResult>, ApiError> {
     let path = required(body.path, "path")?;
     let query = SearchQuery::new(body.glob, body.pattern, body.max_results);
     let files = service(&app);
     let found = blocking(move || files.search(&path, &query)).await?;
-    Ok(axum::Json(json!({
-        "matches": found.matches,
-        "truncated": found.truncated,
-    })))
+    Ok(axum::Json(found))
 }

@@ -1,0 +1,345 @@
+//! `just bench` (file_ops part): the file routes through the whole server (pipeline, path
+//! guard, link-safe opens), in process on loopback, against `cp` of the same file in the
+//! same run.
+//!
+//! - read: GET /files/content of a `--mib N` (default 100) file, the body streamed into a
+//!   file on the client side; versus `cp` of the same file. Throughput and ratio.
+//! - write: PUT /files/content of the same file, the body streamed from the file; versus
+//!   `cp`. Throughput and ratio.
+//! - list: GET /files/list of a 10,000-entry directory, p50 and p99 over `--seconds N`
+//!   (default 3).
+//! - search: POST /files/search over a 50,000-file tree (`pattern` that matches in 50 files,
+//!   and a `glob`), median of `--searches N` (default 5).
+//!
+//! Copies are measured in `--rounds N` (default 5) interleaved rounds, medians reported,
+//! with two references for scale: a copy through user space (a read/write loop in 1 MiB
+//! blocks; `cp` offloads the copy to the kernel with `copy_file_range`), and the same bytes
+//! over one loopback TCP connection without HTTP or files (the transport's ceiling).
+//! Target: read and write at >= 0.9 of `cp`'s throughput.
+
+#[path = "support/server.rs"]
+mod server;
+mod support;
+
+use futures::StreamExt;
+use server::{percentile, serve};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use support::{arg, median};
+
+fn mib_per_s(bytes: u64, secs: f64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0) / secs
+}
+
+/// `cp src dst` (the system's, with whatever copy offload it uses), timed.
+fn cp(src: &Path, dst: &Path) -> f64 {
+    let _ = std::fs::remove_file(dst);
+    let started = Instant::now();
+    let status = std::process::Command::new("cp")
+        .arg(src)
+        .arg(dst)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    started.elapsed().as_secs_f64()
+}
+
+/// A copy through user space in 1 MiB blocks (`read` and `write`, no copy offload), timed:
+/// what any copy that passes bytes through a process costs here.
+fn user_copy(src: &Path, dst: &Path) -> f64 {
+    let _ = std::fs::remove_file(dst);
+    let started = Instant::now();
+    let mut from = std::fs::File::open(src).unwrap();
+    let mut to = std::fs::File::create(dst).unwrap();
+    let mut buf = vec![0u8; 1024 * 1024];
+    loop {
+        let n = from.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        to.write_all(&buf[..n]).unwrap();
+    }
+    drop(to);
+    started.elapsed().as_secs_f64()
+}
+
+/// `bytes` over one loopback TCP connection in 1 MiB writes, no HTTP and no file: the
+/// transport's own ceiling on this machine, for scale.
+async fn loopback(bytes: u64) -> f64 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sink = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 1024 * 1024];
+        let mut got = 0u64;
+        loop {
+            let n = socket.read(&mut buf).await.unwrap();
+            if n == 0 {
+                return got;
+            }
+            got += n as u64;
+        }
+    });
+    let started = Instant::now();
+    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let block = vec![7u8; 1024 * 1024];
+    for _ in 0..bytes / block.len() as u64 {
+        socket.write_all(&block).await.unwrap();
+    }
+    socket.shutdown().await.unwrap();
+    assert_eq!(sink.await.unwrap(), bytes);
+    started.elapsed().as_secs_f64()
+}
+
+/// GET the file through the server into `dst`, timed to the last byte written.
+async fn read_through(client: &reqwest::Client, base: &str, src: &Path, dst: &Path) -> f64 {
+    let _ = std::fs::remove_file(dst);
+    let started = Instant::now();
+    let resp = client
+        .get(format!("{base}/files/content?path={}", src.display()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    // The client writes on a thread of its own, as a separate process would.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(8);
+    let dst_owned = dst.to_path_buf();
+    let writer = std::thread::spawn(move || {
+        let file = std::fs::File::create(dst_owned).unwrap();
+        let mut out = std::io::BufWriter::with_capacity(1024 * 1024, file);
+        for chunk in rx {
+            out.write_all(&chunk).unwrap();
+        }
+        out.flush().unwrap();
+    });
+    let mut body = resp.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        tx.send(chunk.unwrap()).unwrap();
+    }
+    drop(tx);
+    writer.join().unwrap();
+    started.elapsed().as_secs_f64()
+}
+
+/// PUT the file through the server to `dst`, the body read from `src` as it is sent.
+async fn write_through(client: &reqwest::Client, base: &str, src: &Path, dst: &Path) -> f64 {
+    let _ = std::fs::remove_file(dst);
+    let started = Instant::now();
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(8);
+    let src_owned = src.to_path_buf();
+    std::thread::spawn(move || {
+        let mut file = std::fs::File::open(src_owned).unwrap();
+        loop {
+            let mut buf = vec![0u8; 512 * 1024];
+            let n = file.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            buf.truncate(n);
+            if tx.blocking_send(Ok(buf.into())).is_err() {
+                break;
+            }
+        }
+    });
+    let stream =
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+    let len = std::fs::metadata(src).unwrap().len();
+    let resp = client
+        .put(format!("{base}/files/content?path={}", dst.display()))
+        .header("content-length", len)
+        .body(reqwest::Body::wrap_stream(stream))
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    assert_eq!(status, 200, "{text}");
+    started.elapsed().as_secs_f64()
+}
+
+fn same(a: &Path, b: &Path) -> bool {
+    let (ma, mb) = (
+        std::fs::metadata(a).unwrap().len(),
+        std::fs::metadata(b).unwrap().len(),
+    );
+    ma == mb && std::fs::read(a).unwrap() == std::fs::read(b).unwrap()
+}
+
+fn many_files(dir: &Path, n: usize, content: impl Fn(usize) -> String) {
+    std::fs::create_dir_all(dir).unwrap();
+    for i in 0..n {
+        std::fs::write(dir.join(format!("f{i:05}.txt")), content(i)).unwrap();
+    }
+}
+
+fn main() {
+    let mib = arg("--mib", 100);
+    let rounds = arg("--rounds", 5).max(1) as usize;
+    let seconds = arg("--seconds", 3);
+    let searches = arg("--searches", 5).max(1) as usize;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        // Beside the build (a disk, as a workspace is), not a tmpfs /tmp.
+        let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
+        let dir = tempfile::Builder::new()
+            .prefix("bench-files-")
+            .tempdir_in(&target)
+            .unwrap();
+        let dir = dir.path().to_path_buf();
+        let bytes = mib * 1024 * 1024;
+        let limit = (bytes * 2).to_string();
+        let (base, _state) = serve(&dir, &[("SVC_SERVER_MAX_BODY_BYTES", limit.as_str())]).await;
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+
+        let src = dir.join("big.bin");
+        {
+            // Incompressible content, written once.
+            let mut out = std::fs::File::create(&src).unwrap();
+            let mut state = 0x9e37_79b9_7f4a_7c15u64;
+            let mut block = vec![0u8; 1024 * 1024];
+            for _ in 0..mib {
+                for word in block.chunks_mut(8) {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    word.copy_from_slice(&state.to_le_bytes());
+                }
+                out.write_all(&block).unwrap();
+            }
+        }
+        let copied = dir.join("copy.bin");
+        let (mut cps, mut reads, mut writes, mut users, mut wires) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // A warm-up of each, so every round finds the source in the page cache.
+        cp(&src, &copied);
+        read_through(&client, &base, &src, &copied).await;
+        for round in 0..rounds {
+            let order = [0, 1, 2, 3, 4].map(|i| (i + round) % 5);
+            for which in order {
+                match which {
+                    0 => cps.push(cp(&src, &copied)),
+                    3 => users.push(user_copy(&src, &copied)),
+                    4 => wires.push(loopback(bytes).await),
+                    1 => {
+                        reads.push(read_through(&client, &base, &src, &copied).await);
+                        assert!(same(&src, &copied), "read through the server differs");
+                    }
+                    _ => {
+                        writes.push(write_through(&client, &base, &src, &copied).await);
+                        assert!(same(&src, &copied), "write through the server differs");
+                    }
+                }
+            }
+        }
+        let (cp_s, read_s, write_s, user_s, wire_s) = (
+            median(cps.clone()),
+            median(reads),
+            median(writes),
+            median(users),
+            median(wires),
+        );
+        println!("copy of a {mib} MiB file, medians of {rounds} interleaved rounds:");
+        println!(
+            "  cp                        {:>8.0} MiB/s  ({:.0} ms; rounds {:?})",
+            mib_per_s(bytes, cp_s),
+            cp_s * 1000.0,
+            cps.iter().map(|s| (s * 1000.0).round()).collect::<Vec<_>>()
+        );
+        println!(
+            "  read/write loop, 1 MiB    {:>8.0} MiB/s  ({:.0} ms)  ratio to cp {:.2}",
+            mib_per_s(bytes, user_s),
+            user_s * 1000.0,
+            cp_s / user_s
+        );
+        println!(
+            "  loopback TCP, no HTTP     {:>8.0} MiB/s  ({:.0} ms)  ratio to cp {:.2}",
+            mib_per_s(bytes, wire_s),
+            wire_s * 1000.0,
+            cp_s / wire_s
+        );
+        println!(
+            "  GET /files/content        {:>8.0} MiB/s  ({:.0} ms)  ratio to cp {:.2}",
+            mib_per_s(bytes, read_s),
+            read_s * 1000.0,
+            cp_s / read_s
+        );
+        println!(
+            "  PUT /files/content        {:>8.0} MiB/s  ({:.0} ms)  ratio to cp {:.2}",
+            mib_per_s(bytes, write_s),
+            write_s * 1000.0,
+            cp_s / write_s
+        );
+        std::fs::remove_file(&src).unwrap();
+        std::fs::remove_file(&copied).unwrap();
+
+        let listed = dir.join("ten-thousand");
+        many_files(&listed, 10_000, |i| format!("{i}\n"));
+        let url = format!("{base}/files/list?path={}", listed.display());
+        let first = client.get(&url).send().await.unwrap();
+        assert_eq!(first.status(), 200);
+        let body: serde_json::Value = first.json().await.unwrap();
+        assert_eq!(body["entries"].as_array().unwrap().len(), 10_000);
+        let deadline = Instant::now() + Duration::from_secs(seconds);
+        let mut lats = Vec::new();
+        while Instant::now() < deadline || lats.len() < 5 {
+            let started = Instant::now();
+            let resp = client.get(&url).send().await.unwrap();
+            let _ = resp.bytes().await.unwrap();
+            lats.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        let n = lats.len();
+        println!(
+            "GET /files/list, 10,000 entries: p50 {:.1} ms, p99 {:.1} ms ({n} calls)",
+            percentile(lats.clone(), 0.5),
+            percentile(lats, 0.99)
+        );
+
+        let tree = dir.join("fifty-thousand");
+        for d in 0..50 {
+            many_files(&tree.join(format!("d{d:02}")), 1000, |i| {
+                if i == 500 {
+                    format!("fn f{d}() {{}}\n// needle {d}\nmore text\n")
+                } else {
+                    format!("fn f{i}() {{}}\n// nothing here {i}\nmore text\n")
+                }
+            });
+        }
+        for (what, body) in [
+            (
+                "pattern over contents",
+                serde_json::json!({"path": tree, "pattern": "needle [0-9]+"}),
+            ),
+            (
+                "glob over names",
+                serde_json::json!({"path": tree, "glob": "f0050?.txt", "max_results": 10000}),
+            ),
+        ] {
+            let mut times = Vec::new();
+            let mut found = 0;
+            for _ in 0..searches {
+                let started = Instant::now();
+                let resp = client
+                    .post(format!("{base}/files/search"))
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(resp.status(), 200);
+                let v: serde_json::Value = resp.json().await.unwrap();
+                times.push(started.elapsed().as_secs_f64() * 1000.0);
+                found = v["matches"].as_array().unwrap().len();
+                assert_eq!(v["truncated"], false);
+            }
+            println!(
+                "POST /files/search, 50,000 files, {what}: median {:.0} ms ({found} matches, {searches} runs)",
+                median(times)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
