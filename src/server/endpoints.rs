@@ -164,7 +164,6 @@ use Method::{Delete, Get, Post, Put};
 use Port::{Main, Terminal as TermPort};
 use Transport::{Http, Sse, Websocket};
 
-const FILES: &str = "file_ops issue";
 const PROCESS: &str = "process issue";
 const TERMINAL: &str = "terminal issue";
 const SYSTEM: &str = "system issue";
@@ -223,7 +222,7 @@ table! {
     FilesUpload "files_upload" Post "/files/upload" FileOps ["files:write"] Write Http Main true Token IMPL;
     FilesDownload "files_download" Get "/files/download" FileOps ["files:read"] Read Http Main true Token IMPL;
     FilesSearch "files_search" Post "/files/search" FileOps ["files:read"] Read Http Main true Token IMPL;
-    FilesWatch "files_watch" Get "/files/watch" FileOps ["files:read"] Read Sse Main true Token p(FILES);
+    FilesWatch "files_watch" Get "/files/watch" FileOps ["files:read"] Read Sse Main true Token IMPL;
     Shell "shell" Post "/shell" Process ["process:exec"] Exec Http Main true Token p(PROCESS);
     ShellStream "shell_stream" Post "/shell/stream" Process ["process:exec"] Exec Sse Main true Token p(PROCESS);
     ProcessStart "process_start" Post "/processes" Process ["process:exec"] Exec Http Main true Token p(PROCESS);

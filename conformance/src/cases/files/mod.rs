@@ -15,6 +15,7 @@ mod read;
 mod search;
 mod support;
 mod upload;
+mod watch;
 mod write;
 
 pub fn cases() -> Vec<Case> {
@@ -30,6 +31,7 @@ pub fn cases() -> Vec<Case> {
         upload::cases(),
         download::cases(),
         search::cases(),
+        watch::cases(),
         guard::cases(),
     ]
     .concat()

@@ -16,6 +16,7 @@ mod r#move;
 mod read;
 mod search;
 mod upload;
+mod watch;
 mod write;
 
 #[cfg(test)]
@@ -49,6 +50,7 @@ const ROUTES: &[&Route] = &[
     &upload::ROUTE,
     &download::ROUTE,
     &search::ROUTE,
+    &watch::ROUTE,
 ];
 
 /// Binds the handler of a file_ops row (the router asks each group).
