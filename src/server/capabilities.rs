@@ -6,7 +6,6 @@ use crate::server::AppState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::{Access, ENDPOINTS, Endpoint, Group, Status};
 use crate::server::policy::Verdict;
-use crate::services::files::FileService;
 use crate::services::paths::{Op, PathRefusal, RefusalKind};
 use serde_json::{Map, Value, json};
 
@@ -189,8 +188,7 @@ pub fn check(app: &AppState, identity: &Identity, req: &CheckRequest) -> Result<
     extra["op"] = json!(op);
     // The file routes' own decision: the rules on the normalized path, then the links on
     // the way as the kernel would meet them; nothing is created or changed.
-    let files = FileService::new(app.settings.paths.clone(), app.base_dir.clone());
-    match files.decide(raw, op) {
+    match app.files.decide(raw, op) {
         Ok(resolved) => {
             extra["path"] = json!(resolved.path);
             extra["exists"] = json!(resolved.exists);

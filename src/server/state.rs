@@ -18,6 +18,9 @@ pub struct AppState {
     /// Relative paths are judged against this directory (the server's working directory).
     pub base_dir: PathBuf,
     pub capabilities: crate::server::capabilities::DocumentCache,
+    /// The file service over the operator's path rules, built once: the file routes and
+    /// `POST /capabilities/check` decide with the same one.
+    pub files: crate::services::files::FileService,
     pub agents: crate::server::agents::Agents,
     pub responses: Arc<crate::server::agents::responses::Responses>,
 }
@@ -36,7 +39,12 @@ impl AppState {
     }
 
     fn build(settings: Settings, audit: Audit) -> SharedState {
+        let base_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         Arc::new(AppState {
+            files: crate::services::files::FileService::new(
+                settings.paths.clone(),
+                base_dir.clone(),
+            ),
             agents: crate::server::agents::Agents::new(settings.agents.clone())
                 .with_paths(settings.paths.clone()),
             responses: Default::default(),
@@ -45,7 +53,7 @@ impl AppState {
             audit,
             started: Instant::now(),
             started_at: crate::services::ids::now(),
-            base_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            base_dir,
             capabilities: Default::default(),
         })
     }

@@ -18,9 +18,10 @@ pub const ALWAYS: &[&str] = &[
 /// Locale categories (`LC_ALL`, `LC_CTYPE`, ...).
 const ALWAYS_PREFIX: &str = "LC_";
 
+/// Cheap to clone (every session holds the server's one base).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChildEnv {
-    vars: Vec<(String, String)>,
+    vars: std::sync::Arc<[(String, String)]>,
 }
 
 /// Why a name cannot be passed on, or `None` when it is a valid entry.
@@ -64,7 +65,8 @@ impl ChildEnv {
             .iter()
             .filter(|(name, _)| !name.starts_with("SVC_") && passes(name))
             .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         Ok(ChildEnv { vars })
     }
 
@@ -76,7 +78,7 @@ impl ChildEnv {
     /// The base followed by `extra`; a later entry of the same name wins when the child
     /// is spawned.
     pub fn with(&self, extra: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
-        let mut all = self.vars.clone();
+        let mut all = self.vars.to_vec();
         all.extend(extra);
         all
     }

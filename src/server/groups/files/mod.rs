@@ -64,9 +64,9 @@ pub fn example(id: EndpointId) -> Option<&'static Example> {
 }
 
 /// The file service over the operator's path rules, relative paths taken from the server's
-/// working directory.
+/// working directory (built once with the app state; a clone is a reference count).
 pub(crate) fn service(app: &AppState) -> FileService {
-    FileService::new(app.settings.paths.clone(), app.base_dir.clone())
+    app.files.clone()
 }
 
 /// Runs a blocking file operation on the blocking pool (a panic in it is an I/O error).
