@@ -123,6 +123,62 @@ async fn streamed(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A replay from before the kept history starts with the typed gap event, rendered from the
+/// error table like the session stream's (its own param: `starting_after`).
+async fn replay_gap(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
+    let api = Api::new(ctx);
+    let words = "many words streamed one by one so that the response holds more events than kept";
+    // Every command is an item added and done: eight of them outgrow 20 kept events.
+    let prompt = format!(
+        "{} [[scenario:stream:1]] {words}",
+        "[[scenario:command]] ".repeat(8)
+    );
+    let live = stream_create(&api, &body(rt, &prompt)).await?;
+    let id = live
+        .first()
+        .and_then(|e| e["response"]["id"].as_str())
+        .ok_or_else(|| anyhow!("{rt}: no response id in {:?}", live.first()))?
+        .to_owned();
+    ensure!(
+        live.len() > 20,
+        "{rt}: the response must outgrow 20 kept events: {}",
+        live.len()
+    );
+    for k in [None, Some(0), Some(1)] {
+        let query = match k {
+            Some(k) => format!("?stream=true&starting_after={k}"),
+            None => "?stream=true".to_owned(),
+        };
+        // Read raw: the gap event is no numbered event of the response, so it has no `id:`.
+        let frames = read_to_end(ctx, api.get(&format!("/v1/responses/{id}{query}"))).await?;
+        let got: Vec<Value> = frames
+            .iter()
+            .filter_map(|f| f.data.as_deref())
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()?;
+        let first = got
+            .first()
+            .ok_or_else(|| anyhow!("{rt}: nothing replayed"))?;
+        ensure!(
+            first["type"] == "error"
+                && first["code"] == "agents.events_dropped"
+                && first["param"] == "starting_after",
+            "{rt} starting_after={k:?}: first event {first}"
+        );
+        let kept = &got[1..];
+        ensure!(
+            !kept.is_empty() && kept.len() <= 20,
+            "{rt}: {} kept events",
+            kept.len()
+        );
+        ensure!(
+            kept.last().map(|e| &e["type"]) == live.last().map(|e| &e["type"]),
+            "{rt}: the kept events end as the stream did"
+        );
+    }
+    Ok(())
+}
+
 /// For every k in 0..=n, `stream=true&starting_after=k` yields events k+1..n, then closes.
 async fn replay_property(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
     let api = Api::new(ctx);
@@ -254,6 +310,20 @@ pub fn cases() -> Vec<Case> {
             run: |ctx| async move {
                 for rt in RUNTIMES {
                     streamed(&ctx, rt).await?;
+                }
+                Ok(())
+            },
+        },
+        case! {
+            id: "agents/responses/048",
+            spec: "A response replay (`GET ?stream=true`, with or without `starting_after`) from before the kept history starts with an `error` event, code agents.events_dropped, param starting_after, then the kept events (SVC_AGENTS_EVENT_HISTORY=20; both runtimes).",
+            profile: &profiles::AGENTS_SESSIONS_SMALL_HISTORY,
+            tags: ["needs:fake-runtimes"],
+            endpoints: ["agents_responses_create", "agents_responses_get"],
+            codes: ["agents.events_dropped"],
+            run: |ctx| async move {
+                for rt in RUNTIMES {
+                    replay_gap(&ctx, rt).await?;
                 }
                 Ok(())
             },
