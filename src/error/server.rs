@@ -48,8 +48,6 @@ struct Row {
 }
 
 use Availability::{Live, Pending};
-const PROCESS: Availability = Pending("process issue");
-const SYSTEM: Availability = Pending("system issue");
 const DEV_TOOLS: Availability = Pending("dev_tools issue");
 
 error_table! {
@@ -66,7 +64,7 @@ error_table! {
     /// The caller lacks a scope the endpoint or the command needs.
     MissingScope           => "missing_scope",           403, "PermissionDeniedError",    false, true,  Live;
     /// A command guard has no allow-list entry that could admit the call.
-    ScopeRequired          => "scope_required",          403, "PermissionDeniedError",    false, true,  PROCESS;
+    ScopeRequired          => "scope_required",          403, "PermissionDeniedError",    false, true,  Live;
     /// The path is outside the allowed directories (shell `cwd` included).
     PathNotAllowed         => "path_not_allowed",        403, "PathNotAllowedError",      false, true,  Live;
     /// The path matches a `paths.deny` pattern.
@@ -78,19 +76,19 @@ error_table! {
     /// The path is missing, has a NUL byte, or is too long.
     InvalidPath            => "invalid_path",            400, "InvalidPathError",         false, false, Live;
     /// `allow_commands` / `deny_commands` refuse the command.
-    CommandNotAllowed      => "command_not_allowed",     403, "CommandNotAllowedError",   false, true,  PROCESS;
+    CommandNotAllowed      => "command_not_allowed",     403, "CommandNotAllowedError",   false, true,  Live;
     /// An empty or malformed command.
-    CommandInvalid         => "command_invalid",         400, "CommandInvalidError",      false, false, PROCESS;
+    CommandInvalid         => "command_invalid",         400, "CommandInvalidError",      false, false, Live;
     /// An empty or malformed executable.
-    ProcessInvalid         => "process_invalid",         400, "ProcessInvalidError",      false, false, PROCESS;
+    ProcessInvalid         => "process_invalid",         400, "ProcessInvalidError",      false, false, Live;
     /// A process guard refuses the program.
-    ProcessDenied          => "process_denied",          403, "ProcessDeniedError",       false, true,  PROCESS;
+    ProcessDenied          => "process_denied",          403, "ProcessDeniedError",       false, true,  Live;
     /// An environment variable is refused by a deny rule.
-    EnvVarDenied           => "env_var_denied",          403, "EnvVarDeniedError",        false, true,  SYSTEM;
+    EnvVarDenied           => "env_var_denied",          403, "EnvVarDeniedError",        false, true,  Live;
     /// An environment variable is not on the allow list.
-    EnvVarNotAllowed       => "env_var_not_allowed",     403, "EnvVarNotAllowedError",    false, true,  SYSTEM;
+    EnvVarNotAllowed       => "env_var_not_allowed",     403, "EnvVarNotAllowedError",    false, true,  Live;
     /// A malformed environment map.
-    EnvInvalid             => "env_invalid",             400, "EnvInvalidError",          false, false, SYSTEM;
+    EnvInvalid             => "env_invalid",             400, "EnvInvalidError",          false, false, Live;
     /// A malformed URL.
     UrlInvalid             => "url_invalid",             400, "UrlInvalidError",          false, false, DEV_TOOLS;
     /// `url_allow` / `url_deny` / private-network rules refuse the URL.

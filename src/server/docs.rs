@@ -112,6 +112,8 @@ impl Example {
 pub fn example(endpoint: &Endpoint) -> Option<&'static Example> {
     match endpoint.group {
         Group::FileOps => crate::server::groups::files::example(endpoint.key),
+        Group::Process => crate::server::groups::process::example(endpoint.key),
+        Group::Terminal => crate::server::groups::terminal::example(endpoint.key),
         _ => None,
     }
 }

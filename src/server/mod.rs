@@ -11,6 +11,7 @@ pub mod endpoints;
 pub mod error_docs;
 pub mod extract;
 pub mod groups;
+pub mod launch;
 pub mod pipeline;
 pub mod policy;
 pub mod router;

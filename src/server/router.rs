@@ -6,7 +6,7 @@
 //! what no route matched in its own shape. Requests are sent to a router by the `/v1`
 //! prefix, which is where the agents group (the OpenAI-style shape) lives.
 
-use super::groups::{agents, commands, core, files};
+use super::groups::{agents, commands, core, files, process, terminal};
 
 use crate::error::{ApiError, Code, Shape};
 use crate::server::SharedState;
@@ -122,7 +122,9 @@ fn group_handler(endpoint: &Endpoint, f: MethodFilter) -> Option<MethodRouter<Sh
         Group::Commands => commands::handler(endpoint.key, f),
         Group::Agents => agents::handler(endpoint.key, f),
         Group::FileOps => files::handler(endpoint.key, f),
-        Group::Process | Group::Terminal | Group::System | Group::DevTools | Group::Browser => None,
+        Group::Process => process::handler(endpoint.key, f),
+        Group::Terminal => terminal::handler(endpoint.key, f),
+        Group::System | Group::DevTools | Group::Browser => None,
     }
 }
 

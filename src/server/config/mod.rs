@@ -77,6 +77,8 @@ pub struct Settings {
     pub audit_file: Option<PathBuf>,
     pub paths: PathGuard,
     pub commands: CommandRegistry,
+    /// Which programs and variables a caller may hand a child (`process:`).
+    pub exec: crate::services::exec_rules::ExecRules,
     pub agents: crate::server::agents::settings::AgentsSettings,
     /// What every child starts from (never the server's own environment).
     pub child_env: crate::services::child_env::ChildEnv,
@@ -191,6 +193,8 @@ fn resolve(
     let paths = PathGuard::from_section(&template.paths).map_err(|e| ConfigError(e.0))?;
     let commands =
         CommandRegistry::from_entries(template.commands).map_err(|e| ConfigError(e.0))?;
+    let exec = crate::services::exec_rules::ExecRules::from_section(&template.process)
+        .map_err(ConfigError)?;
 
     let mut settings = Settings {
         source,
@@ -206,6 +210,7 @@ fn resolve(
         audit_file: server.audit_file,
         paths,
         commands,
+        exec,
         agents: Default::default(),
         child_env: Default::default(),
         warnings: Vec::new(),

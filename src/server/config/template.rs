@@ -8,6 +8,7 @@ use std::path::PathBuf;
 // The sections a service reads are declared by the service itself (a service imports nothing
 // of the server); they are part of this schema all the same.
 pub use crate::services::commands::{ArgKind, CommandArgEntry, CommandEntry};
+pub use crate::services::exec_rules::ProcessRules as ProcessSection;
 pub use crate::services::paths::{PathRules as PathsSection, SymlinkPolicy};
 
 #[derive(Debug, Default, Deserialize)]
@@ -21,6 +22,9 @@ pub struct Template {
     pub paths: PathsSection,
     #[serde(default)]
     pub commands: Vec<CommandEntry>,
+    /// The command, process and variable guards of every route that starts a child.
+    #[serde(default)]
+    pub process: ProcessSection,
     #[serde(default)]
     pub agents: AgentsSection,
 }

@@ -5,3 +5,5 @@ pub mod agents;
 pub mod commands;
 pub mod core;
 pub mod files;
+pub mod process;
+pub mod terminal;
