@@ -52,8 +52,8 @@ const DEV_TOOLS: Availability = Pending("dev_tools issue");
 
 error_table! {
     // Server pipeline (second document, 7.1).
-    /// An unmatched route (the message is `Not found: <path>`), or a file path that does
-    /// not exist (the file routes name it).
+    /// An unmatched route (the message is `Not found: <path>`), a file path that does not
+    /// exist (the file routes name it), or a process or terminal the caller did not start.
     NotFound               => "not_found",               404, "NotFoundError",            false, false, Live;
     /// The token is missing or wrong.
     Unauthorized           => "unauthorized",            401, "AuthenticationError",      false, true,  Live;
@@ -132,6 +132,12 @@ error_table! {
     CommandNotFound        => "command_not_found",       404, "NotFoundError",            false, false, Live;
     /// The named command's program could not be started.
     CommandUnavailable     => "command_unavailable",     503, "CommandUnavailableError",  false, false, Live;
+    /// The process has exited: it takes no signal and no more stdin.
+    ProcessExited          => "process_exited",          409, "ProcessExitedError",       false, false, Live;
+    /// The process's stdin is closed (on request, or by the process itself).
+    StdinClosed            => "stdin_closed",            409, "StdinClosedError",         false, false, Live;
+    /// The server is stopping: it starts no more children.
+    ShuttingDown           => "shutting_down",           503, "ShuttingDownError",        true,  false, Live;
     /// The endpoint is in the table but a later issue builds it.
     NotImplemented         => "not_implemented",         501, "NotImplementedError",      false, false, Live;
     /// Anything unexpected (a caught panic included); the server log has the details.

@@ -66,7 +66,7 @@ pub async fn run(
         .with_graceful_shutdown(signal(rx.clone()));
     let terminal = axum::serve(
         listeners.terminal.tap_io(no_delay),
-        router::terminal_app(state),
+        router::terminal_app(state.clone()),
     )
     .with_graceful_shutdown(signal(rx));
     let main = tokio::spawn(async move { main.await });
@@ -78,7 +78,13 @@ pub async fn run(
         let _ = main.await;
         let _ = terminal.await;
     };
-    if tokio::time::timeout(SHUTDOWN_GRACE, drained).await.is_err() {
+    // Children are ended while connections drain, so a stream following one sees its exit
+    // and ends; nothing the server started outlives it.
+    let (drained, ()) = tokio::join!(
+        tokio::time::timeout(SHUTDOWN_GRACE, drained),
+        state.end_children()
+    );
+    if drained.is_err() {
         tracing::warn!("open connections did not finish in time; closing them");
     }
     Ok(())

@@ -21,11 +21,23 @@ pub struct AppState {
     /// The file service over the operator's path rules, built once: the file routes and
     /// `POST /capabilities/check` decide with the same one.
     pub files: crate::services::files::FileService,
+    /// The processes started through `POST /processes`, by owner (the caller's identity).
+    pub processes: crate::services::supervisor::Registry,
+    /// The terminals started through `POST /pty`, by owner (the caller's identity).
+    pub ptys: crate::services::pty::Terminals,
     pub agents: crate::server::agents::Agents,
     pub responses: Arc<crate::server::agents::responses::Responses>,
 }
 
 pub type SharedState = Arc<AppState>;
+
+impl AppState {
+    /// Ends every child the server's routes started and keeps (TERM, a grace period, KILL,
+    /// all at once); returns when all are reaped. Called when the server stops.
+    pub async fn end_children(&self) {
+        tokio::join!(self.processes.shutdown(), self.ptys.shutdown());
+    }
+}
 
 impl AppState {
     pub fn new(settings: Settings) -> std::io::Result<SharedState> {
@@ -48,6 +60,8 @@ impl AppState {
             agents: crate::server::agents::Agents::new(settings.agents.clone())
                 .with_paths(settings.paths.clone()),
             responses: Default::default(),
+            processes: Default::default(),
+            ptys: Default::default(),
             policy: Policy::new(&settings),
             settings,
             audit,

@@ -16,8 +16,8 @@ pub mod process;
 pub mod registry;
 pub mod ring;
 
-pub use process::{Exit, Process, ProcessHandle, Stream};
-pub use registry::{Output, ProcessRecord, Registry, RegistryConfig, Status};
+pub use process::{Chunk, Exit, Process, ProcessHandle, Stream};
+pub use registry::{Label, Output, ProcessRecord, Registry, RegistryConfig, Status};
 pub use ring::{Replay, Retention};
 
 use std::path::PathBuf;
@@ -201,7 +201,7 @@ impl Captured {
 /// and dropped (so the child never blocks on a full pipe) and marked `truncated`.
 pub async fn run(spec: &Spec) -> std::io::Result<Outcome> {
     let started = Instant::now();
-    let process = process::spawn_with(spec, Retention::First, None)?;
+    let process = process::spawn_with(spec, Retention::First, process::Tap::None)?;
     let exit = process.wait().await;
     let status = exit.status()?;
     Ok(Outcome {
@@ -233,7 +233,7 @@ pub struct Streaming {
 impl Streaming {
     pub fn spawn(spec: &Spec) -> std::io::Result<Streaming> {
         let (tx, lines) = tokio::sync::mpsc::channel(256);
-        let process = process::spawn_with(spec, Retention::Newest, Some(tx))?;
+        let process = process::spawn_with(spec, Retention::Newest, process::Tap::Lines(tx))?;
         Ok(Streaming { process, lines })
     }
 

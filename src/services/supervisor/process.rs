@@ -58,6 +58,22 @@ pub enum Stream {
     Stderr,
 }
 
+/// A piece of output as it was read, for a reader following the child live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    pub stream: Stream,
+    pub bytes: bytes::Bytes,
+}
+
+/// Who else reads the output as it arrives, besides the rings.
+pub(super) enum Tap {
+    None,
+    /// Stdout split into lines (agent runtimes).
+    Lines(mpsc::Sender<Line>),
+    /// Both streams in the order they were read (a streamed shell).
+    Chunks(mpsc::Sender<Chunk>),
+}
+
 enum Control {
     Signal(Signal),
     /// TERM to the group now, KILL after the grace period.
@@ -264,7 +280,15 @@ impl Drop for Process {
 impl Process {
     /// Spawns `spec` with both streams in rings that keep the newest bytes.
     pub fn spawn(spec: &Spec) -> std::io::Result<Process> {
-        spawn_with(spec, Retention::Newest, None)
+        spawn_with(spec, Retention::Newest, Tap::None)
+    }
+
+    /// Spawns `spec` and hands every piece of output to the receiver as it is read, stdout
+    /// and stderr each in order, with back-pressure (the child waits for a slow reader;
+    /// dropping the receiver lets it run on into the rings alone).
+    pub fn spawn_followed(spec: &Spec) -> std::io::Result<(Process, mpsc::Receiver<Chunk>)> {
+        let (tx, rx) = mpsc::channel(64);
+        Ok((spawn_with(spec, Retention::Newest, Tap::Chunks(tx))?, rx))
     }
 
     pub fn handle(&self) -> ProcessHandle {
@@ -272,13 +296,9 @@ impl Process {
     }
 }
 
-/// The spawn under every user: `retention` for both rings; with `lines`, stdout is also
-/// split into lines sent there (with back-pressure: the child waits for a slow reader).
-pub(super) fn spawn_with(
-    spec: &Spec,
-    retention: Retention,
-    lines: Option<mpsc::Sender<Line>>,
-) -> std::io::Result<Process> {
+/// The spawn under every user: `retention` for both rings; a `tap` also gets the output as
+/// it is read (with back-pressure: the child waits for a slow reader).
+pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io::Result<Process> {
     let mut child = command(spec).spawn()?;
     let pid = child
         .id()
@@ -314,9 +334,18 @@ pub(super) fn spawn_with(
     }
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
-    let mut drained = vec![tokio::spawn(pump(stderr, shared.clone(), Stream::Stderr))];
-    match lines {
-        Some(tx) => {
+    let chunks = match &tap {
+        Tap::Chunks(tx) => Some(tx.clone()),
+        _ => None,
+    };
+    let mut drained = vec![tokio::spawn(pump(
+        stderr,
+        shared.clone(),
+        Stream::Stderr,
+        chunks.clone(),
+    ))];
+    match tap {
+        Tap::Lines(tx) => {
             // Not waited for at the exit: its reader may have stopped reading.
             tokio::spawn(read_lines(
                 stdout,
@@ -325,7 +354,12 @@ pub(super) fn spawn_with(
                 shared.clone(),
             ));
         }
-        None => drained.push(tokio::spawn(pump(stdout, shared.clone(), Stream::Stdout))),
+        _ => drained.push(tokio::spawn(pump(
+            stdout,
+            shared.clone(),
+            Stream::Stdout,
+            chunks,
+        ))),
     }
     tokio::spawn(reap(
         child,
@@ -431,12 +465,29 @@ fn send(child: &mut Child, group: Pid, signal: Signal) {
     }
 }
 
-async fn pump(mut pipe: impl AsyncRead + Unpin, shared: Arc<Shared>, stream: Stream) {
+async fn pump(
+    mut pipe: impl AsyncRead + Unpin,
+    shared: Arc<Shared>,
+    stream: Stream,
+    mut follower: Option<mpsc::Sender<Chunk>>,
+) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => shared.append(stream, &buf[..n]),
+            Ok(n) => {
+                shared.append(stream, &buf[..n]);
+                if let Some(tx) = &follower {
+                    let chunk = Chunk {
+                        stream,
+                        bytes: bytes::Bytes::copy_from_slice(&buf[..n]),
+                    };
+                    if tx.send(chunk).await.is_err() {
+                        // The follower went away; the rings keep what follows.
+                        follower = None;
+                    }
+                }
+            }
         }
     }
     shared.close(stream);

@@ -38,8 +38,10 @@ pub struct ProcessRecord {
     pub pid: u32,
     /// The starter's label (what kind of process it is).
     pub tag: String,
-    pub program: String,
-    pub args: Vec<String>,
+    /// What the starter asked to run (a shell line, or a program).
+    pub cmd: String,
+    /// The program's arguments; `None` for a shell line.
+    pub args: Option<Vec<String>>,
     pub cwd: Option<PathBuf>,
     pub status: Status,
     pub exit_code: Option<i32>,
@@ -56,11 +58,17 @@ pub struct Output {
     pub stderr: Replay,
 }
 
+/// How a process is shown in its record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    pub tag: String,
+    pub cmd: String,
+    pub args: Option<Vec<String>>,
+}
+
 struct Entry {
     owner: String,
-    tag: String,
-    program: String,
-    args: Vec<String>,
+    label: Label,
     cwd: Option<PathBuf>,
     process: Process,
 }
@@ -70,9 +78,9 @@ impl Entry {
         let exit = self.process.exit();
         ProcessRecord {
             pid: self.process.pid(),
-            tag: self.tag.clone(),
-            program: self.program.clone(),
-            args: self.args.clone(),
+            tag: self.label.tag.clone(),
+            cmd: self.label.cmd.clone(),
+            args: self.label.args.clone(),
             cwd: self.cwd.clone(),
             status: if exit.is_some() {
                 Status::Exited
@@ -122,17 +130,31 @@ impl Registry {
             .ok_or(Error::NotFound)
     }
 
-    /// Starts `spec` for `owner`, labelled `tag`.
+    /// Starts `spec` for `owner`, labelled `tag`, shown as its program and arguments.
     pub fn start(&self, owner: &str, spec: &Spec, tag: &str) -> Result<ProcessRecord, Error> {
+        let label = Label {
+            tag: tag.to_owned(),
+            cmd: spec.program.clone(),
+            args: Some(spec.args.clone()),
+        };
+        self.start_labelled(owner, spec, label)
+    }
+
+    /// Starts `spec` for `owner`, shown as `label` says (what the caller asked for, which
+    /// for a shell line is not the program the spec runs).
+    pub fn start_labelled(
+        &self,
+        owner: &str,
+        spec: &Spec,
+        label: Label,
+    ) -> Result<ProcessRecord, Error> {
         if self.inner().shutting_down {
             return Err(Error::ShuttingDown);
         }
         let process = Process::spawn(spec).map_err(Error::Spawn)?;
         let entry = Entry {
             owner: owner.to_owned(),
-            tag: tag.to_owned(),
-            program: spec.program.clone(),
-            args: spec.args.clone(),
+            label,
             cwd: spec.cwd.clone(),
             process,
         };

@@ -409,10 +409,7 @@ async fn an_exited_process_stays_listed_with_its_record_and_output() {
     spec.cwd = Some(std::env::temp_dir());
     let started = registry.start("alice", &spec, "job").unwrap();
     assert_eq!(started.status, Status::Running);
-    assert_eq!(
-        (started.program.as_str(), started.tag.as_str()),
-        ("sh", "job")
-    );
+    assert_eq!((started.cmd.as_str(), started.tag.as_str()), ("sh", "job"));
     registry.process("alice", started.pid).unwrap().wait().await;
     let listed = registry.list("alice");
     assert_eq!(listed.len(), 1);
@@ -422,7 +419,10 @@ async fn an_exited_process_stays_listed_with_its_record_and_output() {
         (record.status, record.exit_code, record.signal),
         (Status::Exited, Some(7), None)
     );
-    assert_eq!(record.args, vec!["-c", "echo done; exit 7"]);
+    assert_eq!(
+        record.args,
+        Some(vec!["-c".to_owned(), "echo done; exit 7".to_owned()])
+    );
     assert_eq!(record.cwd, Some(std::env::temp_dir()));
     assert!(record.ended_at.unwrap() >= record.started_at);
     assert_eq!(

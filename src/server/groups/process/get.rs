@@ -1,0 +1,63 @@
+//! `process_get`: GET /processes/{pid}[?output=true] answers the record; with
+//! `output=true` also `stdout` and `stderr`: what the rings keep (the newest
+//! `process.output_bytes` of each, 1 MiB by default), with `stdout_dropped` and
+//! `stderr_dropped` counting the older bytes no longer kept (0 when nothing was lost).
+
+use super::render::{put_output, record_json};
+use super::{Route, about, pid_of};
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::auth::Identity;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::{Path, Query};
+use axum::Extension;
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::ProcessGet,
+    bind: |f| on(f, get),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/processes/4242",
+    body: ExampleBody::None,
+    files: &[],
+    status: 404,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"error":"no process 4242 was started by this caller (GET /processes lists them)","type":"NotFoundError","code":"not_found","param":"pid"}"#,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GetQuery {
+    #[serde(default)]
+    output: bool,
+}
+
+async fn get(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(pid): Path<String>,
+    Query(query): Query<GetQuery>,
+) -> ApiResult<axum::Json<Value>> {
+    let pid = pid_of(&pid)?;
+    let record = app.processes.get(&identity.id, pid).map_err(about(pid))?;
+    let mut map = record_json(&record);
+    if query.output {
+        let output = app
+            .processes
+            .output(&identity.id, pid)
+            .map_err(about(pid))?;
+        put_output(&mut map, "stdout", &output.stdout.bytes);
+        put_output(&mut map, "stderr", &output.stderr.bytes);
+        map.insert("stdout_dropped".into(), Value::from(output.stdout.offset));
+        map.insert("stderr_dropped".into(), Value::from(output.stderr.offset));
+    }
+    Ok(axum::Json(Value::Object(map)))
+}

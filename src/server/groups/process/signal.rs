@@ -1,0 +1,66 @@
+//! `process_signal`: POST /processes/{pid}/signal `{signal}` sends 15 (TERM) or 9 (KILL)
+//! to the process's whole group and answers its record (still `running` until the group
+//! has ended: GET it again, or DELETE it to wait). Any other number is 400.
+
+use super::render::record_json;
+use super::{Route, about, pid_of};
+use crate::error::{ApiError, ApiResult};
+use crate::server::SharedState;
+use crate::server::auth::Identity;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::{Json, Path};
+use crate::services::supervisor::Signal;
+use axum::Extension;
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::ProcessSignal,
+    bind: |f| on(f, signal),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "POST",
+    target: "/processes/4242/signal",
+    body: ExampleBody::Json(r#"{"signal": 2}"#),
+    files: &[],
+    status: 400,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"error":"signal 2 is not supported (only 15 and 9 are)","type":"BadRequestError","code":"invalid_request","param":"signal"}"#,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignalBody {
+    signal: Option<i64>,
+}
+
+async fn signal(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Path(pid): Path<String>,
+    Json(body): Json<SignalBody>,
+) -> ApiResult<axum::Json<Value>> {
+    let pid = pid_of(&pid)?;
+    let number = body.signal.ok_or_else(|| {
+        ApiError::invalid("signal", "`signal` is required: 15 (TERM) or 9 (KILL)")
+    })?;
+    let signal = i32::try_from(number)
+        .map_err(|_| crate::services::supervisor::Error::UnsupportedSignal(-1))
+        .and_then(Signal::try_from)
+        .map_err(|_| {
+            ApiError::invalid(
+                "signal",
+                format!("signal {number} is not supported (only 15 and 9 are)"),
+            )
+        })?;
+    app.processes
+        .signal(&identity.id, pid, signal)
+        .map_err(about(pid))?;
+    let record = app.processes.get(&identity.id, pid).map_err(about(pid))?;
+    Ok(axum::Json(Value::Object(record_json(&record))))
+}

@@ -1,0 +1,63 @@
+//! `process_start`: POST /processes starts a command that outlives the request and answers
+//! its record. The command body is the shell's plus `tag`; stdin stays open for
+//! `process_stdin` (the body's `stdin` is written first). A process has no time limit
+//! unless the body gives one. Its output is kept in a ring per stream (the newest
+//! `process.output_bytes`, 1 MiB by default) for `process_get?output=true`.
+
+use super::command::{Mode, StartBody, prepare};
+use super::render::record_json;
+use super::{Route, about};
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::auth::Identity;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use crate::server::extract::Json;
+use axum::Extension;
+use axum::extract::State;
+use axum::routing::on;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::ProcessStart,
+    bind: |f| on(f, start),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "POST",
+    target: "/processes",
+    body: ExampleBody::Json(
+        r#"{"cmd": "sleep", "args": ["30"], "cwd": "/workspace", "tag": "nap"}"#,
+    ),
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"pid":4242,"tag":"nap","cmd":"sleep","args":["30"],"cwd":"/workspace","status":"running","exit_code":null,"signal":null,"started_at":"2025-06-01T12:00:00Z","ended_at":null}"#,
+};
+
+async fn start(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+    Json(body): Json<StartBody>,
+) -> ApiResult<axum::Json<Value>> {
+    let (command, tag) = body.split();
+    let mode = Mode {
+        default_timeout: None,
+        keep_stdin_open: true,
+    };
+    let prepared = prepare(&app, &identity, command, tag, mode)?;
+    let record = app
+        .processes
+        .start_labelled(&identity.id, &prepared.spec, prepared.label)?;
+    if let Some(text) = prepared.stdin {
+        // A process that exits (or closes stdin) before reading it is not an error of the
+        // start: its record says how it ended.
+        let _ = app
+            .processes
+            .stdin(&identity.id, record.pid, text.as_bytes(), false)
+            .await
+            .map_err(about(record.pid));
+    }
+    Ok(axum::Json(Value::Object(record_json(&record))))
+}
