@@ -188,11 +188,18 @@ pub fn endpoints_markdown() -> String {
         if !examples.is_empty() {
             let _ = writeln!(out, "### Examples ({})\n", group.name());
             for (e, x) in examples {
+                // The terminal WebSocket is served on its own port (9001 by default).
+                let curl = match e.port {
+                    crate::server::endpoints::Port::Terminal => {
+                        x.curl().replace("localhost:9000", "localhost:9001")
+                    }
+                    crate::server::endpoints::Port::Main => x.curl(),
+                };
                 let _ = writeln!(
                     out,
                     "#### `{}`\n\n```sh\n{}\n```\n\n```http\n{}```\n",
                     e.id,
-                    x.curl(),
+                    curl,
                     x.answer_text()
                 );
             }

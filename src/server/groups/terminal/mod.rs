@@ -1,16 +1,49 @@
-//! The terminal group (being built: issue 12).
+//! The terminal group: thin handlers over the terminal service (`services::pty`), one file
+//! per operation, each declaring its [`Route`] with its documented example (shown in
+//! `docs/endpoints.md` and run by this module's tests). `connect.rs` is the WebSocket on
+//! the terminal port; `render.rs` shapes records; `errors.rs` maps the service's errors to
+//! rows of the server table.
+
+mod connect;
+mod create;
+mod errors;
+mod get;
+mod kill;
+mod list;
+mod render;
+mod resize;
+
+#[cfg(test)]
+mod tests;
 
 use crate::server::SharedState;
 use crate::server::docs::Example;
 use crate::server::endpoints::EndpointId;
 use axum::routing::{MethodFilter, MethodRouter};
 
+/// What a handler file declares about itself.
+pub(crate) struct Route {
+    pub id: EndpointId,
+    pub bind: fn(MethodFilter) -> MethodRouter<SharedState>,
+    pub example: &'static Example,
+}
+
+/// Every route of the group, one per handler file.
+const ROUTES: &[&Route] = &[
+    &create::ROUTE,
+    &list::ROUTE,
+    &get::ROUTE,
+    &resize::ROUTE,
+    &kill::ROUTE,
+    &connect::ROUTE,
+];
+
 /// Binds the handler of a terminal row (the router asks each group).
-pub fn handler(_id: EndpointId, _f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    None
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    ROUTES.iter().find(|r| r.id == id).map(|r| (r.bind)(f))
 }
 
 /// The documented example of a terminal row.
-pub fn example(_id: EndpointId) -> Option<&'static Example> {
-    None
+pub fn example(id: EndpointId) -> Option<&'static Example> {
+    ROUTES.iter().find(|r| r.id == id).map(|r| r.example)
 }

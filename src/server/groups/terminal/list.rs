@@ -1,0 +1,37 @@
+//! `pty_list`: GET /pty answers `{ptys: [record...]}`, the caller's running terminals,
+//! oldest first.
+
+use super::Route;
+use super::render::record_json;
+use crate::server::SharedState;
+use crate::server::auth::Identity;
+use crate::server::docs::{Example, ExampleBody};
+use crate::server::endpoints::EndpointId;
+use axum::Extension;
+use axum::extract::State;
+use axum::routing::on;
+use serde_json::{Value, json};
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::PtyList,
+    bind: |f| on(f, list),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/pty",
+    body: ExampleBody::None,
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"ptys":[{"id":"pty_5f2c0e8b9a1d4c7e6b3a2f10","pid":4242,"cols":80,"rows":24,"shell":"/bin/bash","cwd":"/workspace","created_at":"2025-06-01T12:00:00Z","clients":0}]}"#,
+};
+
+async fn list(
+    State(app): State<SharedState>,
+    Extension(identity): Extension<Identity>,
+) -> axum::Json<Value> {
+    let records = app.ptys.list(&identity.id);
+    axum::Json(json!({"ptys": records.iter().map(record_json).collect::<Vec<_>>()}))
+}
