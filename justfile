@@ -80,7 +80,7 @@ demo *args:
 # Run the conformance suite against our server (extra args go to svc-conformance).
 conformance *args:
     cargo build --workspace --bins
-    target/debug/svc-conformance --server-cmd "$PWD/target/debug/svc serve --port {port}" {{args}}
+    target/debug/svc-conformance --server-cmd "$PWD/target/debug/svc serve --port {port} --terminal-port {terminal_port}" {{args}}
 
 # Benchmarks (release build): pipeline against bare axum, sessions, webhook deliveries.
 bench *args:

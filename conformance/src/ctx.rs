@@ -26,8 +26,11 @@ pub struct Ctx {
     case_id: &'static str,
 }
 
+#[derive(Clone)]
 struct Shared {
     base_url: String,
+    /// The terminal listener (`pty_connect`), when the runner knows it.
+    terminal_url: Option<String>,
     client: reqwest::Client,
     dir: Option<PathBuf>,
     token: Option<String>,
@@ -52,12 +55,34 @@ impl Ctx {
         Ok(Ctx {
             shared: Arc::new(Shared {
                 base_url: base_url.trim_end_matches('/').to_string(),
+                terminal_url: None,
                 client,
                 dir,
                 token,
                 profile,
             }),
             case_id: "",
+        })
+    }
+
+    /// The same server, whose terminal listener is at `url`.
+    pub fn with_terminal_url(self, url: Option<String>) -> Ctx {
+        let mut shared = (*self.shared).clone();
+        shared.terminal_url = url.map(|u| u.trim_end_matches('/').to_string());
+        Ctx {
+            shared: Arc::new(shared),
+            case_id: self.case_id,
+        }
+    }
+
+    /// The terminal listener's base URL; cases that need it carry the
+    /// `needs:terminal-port` tag, so the runner skips them when it is unknown.
+    pub fn terminal_url(&self) -> anyhow::Result<&str> {
+        self.shared.terminal_url.as_deref().ok_or_else(|| {
+            anyhow!(
+                "the terminal port is unknown: put --terminal-port {{terminal_port}} in \
+                 --server-cmd, or give --terminal-url with --base-url"
+            )
         })
     }
 
@@ -213,28 +238,52 @@ impl Ctx {
     }
 
     async fn ws_with(&self, path_and_query: &str, token: Option<&str>) -> anyhow::Result<WsStream> {
-        use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-        let url = self.url(path_and_query);
-        let url = match url.strip_prefix("http") {
-            Some(rest) => format!("ws{rest}"),
-            None => url,
-        };
-        let mut req = url
-            .as_str()
-            .into_client_request()
-            .with_context(|| format!("bad WebSocket URL {url}"))?;
-        if let Some(token) = token {
-            let value = format!("Bearer {token}")
-                .parse()
-                .context("token is not a valid header value")?;
-            req.headers_mut().insert(AUTHORIZATION, value);
+        let bearer = token.map(|t| format!("Bearer {t}"));
+        let headers: Vec<(&str, &str)> = bearer
+            .iter()
+            .map(|b| (AUTHORIZATION.as_str(), b.as_str()))
+            .collect();
+        ws_connect(&self.url(path_and_query), &headers).await
+    }
+
+    /// Opens a WebSocket on the terminal listener with exactly these request headers (the
+    /// token, when a case sends one, among them).
+    pub async fn ws_terminal(
+        &self,
+        path_and_query: &str,
+        headers: &[(&str, &str)],
+    ) -> anyhow::Result<WsStream> {
+        let url = format!("{}{path_and_query}", self.terminal_url()?);
+        ws_connect(&url, headers).await
+    }
+
+    /// A WebSocket handshake on the terminal listener that the server must refuse: its
+    /// answer, read whole, for the usual checks (fails when the upgrade succeeds).
+    pub async fn ws_terminal_refused(
+        &self,
+        path_and_query: &str,
+        headers: &[(&str, &str)],
+    ) -> anyhow::Result<Resp> {
+        use tokio_tungstenite::tungstenite::Error;
+        let url = format!("{}{path_and_query}", self.terminal_url()?);
+        match ws_connect_raw(&url, headers).await? {
+            Ok(_) => bail!("WebSocket {url}: the upgrade was accepted, a refusal was expected"),
+            Err(Error::Http(response)) => {
+                let (parts, body) = response.into_parts();
+                Ok(Resp {
+                    status: parts.status.as_u16(),
+                    headers: parts.headers,
+                    body: Bytes::from(body.unwrap_or_default()),
+                    method: Method::GET,
+                    path: path_and_query
+                        .split('?')
+                        .next()
+                        .unwrap_or(path_and_query)
+                        .to_string(),
+                })
+            }
+            Err(e) => Err(anyhow!(e)).with_context(|| format!("WebSocket {url}: handshake")),
         }
-        let (stream, _) =
-            tokio::time::timeout(REQUEST_TIMEOUT, tokio_tungstenite::connect_async(req))
-                .await
-                .map_err(|_| anyhow!("WebSocket {url}: handshake timed out"))?
-                .with_context(|| format!("WebSocket {url}: handshake"))?;
-        Ok(stream)
     }
 
     /// Redacts volatile values (checking their shape) and compares with the
@@ -242,6 +291,43 @@ impl Ctx {
     pub fn snapshot(&self, name: &str, value: &Value) -> anyhow::Result<()> {
         crate::redact::assert_snapshot(name, value, self.dir())
     }
+}
+
+/// Opens a WebSocket at an `http(s)://` URL with exactly these request headers.
+async fn ws_connect(url: &str, headers: &[(&str, &str)]) -> anyhow::Result<WsStream> {
+    ws_connect_raw(url, headers)
+        .await?
+        .with_context(|| format!("WebSocket {url}: handshake"))
+}
+
+/// The handshake's own outcome (a refusal is `Err(Error::Http(response))`); the outer
+/// error is a bad URL, header or a timeout.
+async fn ws_connect_raw(
+    url: &str,
+    headers: &[(&str, &str)],
+) -> anyhow::Result<Result<WsStream, tokio_tungstenite::tungstenite::Error>> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+    let url = match url.strip_prefix("http") {
+        Some(rest) => format!("ws{rest}"),
+        None => url.to_string(),
+    };
+    let mut req = url
+        .as_str()
+        .into_client_request()
+        .with_context(|| format!("bad WebSocket URL {url}"))?;
+    for (name, value) in headers {
+        let name: reqwest::header::HeaderName = name
+            .parse()
+            .with_context(|| format!("{name:?} is not a header name"))?;
+        let value = value
+            .parse()
+            .with_context(|| format!("the {name} value is not a valid header value"))?;
+        req.headers_mut().append(name, value);
+    }
+    let outcome = tokio::time::timeout(REQUEST_TIMEOUT, tokio_tungstenite::connect_async(req))
+        .await
+        .map_err(|_| anyhow!("WebSocket {url}: handshake timed out"))?;
+    Ok(outcome.map(|(stream, _)| stream))
 }
 
 pub type WsStream =

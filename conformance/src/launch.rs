@@ -72,6 +72,8 @@ pub struct Server {
     // Declared first so it drops first: the server dies before its dir goes.
     group: Group,
     pub base_url: String,
+    /// The terminal listener, when the command took the `{terminal_port}` the runner picked.
+    pub terminal_url: Option<String>,
     dir: tempfile::TempDir,
 }
 
@@ -173,7 +175,18 @@ pub async fn launch(
         .as_deref()
         .map(|p| shell_quote(&p.to_string_lossy()))
         .unwrap_or_default();
-    let mut line = fill(&cmd.replace("{port}", "0").replace("{config}", &config_str));
+    // The terminal listener is not announced on stdout: the runner picks its port.
+    let terminal_port = if cmd.contains(TERMINAL_PORT) {
+        Some(free_port().context("picking a free port for {terminal_port}")?)
+    } else {
+        None
+    };
+    let terminal_port_str = terminal_port.map(|p| p.to_string()).unwrap_or_default();
+    let mut line = fill(
+        &cmd.replace("{port}", "0")
+            .replace(TERMINAL_PORT, &terminal_port_str)
+            .replace("{config}", &config_str),
+    );
     for arg in profile.args {
         line.push(' ');
         line.push_str(&shell_quote(&fill(arg)));
@@ -256,7 +269,11 @@ pub async fn launch(
         url = ready_rx => match url {
             Ok(base_url) => {
                 group.tasks.extend(stderr_task);
-                return Ok(Server { base_url, dir, group });
+                let terminal_url = match terminal_port {
+                    Some(port) => Some(with_port(&base_url, port)?),
+                    None => None,
+                };
+                return Ok(Server { base_url, terminal_url, dir, group });
             }
             // EOF usually means it is exiting: prefer reporting how.
             Err(_) => match tokio::time::timeout(Duration::from_secs(1), group.child.wait()).await {
@@ -293,6 +310,26 @@ pub async fn launch(
         profile.name,
         shell_quote(&line)
     )
+}
+
+/// The placeholder of a server command for the terminal listener's port.
+pub const TERMINAL_PORT: &str = "{terminal_port}";
+
+/// A port free on loopback right now (the server binds it a moment later; nothing else in
+/// the run binds fixed ports).
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// `url` with its port replaced: the terminal listener is on the host of the main one.
+pub fn with_port(url: &str, port: u16) -> anyhow::Result<String> {
+    let mut parsed = reqwest::Url::parse(url).with_context(|| format!("parsing {url}"))?;
+    parsed
+        .set_port(Some(port))
+        .map_err(|()| anyhow!("{url} cannot take a port"))?;
+    Ok(parsed.as_str().trim_end_matches('/').to_owned())
 }
 
 /// Reads lines (lossy UTF-8) until EOF, so pipes never fill up and block the server.
@@ -357,6 +394,16 @@ mod tests {
         assert!(parse_listening("listening on http://127.0.0.1:0").is_none());
         assert!(parse_listening("listening on http://127.0.0.1").is_none());
         assert!(parse_listening("Listening on 127.0.0.1:80").is_none());
+    }
+
+    #[test]
+    fn the_terminal_url_is_the_main_host_on_its_port() {
+        assert_eq!(
+            with_port("http://127.0.0.1:4321", 5555).unwrap(),
+            "http://127.0.0.1:5555"
+        );
+        assert_eq!(with_port("http://[::1]:80", 81).unwrap(), "http://[::1]:81");
+        assert!(free_port().unwrap() > 0);
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub struct Options {
     pub ready_timeout: Duration,
     /// Called as each case finishes (or is skipped), for live output.
     pub on_result: Option<ResultHook>,
+    /// The terminal listener of a server reached by [`Reach::BaseUrl`] (a launched one
+    /// gets the port the runner picks for `{terminal_port}`).
+    pub terminal_url: Option<String>,
 }
 
 impl Options {
@@ -95,6 +98,7 @@ impl Options {
             case_timeout: Duration::from_secs(60),
             ready_timeout: Duration::from_secs(30),
             on_result: None,
+            terminal_url: None,
         }
     }
 }
@@ -237,6 +241,17 @@ fn skip_reason(case: &Case, opts: &Options, fake_runtimes: bool) -> Option<Strin
     if let Some(tag) = opts.skip_tags.iter().find(|t| case.has_tag(t)) {
         return Some(format!("tag {tag} skipped"));
     }
+    let knows_terminal = match reach {
+        Reach::Launch(cmd) => cmd.contains(launch::TERMINAL_PORT),
+        Reach::BaseUrl(_) => opts.terminal_url.is_some(),
+    };
+    if case.has_tag("needs:terminal-port") && !knows_terminal {
+        return Some(
+            "needs:terminal-port: add --terminal-port {terminal_port} to --server-cmd \
+             (or give --terminal-url with --base-url)"
+                .to_string(),
+        );
+    }
     if case.has_tag("needs:fake-runtimes") && !fake_runtimes {
         return Some(
             "needs:fake-runtimes: no rt-one on the runtimes dir or PATH \
@@ -306,12 +321,14 @@ async fn connect(
         // Skipped before this point; kept as an error rather than a panic.
         None => bail!("no {} to test", profile.contract),
         Some(Reach::BaseUrl(url)) => {
-            Ok((None, Ctx::new(url, None, opts.token.clone(), profile.name)?))
+            let ctx = Ctx::new(url, None, opts.token.clone(), profile.name)?;
+            Ok((None, ctx.with_terminal_url(opts.terminal_url.clone())))
         }
         Some(Reach::Launch(cmd)) => {
             let server = launch::launch(cmd, profile, runtimes, opts.ready_timeout).await?;
             let dir = Some(server.dir().to_path_buf());
-            let ctx = Ctx::new(&server.base_url, dir, opts.token.clone(), profile.name)?;
+            let ctx = Ctx::new(&server.base_url, dir, opts.token.clone(), profile.name)?
+                .with_terminal_url(server.terminal_url.clone());
             Ok((Some(server), ctx))
         }
     }
@@ -643,6 +660,30 @@ mod tests {
         std::fs::write(empty.path().join("rt-one"), "").unwrap();
         let report = run_suite(cases, &o);
         assert_eq!(report.cases[0].status, Status::Pass);
+    }
+
+    #[test]
+    fn terminal_cases_skip_unless_the_terminal_port_is_known() {
+        let cases = vec![crate::case! {
+            id: "t/terminal/001", spec: "needs the terminal port", profile: &ANY,
+            tags: ["needs:terminal-port"], endpoints: [], codes: [],
+            run: |ctx| async move {
+                anyhow::ensure!(ctx.terminal_url()? == "http://127.0.0.1:9", "got {:?}", ctx.terminal_url());
+                Ok(())
+            },
+        }];
+        let mut o = opts(Target::server(Reach::BaseUrl("http://127.0.0.1:9".into())));
+        let report = run_suite(cases.clone(), &o);
+        assert_eq!(report.cases[0].status, Status::Skip);
+        assert!(
+            report.cases[0]
+                .message
+                .contains("--terminal-port {terminal_port}")
+        );
+        o.terminal_url = Some("http://127.0.0.1:9/".into());
+        let report = run_suite(cases, &o);
+        let r = &report.cases[0];
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
     }
 
     #[test]

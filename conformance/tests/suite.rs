@@ -87,7 +87,7 @@ fn server_cmd() -> Option<String> {
     let bin = conformance::launch::target_dir().join("debug").join("svc");
     bin.is_file().then(|| {
         format!(
-            "{} serve --port {{port}}",
+            "{} serve --port {{port}} --terminal-port {{terminal_port}}",
             conformance::launch::shell_quote(&bin.to_string_lossy())
         )
     })

@@ -22,12 +22,17 @@ enum Format {
 #[command(name = "svc-conformance", version)]
 struct Cli {
     /// Launch the server per profile: a shell command containing {port}
-    /// (replaced by 0); {config} becomes the profile's template.yaml path.
+    /// (replaced by 0); {config} becomes the profile's template.yaml path;
+    /// {terminal_port} a free port the runner picks for the terminal listener
+    /// (terminal cases skip without it).
     #[arg(long, value_name = "CMD", conflicts_with = "base_url")]
     server_cmd: Option<String>,
     /// Test an already running server; only profile-free cases run.
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
+    /// The terminal listener of the --base-url server (`pty_connect`).
+    #[arg(long, value_name = "URL", requires = "base_url")]
+    terminal_url: Option<String>,
     /// Bearer token sent by cases that authenticate.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
@@ -94,6 +99,7 @@ fn main() -> ExitCode {
 
     let mut opts = Options::new(target);
     opts.token = cli.token.clone();
+    opts.terminal_url = cli.terminal_url.clone();
     opts.runtimes_dir = cli.runtimes_dir.clone();
     opts.skip_tags = cli.skip_tags.clone();
     opts.jobs = usize::try_from(cli.jobs).unwrap_or(8);

@@ -35,6 +35,7 @@ groups! {
     pipeline: Server,
     commands: Server,
     files: Server,
+    terminal: Server,
     agents: Server,
 }
 
