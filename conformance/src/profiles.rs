@@ -536,3 +536,77 @@ paths:
         ("outside/secret.txt", "outside secret\n"),
     ],
 };
+
+/// The process group under a deny list: `shred` refused by `process.deny_commands`,
+/// `BLOCKED_*` variables by `process.deny_env`, 64 KiB of each output stream kept. The
+/// anonymous caller holds every scope; each case works in `{dir}/work/<case>`.
+pub static PROCESS: Profile = Profile {
+    name: "process",
+    contract: Contract::Server,
+    env: &[],
+    template: Some(
+        r#"
+process:
+  deny_commands: [shred]
+  deny_env: ["BLOCKED_*"]
+  output_bytes: 65536
+"#,
+    ),
+    args: &[],
+    files: &[("work/.keep", "")],
+};
+
+/// The process group under an allow list and identities: only `{dir}/work` for `cwd`;
+/// programs `echo`, `cat`, `sleep`, `sh`, `true`, and `git` for callers holding
+/// `vcs:write`; variables `APP_*` only.
+pub static PROCESS_GUARD: Profile = Profile {
+    name: "process-guard",
+    contract: Contract::Server,
+    env: &[],
+    template: Some(
+        r#"
+identities:
+  - {id: admin, token: admin-token, scopes: ["*"]}
+  - {id: runner, token: runner-token, scopes: ["process:*"]}
+  - {id: other, token: other-token, scopes: ["process:*"]}
+paths:
+  allow: ["{dir}/work"]
+process:
+  allow_commands: [echo, cat, sleep, sh, "true", {command: git, scopes: ["vcs:write"]}]
+  allow_env: ["APP_*"]
+"#,
+    ),
+    args: &[],
+    files: &[("work/.keep", "")],
+};
+
+/// A server of its own for the case that stops it (SIGTERM) with children running.
+pub static PROCESS_SHUTDOWN: Profile = Profile {
+    name: "process-shutdown",
+    contract: Contract::Server,
+    env: &[],
+    template: None,
+    args: &[],
+    files: &[("work/.keep", "")],
+};
+
+/// Limits on the process routes: `shell_stream` one at a time, `process_stdin` three a
+/// minute, `process_start` bodies of 2 KiB at most (a profile of its own: a held stream
+/// would refuse other cases' streams).
+pub static PROCESS_LIMITS: Profile = Profile {
+    name: "process-limits",
+    contract: Contract::Server,
+    env: &[],
+    template: Some(
+        r#"
+server:
+  limits:
+    endpoints:
+      shell_stream: {concurrency: 1}
+      process_stdin: {rate: "3/m", burst: 3}
+      process_start: {body_bytes: 2048}
+"#,
+    ),
+    args: &[],
+    files: &[("work/.keep", "")],
+};

@@ -35,7 +35,10 @@ impl AppState {
     /// Ends every child the server's routes started and keeps (TERM, a grace period, KILL,
     /// all at once); returns when all are reaped. Called when the server stops.
     pub async fn end_children(&self) {
+        // The registries first, so they start nothing more; then every other child
+        // (shells, streams, agent runtimes, named commands) the requests still hold.
         tokio::join!(self.processes.shutdown(), self.ptys.shutdown());
+        crate::services::supervisor::stop_all(crate::services::supervisor::GRACE).await;
     }
 }
 

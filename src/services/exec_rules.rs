@@ -617,9 +617,13 @@ fn split_commands(line: &str) -> Result<Vec<Vec<Token>>, String> {
                 // `$(...)`: its contents run first, as commands of their own; the word it
                 // stands in is decided at run time.
                 chars.next();
+                let arithmetic = chars.peek() == Some(&'(');
                 let inner = take_balanced(&mut chars)?;
-                for command in split_commands(&inner)? {
-                    commands.insert(commands.len() - 1, command);
+                // `$((1+1))` is arithmetic, not a command.
+                if !arithmetic {
+                    for command in split_commands(&inner)? {
+                        commands.insert(commands.len() - 1, command);
+                    }
                 }
                 in_word = true;
                 literal = false;

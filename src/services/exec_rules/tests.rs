@@ -52,6 +52,7 @@ fn a_shell_line_is_split_into_the_programs_it_runs() {
     assert_eq!(programs("timeout -s 9 5 sleep 10"), ["timeout", "sleep"]);
     assert_eq!(programs("echo $(whoami) `id`"), ["whoami", "id", "echo"]);
     assert_eq!(programs("$CMD arg"), ["?$CMD"]);
+    assert_eq!(programs("echo $((1 + (2 * 3))) | cat"), ["echo", "cat"]);
     assert_eq!(programs("(cd /tmp && r\\m x) # ls"), ["cd", "rm"]);
     assert_eq!(programs("f() { rm x; }; f"), ["f", "rm", "f"]);
     assert_eq!(programs("echo '$(not run)'"), ["echo"]);

@@ -16,7 +16,7 @@ pub mod process;
 pub mod registry;
 pub mod ring;
 
-pub use process::{Chunk, Exit, Process, ProcessHandle, Stream};
+pub use process::{Chunk, Exit, Process, ProcessHandle, Stream, stop_all};
 pub use registry::{Label, Output, ProcessRecord, Registry, RegistryConfig, Status};
 pub use ring::{Replay, Retention};
 

@@ -129,6 +129,26 @@ impl Shared {
     }
 }
 
+/// Every child alive, whoever started it (a shell, a stream, a runtime, a registry), so the
+/// server's stop can end them all: a child a request owned would otherwise outlive the
+/// runtime that reaps it. Entries leave when their child is reaped.
+static LIVE: Mutex<Vec<(u32, std::sync::Weak<Shared>)>> = Mutex::new(Vec::new());
+
+fn live() -> MutexGuard<'static, Vec<(u32, std::sync::Weak<Shared>)>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Stops every live child of this process (TERM to each group, `grace`, KILL) and returns
+/// once all are reaped.
+pub async fn stop_all(grace: Duration) {
+    let running: Vec<ProcessHandle> = live()
+        .iter()
+        .filter_map(|(_, weak)| weak.upgrade())
+        .map(|shared| ProcessHandle { shared })
+        .collect();
+    futures::future::join_all(running.iter().map(|p| p.stop(grace))).await;
+}
+
 /// A view of a spawned child: its output, its state, its stdin and its signals. Cheap to
 /// clone; dropping it leaves the child alone (the [`Process`] that owns it does not).
 #[derive(Clone)]
@@ -361,6 +381,7 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
             chunks,
         ))),
     }
+    live().push((pid, Arc::downgrade(&shared)));
     tokio::spawn(reap(
         child,
         shared.clone(),
@@ -448,6 +469,7 @@ async fn reap(
         Ok(status) => (Some(status), None),
         Err(e) => (None, Some(e.to_string())),
     };
+    live().retain(|(pid, weak)| *pid != shared.pid && weak.strong_count() > 0);
     shared.state().exit = Some(Exit {
         status,
         wait_error,
