@@ -35,6 +35,7 @@ groups! {
     pipeline: Server,
     commands: Server,
     files: Server,
+    process: Server,
     terminal: Server,
     agents: Server,
 }
