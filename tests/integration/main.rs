@@ -3,5 +3,6 @@
 mod cli;
 mod coverage;
 mod docs;
+mod no_orphans;
 mod pipeline_order;
 mod real;
