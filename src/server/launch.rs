@@ -78,6 +78,18 @@ pub fn child_env(
         .with(extra.iter().map(|(k, v)| (k.clone(), v.clone()))))
 }
 
+/// The `PATH` a child with `env` searches (the login default when it has none).
+fn search_path(env: &[(String, String)]) -> &str {
+    env.iter()
+        .find(|(k, _)| k == "PATH")
+        .map_or("/usr/local/bin:/usr/bin:/bin", |(_, v)| v.as_str())
+}
+
+/// The file `program` names for a child with `env` in `cwd`, as a full path.
+pub fn program_path(program: &str, env: &[(String, String)], cwd: &Path) -> Option<PathBuf> {
+    crate::services::exec_rules::resolve(program, search_path(env), cwd)
+}
+
 /// Judges `command` for `identity`, run in `cwd` with `env` (whose `PATH` finds the
 /// program).
 pub fn admit_command(
@@ -87,14 +99,10 @@ pub fn admit_command(
     env: &[(String, String)],
     cwd: &Path,
 ) -> Result<(), ApiError> {
-    let search_path = env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map_or("/usr/local/bin:/usr/bin:/bin", |(_, v)| v.as_str());
     let holds = |scope: &str| identity.has_scope(scope);
     app.settings
         .exec
-        .judge(command, &holds, search_path, cwd)
+        .judge(command, &holds, search_path(env), cwd)
         .map_err(ApiError::from)
 }
 

@@ -128,7 +128,12 @@ pub fn prepare(
     };
     launch::admit_command(app, identity, &command, &env, &cwd)?;
     let (program, args) = match command {
-        CommandLine::Direct { program, args } => (program, args),
+        // The file the guard judged, by its full path: what is judged is what runs, and a
+        // full path lets the spawn skip the `PATH` search (a faster spawn, too).
+        CommandLine::Direct { program, args } => {
+            let full = launch::program_path(&program, &env, &cwd).unwrap_or_else(|| program.into());
+            (full.display().to_string(), args)
+        }
         CommandLine::Shell(line) => (SHELL.to_owned(), vec!["-c".to_owned(), line]),
     };
     let stdin = match (&body.stdin, mode.keep_stdin_open) {
