@@ -82,13 +82,14 @@ conformance *args:
     cargo build --workspace --bins
     target/debug/svc-conformance --server-cmd "$PWD/target/debug/svc serve --port {port} --terminal-port {terminal_port}" {{args}}
 
-# Benchmarks (release build): pipeline against bare axum, sessions, webhook deliveries.
+# Benchmarks (release build): pipeline against bare axum, sessions, webhook deliveries, files, terminal echo.
 bench *args:
     cargo build --release -p fake-runtimes
     cargo bench --bench pipeline -- {{args}}
     RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench sessions
     RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench webhooks
     cargo bench --bench files
+    cargo bench --bench terminal
 
 # Regenerate docs/endpoints.md and docs/errors.md from the endpoint and error tables.
 docs:
