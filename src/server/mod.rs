@@ -9,6 +9,7 @@ pub mod config;
 pub mod docs;
 pub mod endpoints;
 pub mod error_docs;
+pub mod example;
 pub mod extract;
 pub mod groups;
 pub mod launch;

@@ -5,7 +5,7 @@ use super::read::PathQuery;
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
-use crate::server::docs::{Example, ExampleBody};
+use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Query;
 use axum::extract::State;

@@ -25,7 +25,7 @@ mod tests;
 use crate::error::{ApiError, Code};
 use crate::server::AppState;
 use crate::server::SharedState;
-use crate::server::docs::Example;
+use crate::server::example::Example;
 use crate::server::endpoints::EndpointId;
 use crate::services::files::{FileError, FileService};
 use axum::routing::{MethodFilter, MethodRouter};

@@ -11,7 +11,7 @@ use super::errors::over_body_limit;
 use super::{Route, blocking, required, service};
 use crate::error::{ApiError, Code};
 use crate::server::SharedState;
-use crate::server::docs::{Example, ExampleBody, FormPart};
+use crate::server::example::{Example, ExampleBody, FormPart};
 use crate::server::endpoints::EndpointId;
 use crate::services::files::{FileError, FileService, WriteOptions};
 use axum::extract::State;

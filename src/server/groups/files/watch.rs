@@ -22,7 +22,7 @@ use super::entry::entry_json;
 use super::{Route, blocking, required, service};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
-use crate::server::docs::{Example, ExampleBody};
+use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Query;
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch, WatchEvent};

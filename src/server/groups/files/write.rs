@@ -7,7 +7,7 @@ use super::entry::entry_json;
 use super::{Route, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
-use crate::server::docs::{Example, ExampleBody};
+use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Query;
 use crate::services::files::WriteOptions;

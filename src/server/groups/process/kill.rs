@@ -7,7 +7,7 @@ use super::{Route, about, pid_of};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
-use crate::server::docs::{Example, ExampleBody};
+use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Path;
 use axum::Extension;

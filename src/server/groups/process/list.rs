@@ -5,7 +5,7 @@ use super::Route;
 use super::render::record_json;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
-use crate::server::docs::{Example, ExampleBody};
+use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use axum::Extension;
 use axum::extract::State;

@@ -20,7 +20,7 @@ mod tests;
 
 use crate::error::{ApiError, Code};
 use crate::server::SharedState;
-use crate::server::docs::Example;
+use crate::server::example::Example;
 use crate::server::endpoints::EndpointId;
 use axum::routing::{MethodFilter, MethodRouter};
 

@@ -15,7 +15,7 @@ use super::render::{Utf8Carry, chunk_data};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
 use crate::server::auth::Identity;
-use crate::server::docs::{Example, ExampleBody};
+use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Json;
 use crate::services::supervisor::{Chunk, Process, Stream};

@@ -10,7 +10,7 @@ use super::{Route, about};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
-use crate::server::docs::{Example, ExampleBody};
+use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Json;
 use axum::Extension;

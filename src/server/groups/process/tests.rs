@@ -5,7 +5,7 @@
 use super::{ROUTES, example, handler};
 use crate::server::AppState;
 use crate::server::config::Settings;
-use crate::server::docs::{EXAMPLE_ROOT, Example, ExampleBody};
+use crate::server::example::{EXAMPLE_ROOT, Example, ExampleBody};
 use crate::server::endpoints::{ENDPOINTS, Group, Status};
 use axum::body::Body;
 use http_body_util::BodyExt;

@@ -11,7 +11,7 @@ use super::Route;
 use crate::error::{ApiError, Code};
 use crate::server::SharedState;
 use crate::server::auth::Identity;
-use crate::server::docs::{Example, ExampleBody};
+use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Path;
 use crate::server::pipeline::ConnectionPermit;

@@ -11,7 +11,7 @@ use super::render::record_json;
 use crate::error::ApiError;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
-use crate::server::docs::{Example, ExampleBody};
+use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Json;
 use crate::server::launch;

@@ -17,7 +17,7 @@ mod resize;
 mod tests;
 
 use crate::server::SharedState;
-use crate::server::docs::Example;
+use crate::server::example::Example;
 use crate::server::endpoints::EndpointId;
 use axum::routing::{MethodFilter, MethodRouter};
 
