@@ -89,6 +89,7 @@ bench *args:
     RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench sessions
     RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench webhooks
     cargo bench --bench files
+    cargo bench --bench process
     cargo bench --bench terminal
 
 # Regenerate docs/endpoints.md and docs/errors.md from the endpoint and error tables.
