@@ -14,9 +14,9 @@ pub fn cases() -> Vec<Case> {
             endpoints: [],
             codes: ["not_implemented"],
             run: |ctx| async move {
-                let resp = ctx.send(ctx.get("/processes")).await?;
+                let resp = ctx.send(ctx.get("/system/info")).await?;
                 let body = resp.expect_error(501, "not_implemented")?;
-                ensure!(body["endpoint"] == "process_list", "body: {body}");
+                ensure!(body["endpoint"] == "system_info", "body: {body}");
                 ensure!(body["type"] == "NotImplementedError", "body: {body}");
                 Ok(())
             },

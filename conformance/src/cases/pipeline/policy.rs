@@ -115,10 +115,12 @@ pub fn cases() -> Vec<Case> {
             profile: &profiles::POLICY,
             tags: [],
             endpoints: ["pty_list"],
-            codes: ["not_implemented"],
+            codes: [],
             run: |ctx| async move {
                 // terminal is off by group, pty_list on by endpoint rule: it reaches its handler.
-                ctx.send(ctx.get("/pty")).await?.expect_error(501, "not_implemented")?;
+                let listed = ctx.send(ctx.get("/pty")).await?;
+                listed.expect_status(200)?;
+                ensure!(listed.json()?["ptys"] == serde_json::json!([]), "{}", listed.describe());
                 let caps = ctx.send(ctx.get("/capabilities")).await?.json()?;
                 ensure!(caps["endpoints"]["pty_list"]["enabled"] == true, "pty_list: {}", caps["endpoints"]["pty_list"]);
                 ensure!(caps["endpoints"]["pty_get"]["rule"] == "policy:groups.terminal", "pty_get: {}", caps["endpoints"]["pty_get"]);
