@@ -9,9 +9,11 @@
 //! trips each, after 200 to warm up; p50 and p99 reported. Target: p50 under 1 ms through
 //! the server.
 
+// Each benchmark uses part of the shared helpers.
 #[path = "support/server.rs"]
 #[allow(dead_code)]
 mod server;
+#[allow(dead_code)]
 mod support;
 
 use futures::{SinkExt, StreamExt};
