@@ -13,6 +13,9 @@ pub fn example(endpoint: &Endpoint) -> Option<&'static Example> {
         Group::FileOps => crate::server::groups::files::example(endpoint.key),
         Group::Process => crate::server::groups::process::example(endpoint.key),
         Group::Terminal => crate::server::groups::terminal::example(endpoint.key),
+        Group::System => crate::server::groups::system::example(endpoint.key),
+        Group::DevTools => crate::server::groups::dev_tools::example(endpoint.key),
+        Group::Browser => crate::server::groups::browser::example(endpoint.key),
         _ => None,
     }
 }

@@ -6,7 +6,7 @@
 //! what no route matched in its own shape. Requests are sent to a router by the `/v1`
 //! prefix, which is where the agents group (the OpenAI-style shape) lives.
 
-use super::groups::{agents, commands, core, files, process, terminal};
+use super::groups::{agents, browser, commands, core, dev_tools, files, process, system, terminal};
 
 use crate::error::{ApiError, Code, Shape};
 use crate::server::SharedState;
@@ -124,7 +124,9 @@ fn group_handler(endpoint: &Endpoint, f: MethodFilter) -> Option<MethodRouter<Sh
         Group::FileOps => files::handler(endpoint.key, f),
         Group::Process => process::handler(endpoint.key, f),
         Group::Terminal => terminal::handler(endpoint.key, f),
-        Group::System | Group::DevTools | Group::Browser => None,
+        Group::System => system::handler(endpoint.key, f),
+        Group::DevTools => dev_tools::handler(endpoint.key, f),
+        Group::Browser => browser::handler(endpoint.key, f),
     }
 }
 

@@ -2,8 +2,11 @@
 //! domain, and shape the answer.
 
 pub mod agents;
+pub mod browser;
 pub mod commands;
 pub mod core;
+pub mod dev_tools;
 pub mod files;
 pub mod process;
+pub mod system;
 pub mod terminal;

@@ -18,7 +18,8 @@ impl ErrorCode for Error {
             {
                 Code::InvalidRequest
             }
-            Error::Spawn { .. } | Error::Io(_) | Error::ShuttingDown => Code::Internal,
+            Error::ShuttingDown => Code::ShuttingDown,
+            Error::Spawn { .. } | Error::Io(_) => Code::Internal,
         }
     }
 
@@ -76,7 +77,7 @@ mod tests {
                 "internal_error",
                 None,
             ),
-            (Error::ShuttingDown, "internal_error", None),
+            (Error::ShuttingDown, "shutting_down", None),
         ];
         for (error, code, param) in cases {
             assert_eq!(error.error_code().as_str(), code, "{error}");
