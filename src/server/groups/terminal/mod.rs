@@ -17,8 +17,8 @@ mod resize;
 mod tests;
 
 use crate::server::SharedState;
-use crate::server::example::Example;
 use crate::server::endpoints::EndpointId;
+use crate::server::example::Example;
 use axum::routing::{MethodFilter, MethodRouter};
 
 /// What a handler file declares about itself.

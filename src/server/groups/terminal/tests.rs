@@ -6,8 +6,8 @@
 
 use super::{ROUTES, example, handler};
 use crate::server::config::{LoadOptions, Settings};
-use crate::server::example::{EXAMPLE_ROOT, Example, ExampleBody};
 use crate::server::endpoints::{ENDPOINTS, EndpointId, Group, Port, Status};
+use crate::server::example::{EXAMPLE_ROOT, Example, ExampleBody};
 use crate::server::{AppState, SharedState, router};
 use axum::body::Body;
 use http_body_util::BodyExt;
