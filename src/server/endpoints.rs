@@ -164,7 +164,6 @@ use Method::{Delete, Get, Post, Put};
 use Port::{Main, Terminal as TermPort};
 use Transport::{Http, Sse, Websocket};
 
-const SYSTEM: &str = "system issue";
 const DEV_TOOLS: &str = "dev_tools issue";
 const BROWSER: &str = "browser issue";
 
@@ -235,12 +234,12 @@ table! {
     PtyResize "pty_resize" Post "/pty/{id}/resize" Terminal ["terminal:use"] Exec Http Main false Token IMPL;
     PtyKill "pty_kill" Delete "/pty/{id}" Terminal ["terminal:use"] Exec Http Main false Token IMPL;
     PtyConnect "pty_connect" Get "/pty/{id}/connect" Terminal ["terminal:use"] Exec Websocket TermPort false Token IMPL;
-    SystemInfo "system_info" Get "/system/info" System ["system:read"] Read Http Main false Token p(SYSTEM);
-    SystemMetrics "system_metrics" Get "/system/metrics" System ["system:read"] Read Http Main false Token p(SYSTEM);
-    SystemDisk "system_disk" Get "/system/disk" System ["system:read"] Read Http Main false Token p(SYSTEM);
-    SystemPorts "system_ports" Get "/system/ports" System ["system:read"] Read Http Main false Token p(SYSTEM);
-    SystemEnvGet "system_env_get" Get "/system/env" System ["system:read"] Read Http Main false Token p(SYSTEM);
-    SystemEnvSet "system_env_set" Post "/system/env" System ["system:write"] Write Http Main false Token p(SYSTEM);
+    SystemInfo "system_info" Get "/system/info" System ["system:read"] Read Http Main false Token IMPL;
+    SystemMetrics "system_metrics" Get "/system/metrics" System ["system:read"] Read Http Main false Token IMPL;
+    SystemDisk "system_disk" Get "/system/disk" System ["system:read"] Read Http Main true Token IMPL;
+    SystemPorts "system_ports" Get "/system/ports" System ["system:read"] Read Http Main false Token IMPL;
+    SystemEnvGet "system_env_get" Get "/system/env" System ["system:read"] Read Http Main false Token IMPL;
+    SystemEnvSet "system_env_set" Post "/system/env" System ["system:write"] Write Http Main false Token IMPL;
     CodeRun "code_run" Post "/code/run" DevTools ["code:run"] Exec Http Main true Token p(DEV_TOOLS);
     CodeLanguages "code_languages" Get "/code/languages" DevTools ["code:read"] Read Http Main false Token p(DEV_TOOLS);
     HttpFetch "http_fetch" Post "/http/fetch" DevTools ["http:fetch"] Exec Http Main false Token p(DEV_TOOLS);

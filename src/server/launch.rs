@@ -66,16 +66,17 @@ pub fn working_dir(app: &AppState, raw: Option<&str>) -> Result<PathBuf, ApiErro
 }
 
 /// The child's complete environment: the operator's base (`server.child_env`) with the
-/// caller's variables over it, each judged first.
+/// changes made through `POST /system/env` over it, then the caller's variables, each
+/// judged first.
 pub fn child_env(
     app: &AppState,
     extra: &BTreeMap<String, String>,
 ) -> Result<Vec<(String, String)>, ApiError> {
     app.settings.exec.judge_env(extra)?;
-    Ok(app
-        .settings
-        .child_env
-        .with(extra.iter().map(|(k, v)| (k.clone(), v.clone()))))
+    Ok(app.env_overlay.with(
+        &app.settings.child_env,
+        extra.iter().map(|(k, v)| (k.clone(), v.clone())),
+    ))
 }
 
 /// The `PATH` a child with `env` searches (the login default when it has none).

@@ -25,6 +25,8 @@ pub struct AppState {
     pub processes: crate::services::supervisor::Registry,
     /// The terminals started through `POST /pty`, by owner (the caller's identity).
     pub ptys: crate::services::pty::Terminals,
+    /// The changes `POST /system/env` made to the environment children start from.
+    pub env_overlay: crate::services::child_env::Overlay,
     pub agents: crate::server::agents::Agents,
     pub responses: Arc<crate::server::agents::responses::Responses>,
 }
@@ -65,6 +67,7 @@ impl AppState {
             responses: Default::default(),
             processes: Default::default(),
             ptys: Default::default(),
+            env_overlay: Default::default(),
             policy: Policy::new(&settings),
             settings,
             audit,

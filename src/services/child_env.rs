@@ -84,6 +84,56 @@ impl ChildEnv {
     }
 }
 
+/// Changes made to the child base while the server runs (`POST /system/env`): a name
+/// set to a value, or unset (removed, the base's own value included). Every child started
+/// afterwards gets the base with these changes; children already running keep what they
+/// started with. Shared by all callers: it is the machine's environment for new programs,
+/// like a login's profile, not a per-caller setting.
+#[derive(Debug, Default)]
+pub struct Overlay {
+    changes: std::sync::RwLock<BTreeMap<String, Option<String>>>,
+}
+
+impl Overlay {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Option<String>>> {
+        self.changes.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `set` and `unset` in one step (a reader sees all of them or none).
+    pub fn change(&self, set: &BTreeMap<String, String>, unset: &[String]) {
+        let mut changes = self.changes.write().unwrap_or_else(|e| e.into_inner());
+        for name in unset {
+            changes.insert(name.clone(), None);
+        }
+        for (name, value) in set {
+            changes.insert(name.clone(), Some(value.clone()));
+        }
+    }
+
+    /// The environment a child starts from now: `base` with the changes, by name.
+    pub fn view(&self, base: &ChildEnv) -> BTreeMap<String, String> {
+        let mut all: BTreeMap<String, String> = base.vars().iter().cloned().collect();
+        for (name, change) in self.read().iter() {
+            match change {
+                Some(value) => all.insert(name.clone(), value.clone()),
+                None => all.remove(name),
+            };
+        }
+        all
+    }
+
+    /// [`view`](Self::view) followed by `extra` (a route's own variables, which win).
+    pub fn with(
+        &self,
+        base: &ChildEnv,
+        extra: impl IntoIterator<Item = (String, String)>,
+    ) -> Vec<(String, String)> {
+        let mut all: Vec<(String, String)> = self.view(base).into_iter().collect();
+        all.extend(extra);
+        all
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +195,26 @@ mod tests {
             all.last().unwrap(),
             &("HOME".to_owned(), "/other".to_owned())
         );
+    }
+
+    #[test]
+    fn the_overlay_sets_and_unsets_over_the_base() {
+        let env = ChildEnv::from_parent(&parent(), &["CI".into()]).unwrap();
+        let overlay = Overlay::default();
+        let set = [("APP_MODE".to_owned(), "blue".to_owned())].into();
+        overlay.change(&set, &["CI".to_owned()]);
+        let view = overlay.view(&env);
+        assert_eq!(view.get("APP_MODE").map(String::as_str), Some("blue"));
+        assert!(!view.contains_key("CI"), "unset removes a base variable");
+        assert!(view.contains_key("PATH"));
+        // Set again after an unset: the newest change holds.
+        overlay.change(&[("CI".to_owned(), "1".to_owned())].into(), &[]);
+        let all = overlay.with(&env, [("APP_MODE".to_owned(), "red".to_owned())]);
+        assert_eq!(
+            all.last().unwrap().1,
+            "red",
+            "the route's own variables come last"
+        );
+        assert!(all.contains(&("CI".to_owned(), "1".to_owned())));
     }
 }

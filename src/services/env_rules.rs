@@ -249,13 +249,20 @@ pub fn refused_env_name(name: &str) -> Option<&'static str> {
     {
         return Some(why);
     }
-    let secret = upper.split('_').any(|w| SECRET_WORDS.contains(&w))
-        || ["APIKEY", "TOKEN", "SECRET", "PASSWORD"]
-            .iter()
-            .any(|w| upper.ends_with(w));
-    secret.then_some(
+    secret_like(name).then_some(
         "secret-like names are refused: secrets reach runtimes only through vault credentials",
     )
+}
+
+/// Whether `name` looks like it holds a secret (a word like `TOKEN` or `PASSWORD` between
+/// underscores, or a name ending in one): refused as a caller's variable, and masked where
+/// the server shows a value (`GET /system/env`).
+pub fn secret_like(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.split('_').any(|w| SECRET_WORDS.contains(&w))
+        || ["APIKEY", "TOKEN", "SECRET", "PASSWORD"]
+            .iter()
+            .any(|w| upper.ends_with(w))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! commands, shells and agent runtimes).
 
 pub mod beneath;
+pub mod browser;
 pub mod child_env;
 pub mod commands;
 pub mod env_rules;
@@ -14,4 +15,5 @@ pub mod paging;
 pub mod paths;
 pub mod pty;
 pub mod supervisor;
+pub mod system;
 pub mod url_guard;

@@ -1,16 +1,68 @@
-//! The system group (being built: issue 13).
+//! The system group: what the machine is (`info`), how busy it is (`metrics`), how full a
+//! disk is (`disk`), what listens (`ports`), and the environment children start from
+//! (`env`, read and changed). One file per operation, each declaring its [`Route`] with
+//! its documented example; the readings are the `services::system` service's.
 
+mod disk;
+mod env;
+mod env_get;
+mod env_set;
+mod info;
+mod metrics;
+mod ports;
+
+#[cfg(test)]
+mod tests;
+
+use crate::error::{ApiError, Code};
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::Example;
 use axum::routing::{MethodFilter, MethodRouter};
 
+/// What a handler file declares about itself.
+pub(crate) struct Route {
+    pub id: EndpointId,
+    pub bind: fn(MethodFilter) -> MethodRouter<SharedState>,
+    pub example: &'static Example,
+}
+
+const ROUTES: &[&Route] = &[
+    &info::ROUTE,
+    &metrics::ROUTE,
+    &disk::ROUTE,
+    &ports::ROUTE,
+    &env_get::ROUTE,
+    &env_set::ROUTE,
+];
+
 /// Binds the handler of a system row (the router asks each group).
-pub fn handler(_id: EndpointId, _f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    None
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    ROUTES.iter().find(|r| r.id == id).map(|r| (r.bind)(f))
 }
 
 /// The documented example of a system row.
-pub fn example(_id: EndpointId) -> Option<&'static Example> {
-    None
+pub fn example(id: EndpointId) -> Option<&'static Example> {
+    ROUTES.iter().find(|r| r.id == id).map(|r| r.example)
+}
+
+/// The service's errors as rows of the table: a missing path is 404, an unreadable
+/// `/proc` a 500 whose message says which file.
+fn reading(e: crate::services::system::Error) -> ApiError {
+    use crate::services::system::Error;
+    match e {
+        Error::NotFound(m) => ApiError::new(Code::NotFound, m).with_param("path"),
+        Error::Unreadable(m) => ApiError::new(Code::Internal, m),
+    }
+}
+
+/// Runs a reading of `/proc` off the async threads (a scan of every `/proc/<pid>/fd` can
+/// take a while on a busy machine).
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, crate::services::system::Error> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::new(Code::Internal, format!("the reading failed: {e}")))?
+        .map_err(reading)
 }

@@ -1,0 +1,28 @@
+//! The environment view both `env` routes answer: what a child started now gets (the
+//! operator's child base with the changes made through `POST /system/env`), never the
+//! server's own variables; values of secret-like names (the variable rule's
+//! `env_rules::secret_like`) shown as `***`.
+
+use crate::server::AppState;
+use crate::services::env_rules::secret_like;
+use serde_json::{Map, Value, json};
+
+/// What a masked value reads as.
+pub const MASK: &str = "***";
+
+pub fn view(app: &AppState) -> Value {
+    let env: Map<String, Value> = app
+        .env_overlay
+        .view(&app.settings.child_env)
+        .into_iter()
+        .map(|(name, value)| {
+            let shown = if secret_like(&name) {
+                MASK.to_owned()
+            } else {
+                value
+            };
+            (name, Value::String(shown))
+        })
+        .collect();
+    json!({ "env": env })
+}

@@ -1,0 +1,31 @@
+//! `system_env_get`: GET /system/env answers `{env: {NAME: value}}`, the environment a
+//! child started now gets (see `env.rs`), secret-like values masked as `***`.
+
+use super::Route;
+use super::env::view;
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
+use axum::extract::State;
+use axum::routing::on;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::SystemEnvGet,
+    bind: |f| on(f, get),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/system/env",
+    body: ExampleBody::None,
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"env":{"HOME":"/home/agent","LANG":"C.UTF-8","PATH":"/usr/local/bin:/usr/bin:/bin"}}"#,
+};
+
+async fn get(State(app): State<SharedState>) -> axum::Json<Value> {
+    axum::Json(view(&app))
+}

@@ -1,0 +1,42 @@
+//! `system_info`: GET /system/info answers what the machine is:
+//! `{os, kernel, arch, cpus, memory_bytes, hostname, uptime_s, server_version}`.
+
+use super::{Route, blocking};
+use crate::error::ApiError;
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
+use crate::services::system;
+use axum::extract::State;
+use axum::routing::on;
+use serde_json::{Value, json};
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::SystemInfo,
+    bind: |f| on(f, info),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/system/info",
+    body: ExampleBody::None,
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"os":"linux (Debian GNU/Linux 13 (trixie))","kernel":"6.12.38+deb13-amd64","arch":"x86_64","cpus":2,"memory_bytes":8323878912,"hostname":"sandbox","uptime_s":86400,"server_version":"0.1.0"}"#,
+};
+
+async fn info(State(_app): State<SharedState>) -> Result<axum::Json<Value>, ApiError> {
+    let info = blocking(system::info).await?;
+    Ok(axum::Json(json!({
+        "os": info.os,
+        "kernel": info.kernel,
+        "arch": info.arch,
+        "cpus": info.cpus,
+        "memory_bytes": info.memory_bytes,
+        "hostname": info.hostname,
+        "uptime_s": info.uptime_s,
+        "server_version": env!("CARGO_PKG_VERSION"),
+    })))
+}
