@@ -106,13 +106,13 @@ async fn read_through(client: &reqwest::Client, base: &str, src: &Path, dst: &Pa
     // The client writes on a thread of its own, as a separate process would.
     let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(8);
     let dst_owned = dst.to_path_buf();
+    // Chunks are hyper's large reads: written as they come (a buffer in between would copy
+    // every byte once more).
     let writer = std::thread::spawn(move || {
-        let file = std::fs::File::create(dst_owned).unwrap();
-        let mut out = std::io::BufWriter::with_capacity(1024 * 1024, file);
+        let mut file = std::fs::File::create(dst_owned).unwrap();
         for chunk in rx {
-            out.write_all(&chunk).unwrap();
+            file.write_all(&chunk).unwrap();
         }
-        out.flush().unwrap();
     });
     let mut body = resp.bytes_stream();
     while let Some(chunk) = body.next().await {
@@ -132,12 +132,12 @@ async fn write_through(client: &reqwest::Client, base: &str, src: &Path, dst: &P
     std::thread::spawn(move || {
         let mut file = std::fs::File::open(src_owned).unwrap();
         loop {
-            let mut buf = vec![0u8; 512 * 1024];
-            let n = file.read(&mut buf).unwrap();
+            // Read into fresh capacity (not a zeroed buffer: that would be one more pass).
+            let mut buf = Vec::with_capacity(512 * 1024);
+            let n = (&mut file).take(512 * 1024).read_to_end(&mut buf).unwrap();
             if n == 0 {
                 break;
             }
-            buf.truncate(n);
             if tx.blocking_send(Ok(buf.into())).is_err() {
                 break;
             }

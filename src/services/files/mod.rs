@@ -298,6 +298,7 @@ impl FileService {
             name,
             self.inner.max_file_bytes,
             options.overwrite,
+            options.sync,
         )
     }
 

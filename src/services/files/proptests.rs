@@ -261,6 +261,7 @@ fn run(f: &Fixture, call: &Call) {
             let options = WriteOptions {
                 overwrite: *overwrite,
                 parents: *parents,
+                sync: false,
             };
             if let Ok(e) = s.write(&p.render(f), b"written", options) {
                 assert_safe(f, &e.path, true, call);

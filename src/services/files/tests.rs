@@ -331,6 +331,7 @@ fn writes_are_atomic_and_bounded() {
         let no_parents = WriteOptions {
             overwrite: true,
             parents: false,
+            sync: false,
         };
         assert!(matches!(
             s.write("d/x/y.txt", b"", no_parents),
@@ -339,6 +340,7 @@ fn writes_are_atomic_and_bounded() {
         let keep = WriteOptions {
             overwrite: false,
             parents: true,
+            sync: false,
         };
         assert!(matches!(
             s.write("d/e/f.txt", b"other", keep),
@@ -887,6 +889,7 @@ fn uploads() {
     let keep = WriteOptions {
         overwrite: false,
         parents: true,
+        sync: false,
     };
     assert!(matches!(
         s.upload("up", "a.TXT", b"y", keep),

@@ -24,6 +24,10 @@ pub struct WriteOptions {
     pub overwrite: bool,
     /// Create missing parent directories (else [`FileError::NotFound`] naming the first).
     pub parents: bool,
+    /// Flush the data and the rename to the disk before answering, so the file survives a
+    /// power cut. Without it the write is atomic for every reader (the rename) but may be
+    /// lost with the machine; the flush makes a large write markedly slower.
+    pub sync: bool,
 }
 
 impl Default for WriteOptions {
@@ -32,6 +36,7 @@ impl Default for WriteOptions {
         WriteOptions {
             overwrite: true,
             parents: true,
+            sync: false,
         }
     }
 }
@@ -49,6 +54,7 @@ pub struct PendingWrite {
     written: u64,
     limit: u64,
     overwrite: bool,
+    sync: bool,
 }
 
 impl PendingWrite {
@@ -59,6 +65,7 @@ impl PendingWrite {
         name: OsString,
         limit: u64,
         overwrite: bool,
+        sync: bool,
     ) -> Result<PendingWrite, FileError> {
         // An existing file keeps its permission bits.
         let mode = match nix::sys::stat::fstatat(
@@ -102,6 +109,7 @@ impl PendingWrite {
             written: 0,
             limit,
             overwrite,
+            sync,
         };
         if let (Some(mode), Some(file)) = (mode, &pending.file) {
             fchmod(file, mode).map_err(|e| errno_error(&pending.path, e))?;
@@ -142,7 +150,9 @@ impl PendingWrite {
         let Some(file) = self.file.take() else {
             return Err(self.too_large());
         };
-        if let Err(e) = file.sync_data() {
+        if self.sync
+            && let Err(e) = file.sync_data()
+        {
             self.unlink_temp();
             return Err(FileError::io(&self.path, e));
         }
@@ -162,8 +172,10 @@ impl PendingWrite {
             return Err(errno_error(&self.path, e));
         }
         self.temp.clear();
-        // The rename itself lasts once the directory is synced.
-        let _ = fsync(&self.dir);
+        if self.sync {
+            // The rename itself lasts once the directory is synced.
+            let _ = fsync(&self.dir);
+        }
         let stat = fstat(&file).map_err(|e| errno_error(&self.path, e))?;
         Ok(entry_at(
             &self.dir,

@@ -169,5 +169,25 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "files/write/006",
+            spec: "`sync=true` flushes the written file and its rename to the disk before the answer; the answer and the file are those of any write (and `sync` is a boolean, else 400 `invalid_request`).",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_write"],
+            codes: ["invalid_request"],
+            run: |ctx| async move {
+                let dir = area(&ctx, "write-006")?;
+                let target = dir.join("durable.bin");
+                let bytes = binary();
+                let entry = entry_of(&write(&ctx, &s(&target), bytes.clone(), "&sync=true").await?)?;
+                ensure!(entry["size"] == bytes.len() && std::fs::read(&target)? == bytes, "{entry}");
+                ensure!(names_in(&dir)? == ["durable.bin"], "no temp file left: {:?}", names_in(&dir)?);
+                let resp = write(&ctx, &s(&target), "x", "&sync=maybe").await?;
+                refused(&resp, 400, "invalid_request", "sync=maybe")?;
+                ensure!(std::fs::read(&target)? == bytes, "a refused write changes nothing");
+                Ok(())
+            },
+        },
     ]
 }

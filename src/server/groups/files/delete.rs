@@ -5,8 +5,8 @@
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
-use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use axum::extract::State;
 use axum::routing::on;

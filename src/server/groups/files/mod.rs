@@ -25,8 +25,8 @@ mod tests;
 use crate::error::{ApiError, Code};
 use crate::server::AppState;
 use crate::server::SharedState;
-use crate::server::example::Example;
 use crate::server::endpoints::EndpointId;
+use crate::server::example::Example;
 use crate::services::files::{FileError, FileService};
 use axum::routing::{MethodFilter, MethodRouter};
 

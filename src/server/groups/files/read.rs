@@ -5,8 +5,8 @@
 use super::{Route, blocking, required, service};
 use crate::error::{ApiError, Shape};
 use crate::server::SharedState;
-use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::services::files::{ByteRange, FileError, ReadFile};
 use axum::body::Body;

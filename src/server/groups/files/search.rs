@@ -7,8 +7,8 @@
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
-use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::services::files::{SearchQuery, SearchResult};
 use axum::extract::State;

@@ -11,8 +11,8 @@ use super::errors::over_body_limit;
 use super::{Route, blocking, required, service};
 use crate::error::{ApiError, Code};
 use crate::server::SharedState;
-use crate::server::example::{Example, ExampleBody, FormPart};
 use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody, FormPart};
 use crate::services::files::{FileError, FileService, WriteOptions};
 use axum::extract::State;
 use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
@@ -44,6 +44,7 @@ const EXAMPLE: Example = Example {
 const OPTIONS: WriteOptions = WriteOptions {
     overwrite: true,
     parents: false,
+    sync: false,
 };
 
 async fn upload(

@@ -1,14 +1,15 @@
-//! `files_write`: PUT /files/content?path=[&overwrite=false][&parents=true] streams the raw
-//! body into the service's atomic write (a temp file beside the target, then a rename), so
-//! a reader never sees half a file. The body limit of the pipeline and the per-file limit
+//! `files_write`: PUT /files/content?path=[&overwrite=false][&parents=true][&sync=true]
+//! streams the raw body into the service's atomic write (a temp file beside the target,
+//! then a rename), so a reader never sees half a file; `sync=true` also flushes it to the
+//! disk before the answer. The body limit of the pipeline and the per-file limit
 //! (`paths.max_file_bytes`) both end it with 413 and leave nothing behind.
 
 use super::entry::entry_json;
 use super::{Route, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
-use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::services::files::WriteOptions;
 use axum::body::Body;
@@ -43,6 +44,10 @@ struct WriteQuery {
     /// Create missing parent directories (default: a missing parent is 404).
     #[serde(default)]
     parents: bool,
+    /// Flush the file and the rename to the disk before answering (survives a power cut;
+    /// slower). Without it the write is still atomic for every reader.
+    #[serde(default)]
+    sync: bool,
 }
 
 fn yes() -> bool {
@@ -58,6 +63,7 @@ async fn write(
     let options = WriteOptions {
         overwrite: query.overwrite,
         parents: query.parents,
+        sync: query.sync,
     };
     let entry = service(&app)
         .write_stream(&path, body.into_data_stream(), options)
