@@ -736,12 +736,11 @@ fn unwrap_words(words: &[String], seen: &mut Vec<Word>, depth: usize) -> Result<
     let wrapped: Option<&[String]> = match name {
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" => {
             // `sh -c LINE`: the line is judged as a line of its own.
-            if let Some(at) = rest.iter().position(|w| {
+            let flag = rest.iter().position(|w| {
                 w == "-c" || (w.starts_with('-') && !w.starts_with("--") && w.contains('c'))
-            }) {
-                if let Some(line) = rest.get(at + 1) {
-                    return shell_programs_into(line, seen, depth + 1);
-                }
+            });
+            if let Some(line) = flag.and_then(|at| rest.get(at + 1)) {
+                return shell_programs_into(line, seen, depth + 1);
             }
             None
         }
