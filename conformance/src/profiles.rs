@@ -487,8 +487,7 @@ pub static AGENTS_SESSIONS_SERVER_SECRETS: Profile = Profile {
 /// The token of [`AGENTS_SESSIONS_SERVER_SECRETS`].
 pub const SERVER_SECRET_TOKEN: &str = "svc-server-token-0b7f3c9a";
 
-/// Agents sessions with a 1 MiB output cap (`SVC_AGENTS_MAX_OUTPUT_BYTES`) and a 2 s turn
-/// time limit (`SVC_AGENTS_TURN_TIMEOUT`), to provoke both.
+/// Agents sessions with a 2 s turn time limit (`SVC_AGENTS_TURN_TIMEOUT`), to provoke it.
 pub static AGENTS_SESSIONS_SMALL_LIMITS: Profile = Profile {
     name: "agents-sessions-small-limits",
     contract: Contract::Server,
@@ -497,8 +496,25 @@ pub static AGENTS_SESSIONS_SMALL_LIMITS: Profile = Profile {
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
         ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
-        ("SVC_AGENTS_MAX_OUTPUT_BYTES", "1048576"),
         ("SVC_AGENTS_TURN_TIMEOUT", "2"),
+    ],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// Agents sessions with a 1 MiB output cap (`SVC_AGENTS_MAX_OUTPUT_BYTES`), to provoke it.
+/// Apart from the 2 s time limit: a turn writing megabytes on a busy machine may take
+/// longer than that, and the cap, not the clock, is what its case tests.
+pub static AGENTS_SESSIONS_OUTPUT_CAP: Profile = Profile {
+    name: "agents-sessions-output-cap",
+    contract: Contract::Server,
+    env: &[
+        ("SVC_SERVER_ENABLED_GROUPS", "agents"),
+        ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
+        ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
+        ("SVC_SERVER_CHILD_ENV", "RT_FAKE_*"),
+        ("SVC_AGENTS_MAX_OUTPUT_BYTES", "1048576"),
     ],
     template: None,
     args: &[],

@@ -166,7 +166,7 @@ pub fn cases() -> Vec<Case> {
         case! {
             id: "agents/limits/001",
             spec: "Runtime output over `SVC_AGENTS_MAX_OUTPUT_BYTES` is kept up to the cap, never lost: the turn completes with `x_svc.output_truncated: true`, a response is `incomplete` with `incomplete_details.reason` `max_output_tokens` (its stream ends with `response.incomplete`), and the cut is logged. Both runtimes.",
-            profile: &profiles::AGENTS_SESSIONS_SMALL_LIMITS,
+            profile: &profiles::AGENTS_SESSIONS_OUTPUT_CAP,
             tags: ["needs:fake-runtimes"],
             endpoints: ["agents_sessions_create", "agents_responses_create"],
             codes: [],
