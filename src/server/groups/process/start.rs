@@ -4,14 +4,14 @@
 //! unless the body gives one. Its output is kept in a ring per stream (the newest
 //! `process.output_bytes`, 1 MiB by default) for `process_get?output=true`.
 
+use super::Route;
 use super::command::{Mode, StartBody, prepare};
 use super::render::record_json;
-use super::{Route, about};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
-use crate::server::example::{Example, ExampleBody};
 use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use axum::Extension;
 use axum::extract::State;
@@ -52,12 +52,12 @@ async fn start(
         .start_labelled(&identity.id, &prepared.spec, prepared.label)?;
     if let Some(text) = prepared.stdin {
         // A process that exits (or closes stdin) before reading it is not an error of the
-        // start: its record says how it ended.
-        let _ = app
+        // start: its record says how it ended. One that does not read gets the rest of it
+        // never: the start answers within the same wait as `process_stdin`.
+        let write = app
             .processes
-            .stdin(&identity.id, record.pid, text.as_bytes(), false)
-            .await
-            .map_err(about(record.pid));
+            .stdin(&identity.id, record.pid, text.as_bytes(), false);
+        let _ = tokio::time::timeout(super::stdin::WRITE_WAIT, write).await;
     }
     Ok(axum::Json(Value::Object(record_json(&record))))
 }

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 /// How long a write may wait for a process that does not read its stdin.
-const WRITE_WAIT: Duration = Duration::from_secs(10);
+pub(super) const WRITE_WAIT: Duration = Duration::from_secs(10);
 
 pub(super) const ROUTE: Route = Route {
     id: EndpointId::ProcessStdin,
