@@ -5,10 +5,12 @@
 pub mod beneath;
 pub mod browser;
 pub mod child_env;
+pub mod code_run;
 pub mod commands;
 pub mod env_rules;
 pub mod event_log;
 pub mod exec_rules;
+pub mod fetch;
 pub mod files;
 pub mod ids;
 pub mod paging;

@@ -1,0 +1,346 @@
+//! Contexts: interpreters that keep their state between runs (`context_id`). A context is
+//! one long-lived interpreter process on the supervisor, owned by one caller and one
+//! language, started by the first run that names it. It runs a small driver loop that
+//! reads one frame per run on its stdin, `<marker> <base64 of the code>\n`, runs the code
+//! in one namespace that lives as long as the process (Python `exec` in one dict, shell
+//! `eval` in the one shell, Node `vm.runInThisContext`), then writes `<marker> <status>\n`
+//! on stdout and `<marker>\n` on stderr. The marker is random and new for every run, so
+//! the code cannot end its run early by printing a marker it could not know; the output of
+//! the run is what came before the marker on each stream.
+//!
+//! Bounds: one run at a time per context (the next waits); at most
+//! [`MAX_PER_OWNER`] contexts per caller and [`MAX_CONTEXTS`] in all, the least recently
+//! used closed to make room; a context idle for [`IDLE`] is closed; a run that times out
+//! or an interpreter that exits (`exit()` in the code) closes it, and the next run starts
+//! a fresh one. Closing a context stops its process group like any child.
+
+use super::{Language, Launch, RunOutcome};
+use crate::services::supervisor::{Limits, Process, Spec, Stdin, Stream};
+use base64::Engine as _;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+/// Contexts one caller may hold at once.
+pub const MAX_PER_OWNER: usize = 8;
+/// Contexts the server holds at once.
+pub const MAX_CONTEXTS: usize = 64;
+/// A context not used for this long is closed.
+pub const IDLE: Duration = Duration::from_secs(15 * 60);
+/// The longest `context_id`.
+pub const MAX_ID_LEN: usize = 64;
+
+/// Reads frames, runs each in the one namespace `g`, reports the status.
+pub const PYTHON_DRIVER: &str = r#"import sys, base64, traceback
+g = {"__name__": "__main__", "__builtins__": __builtins__}
+for line in sys.stdin.buffer:
+    marker, _, b64 = line.decode().strip().partition(" ")
+    status = 0
+    try:
+        exec(compile(base64.b64decode(b64).decode(), "<code>", "exec"), g)
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    sys.stdout.flush()
+    sys.stdout.write("%s %d\n" % (marker, status))
+    sys.stdout.flush()
+    sys.stderr.write(marker + "\n")
+    sys.stderr.flush()
+"#;
+
+/// The shell's loop: `eval` keeps variables, functions and the directory in the shell.
+pub const SHELL_DRIVER: &str = r#"while IFS=' ' read -r __svc_marker __svc_code; do
+eval "$(printf '%s' "$__svc_code" | base64 -d)"
+__svc_status=$?
+printf '%s %d\n' "$__svc_marker" "$__svc_status"
+printf '%s\n' "$__svc_marker" >&2
+done"#;
+
+/// Node's loop: scripts run in this one global context, so globals and top-level
+/// declarations stay (only synchronous work belongs to the run).
+pub const NODE_DRIVER: &str = r#"const vm = require('vm');
+globalThis.require = require;
+const rl = require('readline').createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  const i = line.indexOf(' ');
+  const marker = line.slice(0, i);
+  const code = Buffer.from(line.slice(i + 1), 'base64').toString();
+  let status = 0;
+  try { vm.runInThisContext(code, { filename: '<code>' }); }
+  catch (e) { process.stderr.write((e && e.stack ? e.stack : String(e)) + '\n'); status = 1; }
+  process.stdout.write(marker + ' ' + status + '\n');
+  process.stderr.write(marker + '\n');
+});"#;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    owner: String,
+    language: &'static str,
+    id: String,
+}
+
+struct Context {
+    process: Process,
+    /// The variables it was started with (a later run may not ask for others).
+    env: Vec<(String, String)>,
+    /// Held for the length of a run: one at a time.
+    turn: tokio::sync::Mutex<()>,
+    last_used: Mutex<Instant>,
+}
+
+/// Why a context run failed before it ran.
+#[derive(Debug)]
+pub enum Error {
+    /// `context_id` is malformed.
+    BadId(String),
+    /// The context was started with other variables.
+    EnvMismatch,
+    /// The interpreter could not be started or written to.
+    Io(std::io::Error),
+}
+
+/// Every context, by owner, language and id.
+#[derive(Default)]
+pub struct Contexts {
+    inner: Arc<Mutex<HashMap<Key, Arc<Context>>>>,
+    sweeper: std::sync::OnceLock<()>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Why `id` is not a context id, or `None`.
+pub fn invalid_id(id: &str) -> Option<String> {
+    if id.is_empty() || id.len() > MAX_ID_LEN {
+        return Some(format!("`context_id` is 1 to {MAX_ID_LEN} characters"));
+    }
+    if !id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        return Some("`context_id` holds letters, digits, `_`, `-` and `.` only".into());
+    }
+    None
+}
+
+impl Contexts {
+    /// How many contexts are open (all owners).
+    pub fn len(&self) -> usize {
+        lock(&self.inner).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Runs `code` in `owner`'s context `id` of `lang`, starting it if needed.
+    pub async fn run(
+        &self,
+        owner: &str,
+        id: &str,
+        lang: &'static Language,
+        launch: &Launch,
+        code: &str,
+    ) -> Result<RunOutcome, Error> {
+        if let Some(why) = invalid_id(id) {
+            return Err(Error::BadId(why));
+        }
+        self.start_sweeper();
+        let key = Key {
+            owner: owner.to_owned(),
+            language: lang.name,
+            id: id.to_owned(),
+        };
+        let context = self.get_or_start(&key, lang, launch)?;
+        let _turn = context.turn.lock().await;
+        *lock(&context.last_used) = Instant::now();
+        let outcome = drive(&context, launch, code).await;
+        *lock(&context.last_used) = Instant::now();
+        let outcome = outcome.map_err(Error::Io)?;
+        if outcome.timed_out || !context.process.is_running() {
+            // Its state is gone or cannot be trusted: the next run starts afresh.
+            self.remove(&key, &context);
+        }
+        Ok(outcome)
+    }
+
+    fn get_or_start(
+        &self,
+        key: &Key,
+        lang: &Language,
+        launch: &Launch,
+    ) -> Result<Arc<Context>, Error> {
+        let mut all = lock(&self.inner);
+        if let Some(found) = all.get(key) {
+            if found.process.is_running() {
+                if found.env != launch.env {
+                    return Err(Error::EnvMismatch);
+                }
+                return Ok(found.clone());
+            }
+            all.remove(key);
+        }
+        make_room(&mut all, &key.owner);
+        let spec = Spec {
+            program: launch.program.display().to_string(),
+            args: lang.driver_args.iter().map(|a| a.to_string()).collect(),
+            cwd: Some(launch.cwd.clone()),
+            env: launch.env.clone(),
+            stdin: Stdin::Stream,
+            limits: Limits {
+                timeout: None,
+                output_bytes: launch.output_bytes,
+                ..Limits::default()
+            },
+        };
+        let context = Arc::new(Context {
+            process: Process::spawn(&spec).map_err(Error::Io)?,
+            env: launch.env.clone(),
+            turn: tokio::sync::Mutex::new(()),
+            last_used: Mutex::new(Instant::now()),
+        });
+        all.insert(key.clone(), context.clone());
+        Ok(context)
+    }
+
+    fn remove(&self, key: &Key, context: &Arc<Context>) {
+        let mut all = lock(&self.inner);
+        if all.get(key).is_some_and(|c| Arc::ptr_eq(c, context)) {
+            all.remove(key);
+        }
+    }
+
+    /// Closes idle contexts once a minute while the server runs (the task ends with the
+    /// contexts).
+    fn start_sweeper(&self) {
+        self.sweeper.get_or_init(|| {
+            let weak: Weak<Mutex<HashMap<Key, Arc<Context>>>> = Arc::downgrade(&self.inner);
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    let Some(inner) = weak.upgrade() else { return };
+                    close_idle(&mut lock(&inner), Instant::now());
+                }
+            });
+        });
+    }
+}
+
+/// Drops contexts idle for [`IDLE`] (dropping a context stops its process).
+fn close_idle(all: &mut HashMap<Key, Arc<Context>>, now: Instant) {
+    all.retain(|_, c| c.turn.try_lock().is_err() || now.duration_since(*lock(&c.last_used)) < IDLE);
+}
+
+/// Closes the least recently used contexts until `owner` may open one more.
+fn make_room(all: &mut HashMap<Key, Arc<Context>>, owner: &str) {
+    close_idle(all, Instant::now());
+    loop {
+        let owned = all.keys().filter(|k| k.owner == owner).count();
+        let full = if owned >= MAX_PER_OWNER {
+            Some(owner)
+        } else if all.len() >= MAX_CONTEXTS {
+            None
+        } else {
+            return;
+        };
+        let oldest = all
+            .iter()
+            .filter(|(k, _)| full.is_none_or(|o| k.owner == o))
+            .min_by_key(|(_, c)| *lock(&c.last_used))
+            .map(|(k, _)| k.clone());
+        match oldest {
+            Some(k) => {
+                all.remove(&k);
+            }
+            None => return,
+        }
+    }
+}
+
+/// A fresh marker: 128 random bits, unknowable to the code.
+fn marker() -> String {
+    format!("__svc_end_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Sends one run to the context and reads its output up to the marker.
+async fn drive(context: &Context, launch: &Launch, code: &str) -> std::io::Result<RunOutcome> {
+    let process = &context.process;
+    let started = Instant::now();
+    let marker = marker();
+    let mut changed = process.subscribe();
+    let from_out = process.output(Stream::Stdout, u64::MAX).total;
+    let from_err = process.output(Stream::Stderr, u64::MAX).total;
+    let frame = format!(
+        "{marker} {}\n",
+        base64::engine::general_purpose::STANDARD.encode(code)
+    );
+    let deadline = tokio::time::Instant::now() + launch.timeout;
+    let written = tokio::time::timeout_at(deadline, process.write_stdin(frame.as_bytes(), false));
+    let written = matches!(written.await, Ok(Ok(())));
+    loop {
+        let out = process.output(Stream::Stdout, from_out);
+        let err = process.output(Stream::Stderr, from_err);
+        let done_out = find(&out.bytes, format!("{marker} ").as_bytes()).and_then(|at| {
+            let rest = &out.bytes[at + marker.len() + 1..];
+            let end = rest.iter().position(|b| *b == b'\n')?;
+            let status = std::str::from_utf8(&rest[..end])
+                .ok()?
+                .trim()
+                .parse::<i32>()
+                .ok()?;
+            Some((at, status))
+        });
+        let done_err = find(&err.bytes, format!("{marker}\n").as_bytes());
+        let truncated = out.dropped > 0 || err.dropped > 0;
+        if let (Some((out_at, status)), Some(err_at)) = (done_out, done_err) {
+            return Ok(RunOutcome {
+                stdout: out.bytes[..out_at].to_vec(),
+                stderr: err.bytes[..err_at].to_vec(),
+                exit_code: Some(status),
+                duration: started.elapsed(),
+                timed_out: false,
+                truncated,
+            });
+        }
+        if let Some(exit) = process.exit() {
+            // The interpreter ended (the code called exit, or it crashed): the run's
+            // status is the process's.
+            return Ok(RunOutcome {
+                stdout: out.bytes,
+                stderr: err.bytes,
+                exit_code: exit.code(),
+                duration: started.elapsed(),
+                timed_out: false,
+                truncated,
+            });
+        }
+        if !written && process.is_running() {
+            return Err(std::io::Error::other(
+                "the context's interpreter does not read its input",
+            ));
+        }
+        if tokio::time::timeout_at(deadline, changed.changed())
+            .await
+            .is_err()
+        {
+            process.kill().await;
+            let out = process.output(Stream::Stdout, from_out);
+            let err = process.output(Stream::Stderr, from_err);
+            return Ok(RunOutcome {
+                truncated: out.dropped > 0 || err.dropped > 0,
+                stdout: out.bytes,
+                stderr: err.bytes,
+                exit_code: None,
+                duration: started.elapsed(),
+                timed_out: true,
+            });
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}

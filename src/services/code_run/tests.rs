@@ -1,0 +1,177 @@
+//! Runs against the interpreters installed here (a missing one is skipped with a note).
+
+use super::contexts::{Contexts, invalid_id};
+use super::*;
+
+fn launch(lang: &Language, timeout: Duration) -> Option<Launch> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let cwd = std::env::temp_dir();
+    let Some(program) = crate::services::exec_rules::resolve(lang.program, &path, &cwd) else {
+        eprintln!("{} is not installed: skipped", lang.name);
+        return None;
+    };
+    let mut env = vec![("PATH".to_owned(), path)];
+    if let Ok(home) = std::env::var("HOME") {
+        env.push(("HOME".into(), home));
+    }
+    Some(Launch {
+        program,
+        cwd,
+        env,
+        timeout,
+        output_bytes: 65536,
+    })
+}
+
+/// Per language: a snippet that sets `x` to 41 and one that prints `x + 1`.
+fn snippets(name: &str) -> (&'static str, &'static str) {
+    match name {
+        "python3" => ("x = 41", "print(x + 1)"),
+        "node" => ("globalThis.x = 41", "console.log(x + 1)"),
+        _ => ("x=41", "echo $((x + 1))"),
+    }
+}
+
+#[tokio::test]
+async fn a_run_without_context_ends_with_the_interpreter() {
+    for lang in LANGUAGES {
+        let Some(l) = launch(lang, Duration::from_secs(20)) else {
+            continue;
+        };
+        let (set, print) = snippets(lang.name);
+        let out = run_once(lang, &l, &format!("{set}\n{print}\n"))
+            .await
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "42\n",
+            "{}: {out:?}",
+            lang.name
+        );
+        assert_eq!(out.exit_code, Some(0), "{}", lang.name);
+        // No state carries over between runs without a context.
+        let out = run_once(lang, &l, print).await.unwrap();
+        assert_ne!(
+            String::from_utf8_lossy(&out.stdout),
+            "42\n",
+            "{}",
+            lang.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_context_keeps_state_between_runs() {
+    let contexts = Contexts::default();
+    for lang in LANGUAGES {
+        let Some(l) = launch(lang, Duration::from_secs(20)) else {
+            continue;
+        };
+        let (set, print) = snippets(lang.name);
+        let first = contexts.run("me", "c1", lang, &l, set).await.unwrap();
+        assert_eq!(first.exit_code, Some(0), "{}: {first:?}", lang.name);
+        let second = contexts.run("me", "c1", lang, &l, print).await.unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&second.stdout),
+            "42\n",
+            "{}: {second:?}",
+            lang.name
+        );
+        // Another owner's context of the same id is another interpreter.
+        let other = contexts.run("you", "c1", lang, &l, print).await.unwrap();
+        assert_ne!(
+            String::from_utf8_lossy(&other.stdout),
+            "42\n",
+            "{}",
+            lang.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn errors_exits_and_timeouts_in_a_context() {
+    let contexts = Contexts::default();
+    let python = language("python3").unwrap();
+    let Some(l) = launch(python, Duration::from_secs(20)) else {
+        return;
+    };
+    let failed = contexts
+        .run("me", "e", python, &l, "x = 1\nraise ValueError('boom')")
+        .await
+        .unwrap();
+    assert_eq!(failed.exit_code, Some(1));
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("ValueError: boom"));
+    let kept = contexts
+        .run("me", "e", python, &l, "print(x)")
+        .await
+        .unwrap();
+    assert_eq!(kept.stdout, b"1\n", "an error keeps the state: {kept:?}");
+    let exited = contexts
+        .run("me", "e", python, &l, "import sys; sys.exit(7)")
+        .await
+        .unwrap();
+    assert_eq!(
+        exited.exit_code,
+        Some(7),
+        "SystemExit is the run's status: {exited:?}"
+    );
+    let quick = Launch {
+        timeout: Duration::from_millis(300),
+        ..l.clone()
+    };
+    let slow = contexts
+        .run(
+            "me",
+            "e",
+            python,
+            &quick,
+            "import time; print('a', flush=True); time.sleep(30)",
+        )
+        .await
+        .unwrap();
+    assert!(slow.timed_out && slow.exit_code.is_none(), "{slow:?}");
+    assert_eq!(slow.stdout, b"a\n");
+    assert!(contexts.is_empty(), "a timed-out context is closed");
+    let fresh = contexts
+        .run("me", "e", python, &l, "print('x' in globals())")
+        .await
+        .unwrap();
+    assert_eq!(fresh.stdout, b"False\n");
+    assert!(matches!(
+        contexts
+            .run(
+                "me",
+                "e",
+                python,
+                &Launch {
+                    env: vec![],
+                    ..l.clone()
+                },
+                "1"
+            )
+            .await,
+        Err(contexts::Error::EnvMismatch)
+    ));
+}
+
+#[tokio::test]
+async fn a_printed_fake_marker_does_not_end_the_run() {
+    let contexts = Contexts::default();
+    let bash = language("bash").unwrap();
+    let Some(l) = launch(bash, Duration::from_secs(20)) else {
+        return;
+    };
+    let out = contexts
+        .run("me", "m", bash, &l, "echo '__svc_end_0 0'; echo done")
+        .await
+        .unwrap();
+    assert_eq!(out.stdout, b"__svc_end_0 0\ndone\n");
+}
+
+#[test]
+fn context_ids() {
+    assert!(invalid_id("ctx-1.a_b").is_none());
+    for bad in ["", "a b", "a/b", &"x".repeat(65)] {
+        assert!(invalid_id(bad).is_some(), "{bad:?}");
+    }
+}
