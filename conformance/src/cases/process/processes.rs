@@ -35,7 +35,9 @@ pub fn cases() -> Vec<Case> {
                 list.expect_status(200)?;
                 let list = list.json()?;
                 let listed = list["processes"].as_array().cloned().unwrap_or_default();
-                ensure!(listed.iter().any(|r| r["pid"] == pid), "{list}");
+                let ours: Vec<_> = listed.iter().filter(|r| r["pid"] == pid).cloned().collect();
+                ensure!(ours.len() == 1, "{list}");
+                snapshot(&ctx, "process__processes__list", &json!({"processes": ours}))?;
                 let got = get(&ctx, pid, "").await?.json()?;
                 ensure!(got == record, "get answers the record: {got} vs {record}");
                 kill(&ctx, pid).await?.expect_status(200)?;
@@ -62,6 +64,7 @@ pub fn cases() -> Vec<Case> {
                 use base64::Engine as _;
                 let raw = base64::engine::general_purpose::STANDARD.decode(body["stdout_b64"].as_str().unwrap_or_default())?;
                 ensure!(raw == b"one\n\xffthree\n", "{body}");
+                snapshot(&ctx, "process__processes__output", &body)?;
                 let plain = get(&ctx, pid, "").await?.json()?;
                 ensure!(plain.get("stdout").is_none(), "without output=true no output: {plain}");
                 let resp = get(&ctx, pid, "?output=maybe").await?;
@@ -82,7 +85,8 @@ pub fn cases() -> Vec<Case> {
                 let resp = stdin(&ctx, pid, &json!({"data": "second\n"})).await?;
                 resp.expect_status(200)?;
                 let body = resp.json()?;
-                ensure!(body["written"] == 7 && body["closed"] == false, "{body}");
+                ensure!(body["written"] == 7 && body["closed"] == false && body["pid"] == pid, "{body}");
+                snapshot(&ctx, "process__processes__stdin", &body)?;
                 stdin(&ctx, pid, &json!({"data": "third\n", "close": true})).await?.expect_status(200)?;
                 let resp = stdin(&ctx, pid, &json!({"data": "late"})).await?;
                 if resp.status != 404 {

@@ -34,6 +34,12 @@ pub fn cases() -> Vec<Case> {
                 ensure!(exit["exit_code"] == 4 && exit["timed_out"] == false, "{exit}");
                 snapshot(&ctx, "process__stream__exit", &exit)?;
                 let first = frames[0].json()?;
+                // How many lines one event holds depends on the pipe's timing: the shape is
+                // what is pinned (a `stdout` event whose data holds one string member `data`).
+                let out = frames.iter().find(|f| f.event.as_deref() == Some("stdout")).context("a stdout event")?.json()?;
+                ensure!(out["data"].is_string(), "{out}");
+                let shape: Value = out.as_object().map(|o| o.keys().map(|k| (k.clone(), Value::from("[text]"))).collect()).unwrap_or_default();
+                snapshot(&ctx, "process__stream__output_event", &json!({"event": "stdout", "data": shape}))?;
                 ensure!(first.get("data").is_some() && first.as_object().map(|o| o.len()) == Some(1), "{first}");
                 Ok(())
             },
