@@ -47,8 +47,7 @@ struct Row {
     meaning: &'static str,
 }
 
-use Availability::{Live, Pending};
-const DEV_TOOLS: Availability = Pending("dev_tools issue");
+use Availability::Live;
 
 error_table! {
     // Server pipeline (second document, 7.1).
@@ -90,11 +89,16 @@ error_table! {
     /// A malformed environment map.
     EnvInvalid             => "env_invalid",             400, "EnvInvalidError",          false, false, Live;
     /// A malformed URL.
-    UrlInvalid             => "url_invalid",             400, "UrlInvalidError",          false, false, DEV_TOOLS;
+    UrlInvalid             => "url_invalid",             400, "UrlInvalidError",          false, false, Live;
     /// `url_allow` / `url_deny` / private-network rules refuse the URL.
-    UrlDenied              => "url_denied",              403, "UrlDeniedError",           false, true,  DEV_TOOLS;
+    UrlDenied              => "url_denied",              403, "UrlDeniedError",           false, true,  Live;
     /// The code run language is not in `params.languages`.
-    LanguageNotAllowed     => "language_not_allowed",    403, "LanguageNotAllowedError",  false, true,  DEV_TOOLS;
+    LanguageNotAllowed     => "language_not_allowed",    403, "LanguageNotAllowedError",  false, true,  Live;
+    /// `code_run`: the language is allowed but its interpreter is not on the child's `PATH`.
+    LanguageNotInstalled   => "language_not_installed",  400, "LanguageNotInstalledError", false, false, Live;
+    /// `http_fetch`: the exchange failed (nothing answers, TLS, too many redirects) or did
+    /// not complete within `timeout` (the message says which).
+    FetchFailed            => "fetch_failed",            502, "FetchFailedError",         false, false, Live;
     /// The upload's extension is refused.
     ExtensionNotAllowed    => "extension_not_allowed",   403, "ExtensionNotAllowedError", false, true,  Live;
     /// `overwrite: false` and the file exists.

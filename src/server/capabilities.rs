@@ -102,11 +102,28 @@ fn describe(app: &AppState, index: usize, endpoint: &Endpoint, identity: &Identi
         "scopes": endpoint.scopes,
         "limits": app.settings.limits[index].describe(),
         "paths": endpoint.uses_paths.then(|| app.settings.paths.describe()),
-        "params": {},
+        "params": params(app, endpoint),
         "transport": endpoint.transport,
         "port": endpoint.port,
         "status": status_name(endpoint.status),
     })
+}
+
+/// What an endpoint's own settings are, for callers to plan with: the languages
+/// `code_run` offers (`dev_tools.languages`, else every installed one) and the host lists
+/// of `http_fetch`.
+fn params(app: &AppState, endpoint: &Endpoint) -> Value {
+    use crate::server::endpoints::EndpointId;
+    match endpoint.key {
+        EndpointId::CodeRun | EndpointId::CodeLanguages => {
+            json!({"languages": crate::server::groups::dev_tools::offered(app)})
+        }
+        EndpointId::HttpFetch => json!({
+            "url_allow": app.settings.dev_tools.urls.allow().collect::<Vec<_>>(),
+            "url_deny": app.settings.dev_tools.urls.deny().collect::<Vec<_>>(),
+        }),
+        _ => json!({}),
+    }
 }
 
 fn status_name(status: Status) -> &'static str {

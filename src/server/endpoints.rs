@@ -164,7 +164,6 @@ use Method::{Delete, Get, Post, Put};
 use Port::{Main, Terminal as TermPort};
 use Transport::{Http, Sse, Websocket};
 
-const DEV_TOOLS: &str = "dev_tools issue";
 const BROWSER: &str = "browser issue";
 
 macro_rules! table {
@@ -240,9 +239,9 @@ table! {
     SystemPorts "system_ports" Get "/system/ports" System ["system:read"] Read Http Main false Token IMPL;
     SystemEnvGet "system_env_get" Get "/system/env" System ["system:read"] Read Http Main false Token IMPL;
     SystemEnvSet "system_env_set" Post "/system/env" System ["system:write"] Write Http Main false Token IMPL;
-    CodeRun "code_run" Post "/code/run" DevTools ["code:run"] Exec Http Main true Token p(DEV_TOOLS);
-    CodeLanguages "code_languages" Get "/code/languages" DevTools ["code:read"] Read Http Main false Token p(DEV_TOOLS);
-    HttpFetch "http_fetch" Post "/http/fetch" DevTools ["http:fetch"] Exec Http Main false Token p(DEV_TOOLS);
+    CodeRun "code_run" Post "/code/run" DevTools ["code:run"] Exec Http Main true Token IMPL;
+    CodeLanguages "code_languages" Get "/code/languages" DevTools ["code:read"] Read Http Main false Token IMPL;
+    HttpFetch "http_fetch" Post "/http/fetch" DevTools ["http:fetch"] Exec Http Main false Token IMPL;
     BrowserStart "browser_start" Post "/browser" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
     BrowserStatus "browser_status" Get "/browser" Browser ["browser:use"] Read Http Main false Token p(BROWSER);
     BrowserStop "browser_stop" Delete "/browser" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);

@@ -27,6 +27,10 @@ pub struct AppState {
     pub ptys: crate::services::pty::Terminals,
     /// The changes `POST /system/env` made to the environment children start from.
     pub env_overlay: crate::services::child_env::Overlay,
+    /// The interpreters `code_run` keeps between runs (`context_id`), by owner.
+    pub code_contexts: crate::services::code_run::contexts::Contexts,
+    /// `http_fetch`'s client under `dev_tools.url_allow` / `url_deny` and the URL guard.
+    pub fetcher: crate::services::fetch::Fetcher,
     pub agents: crate::server::agents::Agents,
     pub responses: Arc<crate::server::agents::responses::Responses>,
 }
@@ -68,6 +72,8 @@ impl AppState {
             processes: Default::default(),
             ptys: Default::default(),
             env_overlay: Default::default(),
+            code_contexts: Default::default(),
+            fetcher: crate::services::fetch::Fetcher::new(settings.dev_tools.urls.clone()),
             policy: Policy::new(&settings),
             settings,
             audit,

@@ -82,6 +82,8 @@ pub struct Settings {
     pub agents: crate::server::agents::settings::AgentsSettings,
     /// What every child starts from (never the server's own environment).
     pub child_env: crate::services::child_env::ChildEnv,
+    /// `code_run` languages and `http_fetch` hosts (`dev_tools:`).
+    pub dev_tools: DevToolsSettings,
     pub warnings: Vec<String>,
     pub revision: String,
 }
@@ -195,6 +197,7 @@ fn resolve(
         CommandRegistry::from_entries(template.commands).map_err(|e| ConfigError(e.0))?;
     let exec = crate::services::exec_rules::ExecRules::from_section(&template.process)
         .map_err(ConfigError)?;
+    let dev_tools = DevToolsSettings::from_section(&template.dev_tools)?;
 
     let mut settings = Settings {
         source,
@@ -213,6 +216,7 @@ fn resolve(
         exec,
         agents: Default::default(),
         child_env: Default::default(),
+        dev_tools,
         warnings: Vec::new(),
         revision: String::new(),
     };
@@ -379,6 +383,49 @@ fn revision(
     }
     let digest = hasher.finalize();
     digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The dev_tools group's settings, checked at start-up.
+#[derive(Debug, Clone, Default)]
+pub struct DevToolsSettings {
+    /// `None`: every installed language.
+    pub languages: Option<Vec<&'static str>>,
+    pub urls: crate::services::fetch::UrlRules,
+}
+
+impl DevToolsSettings {
+    fn from_section(section: &template::DevToolsSection) -> Result<DevToolsSettings, ConfigError> {
+        let languages = match &section.languages {
+            None => None,
+            Some(names) => Some(
+                names
+                    .iter()
+                    .map(|name| {
+                        crate::services::code_run::language(name)
+                            .map(|l| l.name)
+                            .ok_or_else(|| {
+                                let known: Vec<_> = crate::services::code_run::names().collect();
+                                ConfigError(format!(
+                                    "dev_tools.languages: unknown language `{name}` (known: {})",
+                                    known.join(", ")
+                                ))
+                            })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        let urls =
+            crate::services::fetch::UrlRules::from_lists(&section.url_allow, &section.url_deny)
+                .map_err(ConfigError)?;
+        Ok(DevToolsSettings { languages, urls })
+    }
+
+    /// Whether `language` is on the configured list (any known one when there is none).
+    pub fn allows(&self, language: &str) -> bool {
+        self.languages
+            .as_ref()
+            .is_none_or(|list| list.contains(&language))
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,25 @@ pub struct Template {
     pub process: ProcessSection,
     #[serde(default)]
     pub agents: AgentsSection,
+    /// `code_run` languages and `http_fetch` hosts.
+    #[serde(default)]
+    pub dev_tools: DevToolsSection,
+}
+
+/// The dev_tools group's keys.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevToolsSection {
+    /// Languages `code_run` may use (`python3`, `bash`, `sh`, `node`); default every
+    /// installed one.
+    pub languages: Option<Vec<String>>,
+    /// Hosts `http_fetch` may reach (`host`, `host:port`, `*.domain`); default any public
+    /// host. An exact entry naming a private host (`127.0.0.1:8080`) opens that one.
+    #[serde(default)]
+    pub url_allow: Vec<String>,
+    /// Hosts `http_fetch` never reaches, whatever `url_allow` says.
+    #[serde(default)]
+    pub url_deny: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

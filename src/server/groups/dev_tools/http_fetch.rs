@@ -1,0 +1,123 @@
+//! `http_fetch`: POST /http/fetch `{url, method?, headers?, body?, timeout?, max_bytes?}`
+//! sends one request and answers `{status, headers, body, body_b64?, truncated}`: the
+//! status and headers of the final answer (redirects followed, at most 10), the body as
+//! text (`body_b64` beside it when it is not UTF-8), cut at `max_bytes` (default 1 MiB, at
+//! most 10 MiB) with `truncated: true`. `timeout` covers the whole exchange (seconds,
+//! default 30, at most 300).
+//!
+//! `url_invalid` (400): not an http or https URL. `url_denied` (403): `dev_tools.url_deny`
+//! lists the host, `dev_tools.url_allow` does not, or the host is private, loopback,
+//! link-local or a metadata address in any spelling, whether written in the URL, reached
+//! by a redirect, or resolved from a name (judged on the addresses connected to,
+//! `services::fetch`). `fetch_failed` (502): nothing answered, TLS failed, or time ran out.
+
+use super::Route;
+use super::output::put_bytes;
+use crate::error::{ApiError, Code};
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
+use crate::server::extract::Json;
+use crate::services::fetch::{self, Refusal};
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::HttpFetch,
+    bind: |f| on(f, fetch_url),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "POST",
+    target: "/http/fetch",
+    body: ExampleBody::Json(r#"{"url": "http://169.254.169.254/latest/meta-data/"}"#),
+    files: &[],
+    status: 403,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"error":"`http://169.254.169.254/latest/meta-data/` points to a private, loopback, link-local or metadata address (an exact `dev_tools.url_allow` entry opens one)","type":"UrlDeniedError","code":"url_denied","endpoint":"http_fetch","param":"url"}"#,
+};
+
+const DEFAULT_TIMEOUT_S: f64 = 30.0;
+const MAX_TIMEOUT_S: f64 = 300.0;
+const DEFAULT_MAX_BYTES: u64 = 1024 * 1024;
+const MAX_MAX_BYTES: u64 = 10 * 1024 * 1024;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FetchBody {
+    url: Option<String>,
+    method: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    body: Option<String>,
+    /// Seconds.
+    timeout: Option<f64>,
+    max_bytes: Option<u64>,
+}
+
+fn invalid(param: &str, message: impl Into<String>) -> ApiError {
+    ApiError::new(Code::InvalidRequest, message).with_param(param)
+}
+
+async fn fetch_url(
+    State(app): State<SharedState>,
+    Json(body): Json<FetchBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let url = body
+        .url
+        .ok_or_else(|| ApiError::new(Code::UrlInvalid, "`url` is required").with_param("url"))?;
+    let timeout = match body.timeout.unwrap_or(DEFAULT_TIMEOUT_S) {
+        t if t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_S => Duration::from_secs_f64(t),
+        t => {
+            return Err(invalid(
+                "timeout",
+                format!("`timeout` {t} is out of range: seconds, more than 0 and at most 300"),
+            ));
+        }
+    };
+    let max_bytes = match body.max_bytes.unwrap_or(DEFAULT_MAX_BYTES) {
+        n @ 1..=MAX_MAX_BYTES => n as usize,
+        n => {
+            return Err(invalid(
+                "max_bytes",
+                format!("`max_bytes` {n} is out of range: 1 to {MAX_MAX_BYTES}"),
+            ));
+        }
+    };
+    let request = fetch::Request {
+        url,
+        method: body.method.unwrap_or_else(|| "GET".into()),
+        headers: body.headers.into_iter().collect(),
+        body: body.body.map(String::into_bytes),
+        timeout,
+        max_bytes,
+    };
+    let answer = app.fetcher.fetch(request).await.map_err(|e| match e {
+        fetch::Error::Refused(Refusal::Invalid(m)) => {
+            ApiError::new(Code::UrlInvalid, m).with_param("url")
+        }
+        fetch::Error::Refused(Refusal::Denied(m)) => {
+            ApiError::new(Code::UrlDenied, m).with_param("url")
+        }
+        fetch::Error::BadRequest { param, message } => invalid(param, message),
+        fetch::Error::TimedOut(m) | fetch::Error::Failed(m) => {
+            ApiError::new(Code::FetchFailed, m).with_param("url")
+        }
+    })?;
+    let headers: Map<String, Value> = answer
+        .headers
+        .into_iter()
+        .map(|(k, v)| (k, Value::from(v)))
+        .collect();
+    let mut map = Map::new();
+    map.insert("status".into(), Value::from(answer.status));
+    map.insert("headers".into(), Value::Object(headers));
+    put_bytes(&mut map, "body", &answer.body);
+    map.insert("truncated".into(), Value::from(answer.truncated));
+    Ok(axum::Json(Value::Object(map)))
+}

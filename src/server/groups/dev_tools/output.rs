@@ -1,0 +1,24 @@
+//! Bytes on the wire: text when they are UTF-8; otherwise the text field carries the
+//! lossy reading and a `_b64` field the exact bytes (as the process group does), so
+//! nothing a program or a server sends is lost.
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+
+pub fn put_bytes(map: &mut Map<String, Value>, field: &str, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => {
+            map.insert(field.into(), Value::from(text));
+        }
+        Err(_) => {
+            map.insert(
+                field.into(),
+                Value::from(String::from_utf8_lossy(bytes).into_owned()),
+            );
+            map.insert(
+                format!("{field}_b64"),
+                Value::from(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            );
+        }
+    }
+}
