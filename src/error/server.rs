@@ -142,6 +142,20 @@ error_table! {
     StdinClosed            => "stdin_closed",            409, "StdinClosedError",         false, false, Live;
     /// The server is stopping: it starts no more children.
     ShuttingDown           => "shutting_down",           503, "ShuttingDownError",        true,  false, Live;
+    // Ours: the browser group.
+    /// `POST /browser` while a browser runs (one per server); `DELETE /browser` stops it.
+    BrowserRunning         => "browser_running",         409, "BrowserRunningError",      false, false, Live;
+    /// A browser route while no browser runs (never started, stopped, or died: the message
+    /// says how it ended); `POST /browser` starts one.
+    BrowserNotRunning      => "browser_not_running",     409, "BrowserNotRunningError",   false, false, Live;
+    /// No browser binary is installed (the message names the package), or it did not start.
+    BrowserUnavailable     => "browser_unavailable",     503, "BrowserUnavailableError",  false, false, Live;
+    /// No element matches the CSS selector (`param: selector`).
+    SelectorNotFound       => "selector_not_found",      404, "SelectorNotFoundError",    false, false, Live;
+    /// The page could not be loaded: the host does not resolve, nothing answers, TLS failed.
+    NavigationFailed       => "navigation_failed",       502, "NavigationFailedError",    false, false, Live;
+    /// The browser did not answer a call in time (a navigation 30 s, other calls 15 s).
+    BrowserTimeout         => "browser_timeout",         504, "BrowserTimeoutError",      true,  false, Live;
     /// The endpoint is in the table but a later issue builds it.
     NotImplemented         => "not_implemented",         501, "NotImplementedError",      false, false, Live;
     /// Anything unexpected (a caught panic included); the server log has the details.

@@ -164,7 +164,6 @@ use Method::{Delete, Get, Post, Put};
 use Port::{Main, Terminal as TermPort};
 use Transport::{Http, Sse, Websocket};
 
-const BROWSER: &str = "browser issue";
 
 macro_rules! table {
     ($( $key:ident $id:literal $method:ident $path:literal $group:ident [$($scope:literal),*] $access:ident $transport:ident $port:ident $paths:literal $auth:ident $status:expr ;)*) => {
@@ -242,14 +241,14 @@ table! {
     CodeRun "code_run" Post "/code/run" DevTools ["code:run"] Exec Http Main true Token IMPL;
     CodeLanguages "code_languages" Get "/code/languages" DevTools ["code:read"] Read Http Main false Token IMPL;
     HttpFetch "http_fetch" Post "/http/fetch" DevTools ["http:fetch"] Exec Http Main false Token IMPL;
-    BrowserStart "browser_start" Post "/browser" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
-    BrowserStatus "browser_status" Get "/browser" Browser ["browser:use"] Read Http Main false Token p(BROWSER);
-    BrowserStop "browser_stop" Delete "/browser" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
-    BrowserNavigate "browser_navigate" Post "/browser/navigate" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
-    BrowserClick "browser_click" Post "/browser/click" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
-    BrowserType "browser_type" Post "/browser/type" Browser ["browser:use"] Exec Http Main false Token p(BROWSER);
-    BrowserScreenshot "browser_screenshot" Get "/browser/screenshot" Browser ["browser:use"] Read Http Main false Token p(BROWSER);
-    BrowserContent "browser_content" Get "/browser/content" Browser ["browser:use"] Read Http Main false Token p(BROWSER);
+    BrowserStart "browser_start" Post "/browser" Browser ["browser:use"] Exec Http Main false Token IMPL;
+    BrowserStatus "browser_status" Get "/browser" Browser ["browser:use"] Read Http Main false Token IMPL;
+    BrowserStop "browser_stop" Delete "/browser" Browser ["browser:use"] Exec Http Main false Token IMPL;
+    BrowserNavigate "browser_navigate" Post "/browser/navigate" Browser ["browser:use"] Exec Http Main false Token IMPL;
+    BrowserClick "browser_click" Post "/browser/click" Browser ["browser:use"] Exec Http Main false Token IMPL;
+    BrowserType "browser_type" Post "/browser/type" Browser ["browser:use"] Exec Http Main false Token IMPL;
+    BrowserScreenshot "browser_screenshot" Get "/browser/screenshot" Browser ["browser:use"] Read Http Main false Token IMPL;
+    BrowserContent "browser_content" Get "/browser/content" Browser ["browser:use"] Read Http Main false Token IMPL;
     AgentsSessionsCreate "agents_sessions_create" Post "/v1/agents/sessions" Agents ["agents:use"] Write Http Main false Token IMPL;
     AgentsSessionsList "agents_sessions_list" Get "/v1/agents/sessions" Agents ["agents:use"] Read Http Main false Token IMPL;
     AgentsSessionsGet "agents_sessions_get" Get "/v1/agents/sessions/{id}" Agents ["agents:use"] Read Http Main false Token IMPL;

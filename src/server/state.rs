@@ -25,6 +25,8 @@ pub struct AppState {
     pub processes: crate::services::supervisor::Registry,
     /// The terminals started through `POST /pty`, by owner (the caller's identity).
     pub ptys: crate::services::pty::Terminals,
+    /// The one Chromium of the browser routes (`SVC_BROWSER_*` in the server's environment).
+    pub browser: crate::services::browser::Browser,
     /// The changes `POST /system/env` made to the environment children start from.
     pub env_overlay: crate::services::child_env::Overlay,
     /// The interpreters `code_run` keeps between runs (`context_id`), by owner.
@@ -43,7 +45,11 @@ impl AppState {
     pub async fn end_children(&self) {
         // The registries first, so they start nothing more; then every other child
         // (shells, streams, agent runtimes, named commands) the requests still hold.
-        tokio::join!(self.processes.shutdown(), self.ptys.shutdown());
+        tokio::join!(
+            self.processes.shutdown(),
+            self.ptys.shutdown(),
+            self.browser.shutdown()
+        );
         crate::services::supervisor::stop_all(crate::services::supervisor::GRACE).await;
     }
 }
@@ -71,6 +77,7 @@ impl AppState {
             responses: Default::default(),
             processes: Default::default(),
             ptys: Default::default(),
+            browser: crate::services::browser::Browser::from_server_env(),
             env_overlay: Default::default(),
             code_contexts: Default::default(),
             fetcher: crate::services::fetch::Fetcher::new(settings.dev_tools.urls.clone()),

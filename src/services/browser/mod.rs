@@ -97,6 +97,11 @@ impl Config {
     }
 }
 
+/// The binary `config` would start, or why there is none (what was tried, the package).
+pub fn find_binary(config: &Config) -> Result<std::path::PathBuf, String> {
+    binary::find(config.binary.as_deref(), &config.path)
+}
+
 /// Whether this process runs as root (the owner of `/proc/self` is its effective user).
 fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -197,6 +202,19 @@ impl Browser {
             current: Mutex::new(None),
             died: Mutex::new(None),
         }
+    }
+
+    /// From the server's own environment. A bad `SVC_BROWSER_ALLOW_PRIVATE` is logged and
+    /// admits nothing (the rules fail closed: refusing more, never less).
+    pub fn from_server_env() -> Browser {
+        let env: BTreeMap<String, String> = std::env::vars().collect();
+        let config = Config::from_env(&env).unwrap_or_else(|e| {
+            tracing::error!("{e}: no private address is admitted for the browser");
+            let mut env = env;
+            env.remove("SVC_BROWSER_ALLOW_PRIVATE");
+            Config::from_env(&env).unwrap_or_default()
+        });
+        Browser::new(config)
     }
 
     pub fn config(&self) -> &Config {

@@ -1,16 +1,83 @@
-//! The browser group (being built: issue 13).
+//! The browser group (opt-in): one real Chromium per server, driven over DevTools by the
+//! browser service (`services::browser`): start, status and stop, navigate under the URL
+//! rules, click and type by CSS selector, a PNG screenshot, the page's content. One file
+//! per operation, each declaring its [`Route`] with its documented example; `errors.rs`
+//! maps the service's errors to the table.
+
+mod click;
+mod content;
+mod errors;
+mod navigate;
+mod screenshot;
+mod start;
+mod status;
+mod stop;
+mod type_text;
+
+#[cfg(test)]
+mod tests;
 
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::Example;
 use axum::routing::{MethodFilter, MethodRouter};
+use serde_json::{Map, Value};
+
+/// What a handler file declares about itself.
+pub(crate) struct Route {
+    pub id: EndpointId,
+    pub bind: fn(MethodFilter) -> MethodRouter<SharedState>,
+    pub example: &'static Example,
+}
+
+/// In the order the examples run against one browser (tests.rs).
+const ROUTES: &[&Route] = &[
+    &start::ROUTE,
+    &navigate::ROUTE,
+    &type_text::ROUTE,
+    &click::ROUTE,
+    &content::ROUTE,
+    &screenshot::ROUTE,
+    &status::ROUTE,
+    &stop::ROUTE,
+];
 
 /// Binds the handler of a browser row (the router asks each group).
-pub fn handler(_id: EndpointId, _f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    None
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+    ROUTES.iter().find(|r| r.id == id).map(|r| (r.bind)(f))
 }
 
 /// The documented example of a browser row.
-pub fn example(_id: EndpointId) -> Option<&'static Example> {
-    None
+pub fn example(id: EndpointId) -> Option<&'static Example> {
+    ROUTES.iter().find(|r| r.id == id).map(|r| r.example)
+}
+
+/// `{running, pid?, url?, title?, reason?}`: absent members are left out.
+pub(crate) fn status_json(s: &crate::services::browser::Status) -> Value {
+    let mut map = Map::new();
+    map.insert("running".into(), Value::Bool(s.running));
+    if let Some(pid) = s.pid {
+        map.insert("pid".into(), Value::from(pid));
+    }
+    if let Some(url) = &s.url {
+        map.insert("url".into(), Value::from(url.as_str()));
+    }
+    if let Some(title) = &s.title {
+        map.insert("title".into(), Value::from(title.as_str()));
+    }
+    if let Some(reason) = &s.reason {
+        map.insert("reason".into(), Value::from(reason.as_str()));
+    }
+    Value::Object(map)
+}
+
+/// After a click or typing: where the page is now.
+pub(crate) async fn location_json(app: &SharedState) -> Value {
+    let s = app.browser.status().await;
+    let mut v = status_json(&s);
+    if let Value::Object(map) = &mut v {
+        map.remove("running");
+        map.remove("pid");
+    }
+    v
 }

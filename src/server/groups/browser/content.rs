@@ -1,0 +1,35 @@
+//! `browser_content`: GET /browser/content answers `{url, title, html, text}`: the page's
+//! address and title, its HTML as the DOM is now (`outerHTML`, scripts' changes included)
+//! and its visible text (`innerText`).
+
+use super::Route;
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
+use axum::extract::State;
+use axum::routing::on;
+use serde_json::{Value, json};
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::BrowserContent,
+    bind: |f| on(f, content),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/browser/content",
+    body: ExampleBody::None,
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"url":"http://127.0.0.1:8080/","title":"Form","html":"<html><head><title>Form</title></head><body><input id=\"name\"><button id=\"go\" onclick=\"document.getElementById('out').textContent='hello '+document.getElementById('name').value\">Go</button><p id=\"out\">hello world</p></body></html>","text":"Go\n\nhello world"}"#,
+};
+
+async fn content(State(app): State<SharedState>) -> ApiResult<axum::Json<Value>> {
+    let c = app.browser.content().await?;
+    Ok(axum::Json(
+        json!({"url": c.url, "title": c.title, "html": c.html, "text": c.text}),
+    ))
+}

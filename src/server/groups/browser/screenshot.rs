@@ -1,0 +1,44 @@
+//! `browser_screenshot`: GET /browser/screenshot[?full_page=true] answers `image/png`: the
+//! viewport (1280x720), or the whole page's height with `full_page=true`.
+
+use super::Route;
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
+use crate::server::extract::Query;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::routing::on;
+use serde::Deserialize;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::BrowserScreenshot,
+    bind: |f| on(f, screenshot),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/browser/screenshot",
+    body: ExampleBody::None,
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "image/png")],
+    answer: "<the PNG: 1280x720>",
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScreenshotQuery {
+    #[serde(default)]
+    full_page: bool,
+}
+
+async fn screenshot(
+    State(app): State<SharedState>,
+    Query(query): Query<ScreenshotQuery>,
+) -> ApiResult<impl IntoResponse> {
+    let png = app.browser.screenshot(query.full_page).await?;
+    Ok(([(http::header::CONTENT_TYPE, "image/png")], png))
+}

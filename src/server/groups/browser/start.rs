@@ -1,0 +1,50 @@
+//! `browser_start`: POST /browser `{headless?: true}` starts the server's one Chromium and
+//! answers its status. A second start while it runs is 409 `browser_running`; no browser
+//! binary is 503 `browser_unavailable` naming the package to install.
+
+use super::{Route, status_json};
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
+use crate::server::extract::Json;
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::BrowserStart,
+    bind: |f| on(f, start),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "POST",
+    target: "/browser",
+    body: ExampleBody::Json(r#"{"headless": true}"#),
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"running":true,"pid":4242,"url":"about:blank","title":""}"#,
+};
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartBody {
+    /// A headed browser needs a display (`DISPLAY`).
+    #[serde(default = "yes")]
+    headless: bool,
+}
+
+async fn start(
+    State(app): State<SharedState>,
+    Json(body): Json<StartBody>,
+) -> ApiResult<axum::Json<Value>> {
+    let status = app.browser.start(body.headless).await?;
+    Ok(axum::Json(status_json(&status)))
+}

@@ -1,0 +1,31 @@
+//! `browser_status`: GET /browser answers `{running, pid?, url?, title?}`; a browser that
+//! died answers `running: false` with `reason` (how it ended). `url` and `title` are left
+//! out when the page does not answer within 2 s (in the middle of a navigation).
+
+use super::{Route, status_json};
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
+use axum::extract::State;
+use axum::routing::on;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::BrowserStatus,
+    bind: |f| on(f, status),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "GET",
+    target: "/browser",
+    body: ExampleBody::None,
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"running":true,"pid":4242,"url":"http://127.0.0.1:8080/","title":"Form"}"#,
+};
+
+async fn status(State(app): State<SharedState>) -> axum::Json<Value> {
+    axum::Json(status_json(&app.browser.status().await))
+}

@@ -1,0 +1,33 @@
+//! `browser_stop`: DELETE /browser ends the browser's whole process group (TERM, 2 s, KILL),
+//! removes its profile directory and answers the status (`running: false`); 409
+//! `browser_not_running` when none runs.
+
+use super::{Route, status_json};
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
+use axum::extract::State;
+use axum::routing::on;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::BrowserStop,
+    bind: |f| on(f, stop),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "DELETE",
+    target: "/browser",
+    body: ExampleBody::None,
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"running":false}"#,
+};
+
+async fn stop(State(app): State<SharedState>) -> ApiResult<axum::Json<Value>> {
+    app.browser.stop().await?;
+    Ok(axum::Json(status_json(&app.browser.status().await)))
+}

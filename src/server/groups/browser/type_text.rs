@@ -1,0 +1,45 @@
+//! `browser_type`: POST /browser/type `{selector, text}` focuses the first element matching
+//! the selector and types the text into it (inserted as a keyboard would, so the page's
+//! input handlers run), and answers `{url, title}`. Errors as `browser_click`.
+
+use super::{Route, location_json};
+use crate::error::ApiResult;
+use crate::server::SharedState;
+use crate::server::endpoints::EndpointId;
+use crate::server::example::{Example, ExampleBody};
+use crate::server::extract::Json;
+use axum::extract::State;
+use axum::routing::on;
+use serde::Deserialize;
+use serde_json::Value;
+
+pub(super) const ROUTE: Route = Route {
+    id: EndpointId::BrowserType,
+    bind: |f| on(f, type_text),
+    example: &EXAMPLE,
+};
+
+const EXAMPLE: Example = Example {
+    method: "POST",
+    target: "/browser/type",
+    body: ExampleBody::Json(r##"{"selector": "#name", "text": "world"}"##),
+    files: &[],
+    status: 200,
+    headers: &[("content-type", "application/json")],
+    answer: r#"{"url":"http://127.0.0.1:8080/","title":"Form"}"#,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TypeBody {
+    selector: String,
+    text: String,
+}
+
+async fn type_text(
+    State(app): State<SharedState>,
+    Json(body): Json<TypeBody>,
+) -> ApiResult<axum::Json<Value>> {
+    app.browser.type_text(&body.selector, &body.text).await?;
+    Ok(axum::Json(location_json(&app).await))
+}
