@@ -196,6 +196,22 @@ def test_stream_helper_echo_and_resume(client: OpenAI, session: AgentSession) ->
     assert after.usage is None or isinstance(after.usage, TokenUsage)
 
 
+def test_streamed_create_collects_the_first_turn(client: OpenAI, runtime: str) -> None:
+    """`sessions.create(..., stream=True)`: the SDK's create-stream helper gets the session's events from its
+    creation through its first turn, and its final result is that turn's."""
+    stream = client.beta.agents.sessions.create(
+        environment={"type": "none"}, agent={"model": runtime}, input="made while streaming", stream=True
+    )
+    stream.with_result_collection()
+    events = list(stream)
+    result = stream.get_final_result()
+    assert events[0].type == "agent.session.created"
+    assert isinstance(events[-1], AgentSessionIdleEvent)
+    assert "echo (turn 1): made while streaming" in result.output_text
+    assert result.turn.status == "completed"
+    assert client.beta.agents.sessions.retrieve(result.turn.session_id).status == "idle"
+
+
 def test_events_stream_lifecycle(client: OpenAI, session: AgentSession) -> None:
     sid = session.id
     prompt = "lifecycle please"

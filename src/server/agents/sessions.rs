@@ -34,6 +34,8 @@ pub struct Agents {
 }
 
 const CREATE_KEYS: &[&str] = &[
+    "stream",
+    "stream_options",
     "agent",
     "agent_id",
     "adapter",
@@ -104,6 +106,53 @@ impl Agents {
         header: Option<&str>,
         body: &Value,
     ) -> Result<Value, ApiError> {
+        Ok(self.create_handle(owner, header, body)?.snapshot())
+    }
+
+    /// Whether a create body asks for its events as a stream (`stream: true`), checked with
+    /// its `stream_options` (only with `stream: true`; `include_obfuscation` is accepted
+    /// and has nothing to pad locally).
+    pub fn wants_stream(body: &Value) -> Result<bool, ApiError> {
+        let map = input::object(body, "body")?;
+        let stream = match map.get("stream") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(invalid("stream", "`stream` is a boolean")),
+        };
+        match map.get("stream_options") {
+            None | Some(Value::Null) => {}
+            Some(_) if !stream => {
+                return Err(invalid(
+                    "stream_options",
+                    "`stream_options` is only allowed when `stream` is true",
+                ));
+            }
+            Some(options) => {
+                let options = input::object(options, "stream_options")?;
+                only_keys(options, &["include_obfuscation"], "stream_options")?;
+                if options
+                    .get("include_obfuscation")
+                    .is_some_and(|v| !v.is_boolean() && !v.is_null())
+                {
+                    return Err(invalid(
+                        "stream_options.include_obfuscation",
+                        "`include_obfuscation` is a boolean",
+                    ));
+                }
+            }
+        }
+        Ok(stream)
+    }
+
+    /// Creates the session (and queues its first turn when `input` is given); the handle,
+    /// for a caller that streams its events.
+    pub fn create_handle(
+        &self,
+        owner: &str,
+        header: Option<&str>,
+        body: &Value,
+    ) -> Result<Arc<SessionHandle>, ApiError> {
+        Self::wants_stream(body)?;
         let map = input::object(body, "body")?;
         only_keys(map, CREATE_KEYS, "")?;
         let empty = Map::new();
@@ -174,7 +223,7 @@ impl Agents {
         if let Some(text) = first_input {
             self.enqueue(&handle, text);
         }
-        Ok(handle.snapshot())
+        Ok(handle)
     }
 
     pub fn list(&self, owner: &str, agent_id: Option<&str>) -> Vec<Value> {

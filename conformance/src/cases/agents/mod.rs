@@ -30,6 +30,7 @@ mod responses_store;
 mod responses_stream;
 mod runtimes;
 mod sessions;
+mod sessions_stream;
 mod switch;
 mod turns;
 mod vaults;
@@ -43,6 +44,7 @@ mod support;
 pub fn cases() -> Vec<Case> {
     let mut all = Vec::new();
     all.extend(refusals::cases());
+    all.extend(sessions_stream::cases());
     all.extend(switch::cases());
     all.extend(files::cases());
     all.extend(keepalive::cases());

@@ -26,15 +26,27 @@ pub async fn runtimes_list(
     Ok(axum::Json(listed))
 }
 
+/// `POST /v1/agents/sessions`: the session; with `stream: true`, its events as SSE from
+/// its creation (`agent.session.created`) through its first turn, ending when the session
+/// settles (`agent.session.idle` or `agent.session.failed`), as the SDKs' create-stream
+/// helpers read them. Without `input` the stream follows the session until a first turn,
+/// sent later with `POST .../events`, settles (a self-hosted environment waits for input).
 pub async fn create(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
     headers: HeaderMap,
     Json(body): Json<Value>,
-) -> ApiResult<axum::Json<Value>> {
+) -> ApiResult<axum::response::Response> {
+    let adapter = header(&headers, "x-svc-adapter");
+    if crate::server::agents::Agents::wants_stream(&body)? {
+        let handle = app.agents.create_handle(&identity.id, adapter, &body)?;
+        return Ok(super::stream::sse(super::stream::Reader::new(
+            handle, 0, false,
+        )));
+    }
     app.agents
-        .create(&identity.id, header(&headers, "x-svc-adapter"), &body)
-        .map(axum::Json)
+        .create(&identity.id, adapter, &body)
+        .map(|session| axum::Json(session).into_response())
 }
 
 #[derive(Debug, Deserialize)]
