@@ -196,9 +196,6 @@ const IMPL: Status = Status::Implemented;
 const fn refusal(why: &'static str) -> Status {
     Status::Refusal(why)
 }
-const fn p(by: &'static str) -> Status {
-    Status::Pending(by)
-}
 
 table! {
     Health "health" Get "/health" Core [] Read Http Main false Public IMPL;
