@@ -626,3 +626,130 @@ server:
     args: &[],
     files: &[("work/.keep", "")],
 };
+
+/// The system group: children get `SYSTEM_TEST_*` from the server (one of them secret-like,
+/// so `GET /system/env` must mask it), paths only under `{dir}`, `BLOCKED_*` variables
+/// refused by `process.deny_env`. Cases that change the environment use names of their own.
+pub static SYSTEM: Profile = Profile {
+    name: "system",
+    contract: Contract::Server,
+    env: &[
+        ("SYSTEM_TEST_API_TOKEN", "tok-0c9f2e"),
+        ("SYSTEM_TEST_PLAIN", "visible"),
+        ("SYSTEM_TEST_GONE", "here"),
+        ("SVC_SERVER_CHILD_ENV", "SYSTEM_TEST_*"),
+    ],
+    template: Some(
+        r#"
+paths:
+  allow: ["{dir}"]
+process:
+  deny_env: ["BLOCKED_*"]
+"#,
+    ),
+    args: &[],
+    files: &[("work/.keep", "")],
+};
+
+/// The dev_tools group switched on (it is opt-in): python3, bash and sh allowed (node is
+/// not), any public host for `http_fetch` but `*.denied.example`.
+pub static DEV_TOOLS: Profile = Profile {
+    name: "dev-tools",
+    contract: Contract::Server,
+    env: &[("SVC_SERVER_ENABLED_GROUPS", "dev_tools")],
+    template: Some(
+        r#"
+dev_tools:
+  languages: [python3, bash, sh]
+  url_deny: ["*.denied.example"]
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
+/// `http_fetch` opened to exactly two loopback ports: the test's own page server
+/// (`127.0.0.1:28461`, started by the cases) and a port where nothing listens (`28463`).
+/// Both are below the ephemeral range, so no other socket takes them by chance.
+pub static DEV_TOOLS_LOCAL: Profile = Profile {
+    name: "dev-tools-local",
+    contract: Contract::Server,
+    env: &[("SVC_SERVER_ENABLED_GROUPS", "dev_tools")],
+    template: Some(
+        r#"
+dev_tools:
+  url_allow: ["127.0.0.1:28461", "127.0.0.1:28463"]
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
+/// The browser group switched on, loopback admitted so cases can navigate to the pages they
+/// serve themselves (private, link-local and metadata addresses stay refused). One browser
+/// per server, so each browser case has a profile of its own.
+const BROWSER_TEMPLATE: &str = r#"
+server:
+  groups: [browser]
+"#;
+const BROWSER_ENV: &[(&str, &str)] = &[("SVC_BROWSER_ALLOW_PRIVATE", "loopback")];
+
+/// The page case: navigate, type, click, content, screenshots.
+pub static BROWSER: Profile = Profile {
+    name: "browser",
+    contract: Contract::Server,
+    env: BROWSER_ENV,
+    template: Some(BROWSER_TEMPLATE),
+    args: &[],
+    files: &[],
+};
+
+/// Start, status and stop, and the operations while no browser runs.
+pub static BROWSER_LIFECYCLE: Profile = Profile {
+    name: "browser-lifecycle",
+    contract: Contract::Server,
+    env: BROWSER_ENV,
+    template: Some(BROWSER_TEMPLATE),
+    args: &[],
+    files: &[],
+};
+
+/// A browser killed under the server.
+pub static BROWSER_DEATH: Profile = Profile {
+    name: "browser-death",
+    contract: Contract::Server,
+    env: BROWSER_ENV,
+    template: Some(BROWSER_TEMPLATE),
+    args: &[],
+    files: &[],
+};
+
+/// The URL refusals, a refused redirect, an unreachable page.
+pub static BROWSER_URLS: Profile = Profile {
+    name: "browser-urls",
+    contract: Contract::Server,
+    env: BROWSER_ENV,
+    template: Some(BROWSER_TEMPLATE),
+    args: &[],
+    files: &[],
+};
+
+/// A navigation that never finishes.
+pub static BROWSER_TIMEOUT: Profile = Profile {
+    name: "browser-timeout",
+    contract: Contract::Server,
+    env: BROWSER_ENV,
+    template: Some(BROWSER_TEMPLATE),
+    args: &[],
+    files: &[],
+};
+
+/// `SVC_BROWSER_BIN` naming no binary: the start is refused.
+pub static BROWSER_MISSING: Profile = Profile {
+    name: "browser-missing",
+    contract: Contract::Server,
+    env: &[("SVC_BROWSER_BIN", "/nonexistent/chromium")],
+    template: Some(BROWSER_TEMPLATE),
+    args: &[],
+    files: &[],
+};

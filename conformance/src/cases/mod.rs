@@ -37,6 +37,9 @@ groups! {
     files: Server,
     process: Server,
     terminal: Server,
+    system: Server,
+    dev_tools: Server,
+    browser: Server,
     agents: Server,
 }
 
