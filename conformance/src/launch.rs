@@ -67,6 +67,21 @@ pub fn has_fake_runtimes(runtimes_dir: Option<&Path>) -> bool {
     on_path || runtimes_dir.is_some_and(|d| d.join("rt-one").is_file())
 }
 
+/// Whether a browser the server's browser group can start is on `PATH` (or named by
+/// `SVC_BROWSER_BIN`), for the `needs:browser` cases.
+pub fn has_browser() -> bool {
+    if let Some(bin) = std::env::var_os("SVC_BROWSER_BIN") {
+        return Path::new(&bin).is_file();
+    }
+    std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| {
+            ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
+                .iter()
+                .any(|name| d.join(name).is_file())
+        })
+    })
+}
+
 /// A running server in its own process group.
 pub struct Server {
     // Declared first so it drops first: the server dies before its dir goes.

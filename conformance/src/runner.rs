@@ -252,6 +252,13 @@ fn skip_reason(case: &Case, opts: &Options, fake_runtimes: bool) -> Option<Strin
                 .to_string(),
         );
     }
+    if case.has_tag("needs:browser") && !launch::has_browser() {
+        return Some(
+            "needs:browser: no chromium, chromium-browser or google-chrome on PATH \
+             (apt-get install -y chromium)"
+                .to_string(),
+        );
+    }
     if case.has_tag("needs:fake-runtimes") && !fake_runtimes {
         return Some(
             "needs:fake-runtimes: no rt-one on the runtimes dir or PATH \

@@ -35,7 +35,9 @@ fn on_path(name: &str, path: &str) -> Option<PathBuf> {
 pub fn find(override_bin: Option<&str>, path: &str) -> Result<PathBuf, String> {
     match override_bin.filter(|s| !s.is_empty()) {
         Some(name) => on_path(name, path).ok_or_else(|| {
-            format!("{OVERRIDE_VAR}=`{name}` is not an executable file (nor one on PATH)")
+            format!(
+                "{OVERRIDE_VAR}=`{name}` is not an executable file (nor one on PATH); install Debian's `{PACKAGE}` package (apt-get install -y {PACKAGE}) or fix {OVERRIDE_VAR}"
+            )
         }),
         None => CANDIDATES
             .iter()

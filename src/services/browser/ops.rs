@@ -107,6 +107,8 @@ async fn find(session: &Session, selector: &str, focus: bool) -> Result<Option<P
 impl Browser {
     /// Loads `raw` and answers where the page ended (after redirects) and its status.
     pub async fn navigate(&self, raw: &str) -> Result<Navigated, Error> {
+        // Not running is told first: a URL is judged for the browser that would load it.
+        self.live()?;
         let rules = &self.config().rules;
         let url = rules.parse(raw)?;
         let host = url.host_str().unwrap_or_default().to_owned();
