@@ -94,8 +94,6 @@ error_table! {
     UrlDenied              => "url_denied",              403, "UrlDeniedError",           false, true,  Live;
     /// The code run language is not in `params.languages`.
     LanguageNotAllowed     => "language_not_allowed",    403, "LanguageNotAllowedError",  false, true,  Live;
-    /// `code_run`: the language is allowed but its interpreter is not on the child's `PATH`.
-    LanguageNotInstalled   => "language_not_installed",  400, "LanguageNotInstalledError", false, false, Live;
     /// `http_fetch`: the exchange failed (nothing answers, TLS, too many redirects) or did
     /// not complete within `timeout` (the message says which).
     FetchFailed            => "fetch_failed",            502, "FetchFailedError",         false, false, Live;

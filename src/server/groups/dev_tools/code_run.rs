@@ -10,7 +10,8 @@
 //! Guards: `language_not_allowed` when `dev_tools.languages` does not list the language;
 //! the interpreter runs in the server's working directory (path guard), with the child
 //! environment and the caller's `env` (variable guards), and is judged by the command and
-//! process guards like any program; a `bash` or `sh` snippet is judged as a shell line too.
+//! process guards like any program (an interpreter not on the child's `PATH` is
+//! `process_invalid`, as a missing program of `/shell` is); a `bash` or `sh` snippet is judged as a shell line too.
 //! `timeout` is in seconds (default 60, at most 3600); output past `process.output_bytes`
 //! per stream is dropped and `truncated` set (a context keeps the newest bytes).
 
@@ -111,7 +112,7 @@ async fn run(
     let env = launch::child_env(&app, &body.env)?;
     let program = launch::program_path(lang.program, &env, &cwd).ok_or_else(|| {
         ApiError::new(
-            Code::LanguageNotInstalled,
+            Code::ProcessInvalid,
             format!(
                 "`{}` is not installed: no `{}` on the child's PATH",
                 lang.name, lang.program
