@@ -6,11 +6,12 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 default:
     @just --list
 
-# Everything CI runs: format check, clippy -D warnings, unit, integration, conformance, Python SDK and real-CLI tests.
+# Everything CI runs: format check, clippy -D warnings, unit, integration, conformance, Python and TypeScript SDK and real-CLI tests.
 test: fmt-check lint
     cargo build --workspace --bins
     cargo test --workspace
     just test-python
+    just test-ts
     just test-real
 
 codex_version := "0.169.0"
@@ -57,6 +58,29 @@ python-env:
         echo "installing $req into $venv"
         "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
         echo "$want" >"$venv/.requirements.sha256"
+    fi
+
+# The official client check for TypeScript: the npm openai SDK against our server, typechecked with tsc, run by node:test.
+test-ts: ts-env
+    cargo build --workspace --bins
+    cd tests/typescript && node_modules/.bin/tsc --noEmit -p .
+    cd tests/typescript && node --import tsx --test --test-reporter=spec --test-concurrency=1 test/*.test.ts
+
+# node_modules of the TypeScript check (pinned tests/typescript/package-lock.json, `npm ci`); reinstalled only when the lock changes.
+ts-env:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    dir=tests/typescript
+    major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+    if [ "$major" -lt 20 ]; then
+        echo "the TypeScript check needs Node.js 20 or newer (found: $(node --version 2>/dev/null || echo none))" >&2
+        exit 1
+    fi
+    want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+    if [ "$(cat "$dir/node_modules/.package-lock.sha256" 2>/dev/null)" != "$want" ]; then
+        echo "installing $dir/package-lock.json into $dir/node_modules"
+        npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+        echo "$want" >"$dir/node_modules/.package-lock.sha256"
     fi
 
 # Check formatting.

@@ -3,12 +3,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
 
 import OpenAI from 'openai';
 
 import { assertFields, b64, collect, rejects } from './helpers.ts';
-import { useServer } from './server.ts';
+import { test, useServer } from './server.ts';
 
 const server = useServer();
 

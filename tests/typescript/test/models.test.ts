@@ -1,13 +1,12 @@
 // client.models against the agents group's runtimes and saved definitions.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 
 import OpenAI from 'openai';
 import type { Model } from 'openai/resources/models';
 
 import { collect, rejects } from './helpers.ts';
-import { useServer } from './server.ts';
+import { test, useServer } from './server.ts';
 
 const server = useServer();
 

@@ -2,13 +2,12 @@
 // previous_response_id, input items.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 
 import { collect, rejects, RUNTIMES, waitFor } from './helpers.ts';
-import { useServer } from './server.ts';
+import { test, useServer } from './server.ts';
 
 const server = useServer();
 

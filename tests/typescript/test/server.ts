@@ -3,13 +3,14 @@
 // runtimes rt-one / rt-two are what it runs, RT_FAKE_* passed to the runtimes, in its own process group.
 //
 // Each test file calls `useServer()` at top level: one server per file (node:test runs files in separate processes),
-// started in `before` and stopped with SIGTERM (then SIGKILL of the whole group) in `after`.
+// started in `before` and stopped with SIGTERM (then SIGKILL of the whole group) in `after`. Tests are declared with
+// this module's `test`, which on a failure adds the tail of every running server's stderr as a diagnostic.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readFileSync, closeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import { after, before } from 'node:test';
+import { after, before, test as nodeTest, type TestContext, type TestOptions } from 'node:test';
 import { createInterface } from 'node:readline';
 
 import OpenAI from 'openai';
@@ -17,6 +18,7 @@ import OpenAI from 'openai';
 export const REPO = resolve(import.meta.dirname, '..', '..', '..');
 const LISTENING = /^listening on (http:\/\/\S+?)\/?$/;
 const STARTUP_TIMEOUT_MS = 30_000;
+const live = new Set<string>(); // the stderr logs of the servers this process runs
 
 export interface Server {
   url: string; // http://HOST:PORT (no /v1)
@@ -87,6 +89,7 @@ export async function startServer(extra: Record<string, string> = {}): Promise<S
     detached: true, // its own process group, so teardown can reap runtimes it left behind
   });
   closeSync(stderr);
+  live.add(log);
   // If this test process dies first, take the server's group with it.
   const onExit = () => killGroup(proc, 'SIGKILL');
   process.once('exit', onExit);
@@ -121,8 +124,12 @@ export async function startServer(extra: Record<string, string> = {}): Promise<S
     log,
     client: makeClient(url),
     async stop() {
+      live.delete(log);
       process.removeListener('exit', onExit);
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        killGroup(proc, 'SIGKILL');
+        throw new Error(`svc exited (${proc.exitCode ?? proc.signalCode}) before the tests ended\n${tail(log)}`);
+      }
       proc.kill('SIGTERM');
       const timeout = new Promise<'timeout'>((res) => setTimeout(res, 10_000, 'timeout').unref());
       const outcome = await Promise.race([exited, timeout]);
@@ -131,6 +138,8 @@ export async function startServer(extra: Record<string, string> = {}): Promise<S
         await exited;
         throw new Error(`svc ignored SIGTERM for 10 s\n${tail(log)}`);
       }
+      // A failing test has already shown the log's tail; the workspace and state go with the server.
+      rmSync(tmp, { recursive: true, force: true });
     },
   };
 }
@@ -147,4 +156,23 @@ export function useServer(extra: Record<string, string> = {}): Server {
     if (holder.stop) await holder.stop();
   });
   return holder;
+}
+
+type TestFn = (t: TestContext) => Promise<void>;
+
+/** node:test's `test`, showing the servers' stderr (tail) when a test that is not a todo fails. */
+export function test(name: string, fn: TestFn): void;
+export function test(name: string, options: TestOptions, fn: TestFn): void;
+export function test(name: string, a: TestFn | TestOptions, b?: TestFn): void {
+  const options = typeof a === 'function' ? {} : a;
+  const fn = typeof a === 'function' ? a : b;
+  if (!fn) throw new Error(`test ${name} has no body`);
+  nodeTest(name, options, async (t) => {
+    try {
+      await fn(t);
+    } catch (err) {
+      if (!options.todo) for (const log of live) t.diagnostic(`svc stderr (${log}), last lines:\n${tail(log, 20)}`);
+      throw err;
+    }
+  });
 }

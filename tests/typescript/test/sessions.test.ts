@@ -2,7 +2,6 @@
 // (`stream: true`) and its finalResult(), events, items (auto-paginated), list and delete, on both fake runtimes.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 
 import OpenAI from 'openai';
 import type {
@@ -12,7 +11,7 @@ import type {
 } from 'openai/resources/beta/agents/agents';
 
 import { assertFields, collect, rejects, RUNTIMES, type Runtime, waitFor } from './helpers.ts';
-import { useServer } from './server.ts';
+import { test, useServer } from './server.ts';
 
 const server = useServer();
 

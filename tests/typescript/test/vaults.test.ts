@@ -1,14 +1,13 @@
 // client.beta.agents.vaults and their credentials, with the SDK's auto-pagination (`for await` over list pages).
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 
 import OpenAI from 'openai';
 import type { Vault } from 'openai/resources/beta/agents/vaults/vaults';
 import type { Credential } from 'openai/resources/beta/agents/vaults/credentials';
 
 import { assertFields, collect, rejects } from './helpers.ts';
-import { useServer } from './server.ts';
+import { test, useServer } from './server.ts';
 
 const server = useServer();
 
