@@ -174,4 +174,19 @@ mod tests {
             );
         }
     }
+
+    /// A row no group serves yet answers one typed 501 naming it and the work that builds
+    /// it. Proven here since every row of the table is served (the conformance suite has
+    /// no pending endpoint left to call).
+    #[tokio::test]
+    async fn a_pending_row_answers_not_implemented() {
+        static PENDING: Endpoint = Endpoint {
+            status: Status::Pending("a later issue"),
+            ..ENDPOINTS[0]
+        };
+        let error = not_implemented(&PENDING).await;
+        assert_eq!(error.code, Code::NotImplemented);
+        assert_eq!(error.code.status().as_u16(), 501);
+        assert!(error.message.contains("planned: a later issue"), "{}", error.message);
+    }
 }

@@ -8,11 +8,11 @@ pub fn cases() -> Vec<Case> {
     vec![
         case! {
             id: "pipeline/local/001",
-            spec: "Every response, errors included, carries `X-Svc-Local: 1`: health, capabilities, commands, an unmatched path, a pending endpoint, a bad body, and the typed size refusals of the HTTP layer, inside and outside /v1.",
+            spec: "Every response, errors included, carries `X-Svc-Local: 1`: health, capabilities, commands, system info, an unmatched path, a bad body, and the typed size refusals of the HTTP layer, inside and outside /v1.",
             profile: &profiles::DEFAULT,
             tags: [],
             endpoints: ["health", "capabilities", "commands_list", "capabilities_check", "system_info"],
-            codes: ["not_found", "not_implemented", "invalid_request", "uri_too_long", "headers_too_large", "endpoint_disabled"],
+            codes: ["not_found", "invalid_request", "uri_too_long", "headers_too_large", "endpoint_disabled"],
             run: |ctx| async move {
                 let long = format!("?q={}", "a".repeat(9000));
                 let big = "b".repeat(40 * 1024);
@@ -21,7 +21,7 @@ pub fn cases() -> Vec<Case> {
                     ("GET /capabilities", ctx.get("/capabilities"), 200),
                     ("GET /commands", ctx.get("/commands"), 200),
                     ("GET /no/such/path", ctx.get("/no/such/path"), 404),
-                    ("GET /system/info", ctx.get("/system/info"), 501),
+                    ("GET /system/info", ctx.get("/system/info"), 200),
                     ("POST /capabilities/check", ctx.request(Method::POST, "/capabilities/check").header("content-type", "application/json").body("{not json"), 400),
                     ("GET /v1/models", ctx.get("/v1/models"), 404),
                     ("long URI", ctx.get(&format!("/health{long}")), 414),
