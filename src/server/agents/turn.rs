@@ -199,6 +199,8 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
         "id": ids::new("item"),
         "type": "message",
         "role": "user",
+        // The SDKs' message item always has `phase`: null for what the user said.
+        "phase": null,
         "status": "completed",
         "content": [{"type": "input_text", "text": prompt}],
         "turn_id": turn_id,

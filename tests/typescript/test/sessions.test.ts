@@ -220,7 +220,7 @@ test('sessions: a missing session is a typed 404', async () => {
 
 // SERVER BUG (user message phase): items.list returns user messages without `phase`; the SDK's AgentSessionMessage
 // declares `phase: 'commentary' | 'final_answer' | null` as always present ("Null for user messages").
-test('sessions: user message items carry phase: null', { todo: 'server omits `phase` on user message items' }, async () => {
+test('sessions: user message items carry phase: null', async () => {
   const sessions = server.client.beta.agents.sessions;
   const session = await newSession('rt-one', { input: 'hi' });
   try {

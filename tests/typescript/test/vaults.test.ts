@@ -50,12 +50,16 @@ test('vaults: create, retrieve, update, list (auto-paginated), delete', async ()
   await rejects(vaults.retrieve(a.id), OpenAI.NotFoundError, { code: 'resource_not_found' });
 });
 
-// SERVER DEVIATION (vault object): vault objects have no `object: "vault"`; the SDK's Vault type declares it as a
-// required field (tests/python reads vaults leniently for the same reason: "the spec fixes a vault at exactly id,
-// name, metadata, created_at").
-test('vaults: a vault carries object: "vault"', { todo: 'server omits `object` on vaults' }, async () => {
+// A deliberate deviation from the SDK's Vault type, which declares `object: "vault"`: the spec fixes a vault at
+// exactly `id`, `name`, `metadata`, `created_at` (tests/python reads vaults leniently for the same reason). This test
+// pins what the server promises, so a change either way is seen.
+test('vaults: a vault has exactly the four fields of the spec', async () => {
   const vault = await server.client.beta.agents.vaults.create({ name: 'ts-object' });
-  assert.equal(vault.object, 'vault');
+  try {
+    assert.deepEqual(Object.keys(vault).sort(), ['created_at', 'id', 'metadata', 'name']);
+  } finally {
+    await server.client.beta.agents.vaults.delete(vault.id);
+  }
 });
 
 test('credentials: create (secret write-only), list (auto-paginated), retrieve, delete; used by a session', async () => {
