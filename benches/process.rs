@@ -13,6 +13,8 @@
 
 #[path = "support/server.rs"]
 mod server;
+// Shared with the other benches; this one uses only part of it.
+#[allow(dead_code)]
 mod support;
 
 use futures::StreamExt;

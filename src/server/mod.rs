@@ -15,6 +15,7 @@ pub mod groups;
 pub mod launch;
 pub mod pipeline;
 pub mod policy;
+pub mod route;
 pub mod router;
 mod serve;
 mod state;

@@ -140,12 +140,15 @@ fn unknown_group_flag_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown group `gpu`"));
 }
 
-fn spawn_server(extra: &[&str]) -> (Child, String) {
+/// `svc serve --port 0` with `extra` arguments, none of the caller's configuration; the child
+/// and its `listening on` line.
+pub(crate) fn spawn_server(extra: &[&str]) -> (Child, String) {
     let bin = assert_cmd::cargo::cargo_bin("svc");
     let mut child = std::process::Command::new(bin)
         .args(["serve", "--port", "0"])
         .args(extra)
         .env_remove("SVC_SERVER_TOKEN")
+        .env_remove("SVC_CONFIG")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -6,9 +6,9 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy)]
@@ -72,19 +72,7 @@ struct Server {
 }
 
 fn spawn_server() -> Server {
-    let bin = assert_cmd::cargo::cargo_bin("svc");
-    let mut child = std::process::Command::new(bin)
-        .args(["serve", "--port", "0", "--terminal-port", "0"])
-        .env_remove("SVC_SERVER_TOKEN")
-        .env_remove("SVC_CONFIG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (child, line) = super::cli::spawn_server(&["--terminal-port", "0"]);
     let port = line
         .trim()
         .rsplit(':')

@@ -20,16 +20,10 @@ mod tests;
 
 use crate::error::{ApiError, Code};
 use crate::server::SharedState;
-use crate::server::example::Example;
 use crate::server::endpoints::EndpointId;
+use crate::server::example::Example;
+pub(crate) use crate::server::route::Route;
 use axum::routing::{MethodFilter, MethodRouter};
-
-/// What a handler file declares about itself.
-pub(crate) struct Route {
-    pub id: EndpointId,
-    pub bind: fn(MethodFilter) -> MethodRouter<SharedState>,
-    pub example: &'static Example,
-}
 
 const ROUTES: &[&Route] = &[
     &shell::ROUTE,
@@ -44,12 +38,12 @@ const ROUTES: &[&Route] = &[
 
 /// Binds the handler of a process row (the router asks each group).
 pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    ROUTES.iter().find(|r| r.id == id).map(|r| (r.bind)(f))
+    crate::server::route::bind(ROUTES, id, f)
 }
 
 /// The documented example of a process row.
 pub fn example(id: EndpointId) -> Option<&'static Example> {
-    ROUTES.iter().find(|r| r.id == id).map(|r| r.example)
+    crate::server::route::example(ROUTES, id)
 }
 
 /// The pid of the path: a positive number, else 400 naming `pid` (a pid of no process of
