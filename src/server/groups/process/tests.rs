@@ -5,8 +5,8 @@
 use super::{ROUTES, example, handler};
 use crate::server::AppState;
 use crate::server::config::Settings;
-use crate::server::example::{EXAMPLE_ROOT, Example, ExampleBody};
 use crate::server::endpoints::{ENDPOINTS, Group, Status};
+use crate::server::example::{EXAMPLE_ROOT, Example, ExampleBody};
 use axum::body::Body;
 use http_body_util::BodyExt;
 use serde_json::Value;
