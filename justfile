@@ -115,6 +115,7 @@ bench *args:
     cargo bench --bench files
     cargo bench --bench process
     cargo bench --bench terminal
+    cargo bench --bench code
     cargo bench --bench browser
 
 # Regenerate docs/endpoints.md and docs/errors.md from the endpoint and error tables.
