@@ -112,7 +112,7 @@ pub fn listening() -> Vec<Listener> {
             Some(comm.trim_end().to_owned())
         });
     }
-    all.sort_by(|a, b| (a.port, a.address).cmp(&(b.port, b.address)));
+    all.sort_by_key(|l| (l.port, l.address));
     all.dedup_by(|a, b| a.inode == b.inode && a.port == b.port && a.address == b.address);
     all
 }

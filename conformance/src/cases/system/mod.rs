@@ -13,11 +13,14 @@ pub fn cases() -> Vec<Case> {
     all
 }
 
+/// A check of one member's shape.
+type Check = fn(&serde_json::Value) -> bool;
+
 /// `value` with each listed member checked by `ok` and replaced by `[name]`, so a snapshot
 /// keeps the shape of a reading that differs from machine to machine.
 pub(crate) fn redact_checked(
     value: &serde_json::Value,
-    members: &[(&str, fn(&serde_json::Value) -> bool)],
+    members: &[(&str, Check)],
 ) -> anyhow::Result<serde_json::Value> {
     let mut out = value.clone();
     for (name, ok) in members {
