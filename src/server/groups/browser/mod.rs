@@ -20,15 +20,9 @@ mod tests;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::Example;
+pub(crate) use crate::server::route::Route;
 use axum::routing::{MethodFilter, MethodRouter};
 use serde_json::{Map, Value};
-
-/// What a handler file declares about itself.
-pub(crate) struct Route {
-    pub id: EndpointId,
-    pub bind: fn(MethodFilter) -> MethodRouter<SharedState>,
-    pub example: &'static Example,
-}
 
 /// In the order the examples run against one browser (tests.rs).
 const ROUTES: &[&Route] = &[
@@ -44,12 +38,12 @@ const ROUTES: &[&Route] = &[
 
 /// Binds the handler of a browser row (the router asks each group).
 pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    ROUTES.iter().find(|r| r.id == id).map(|r| (r.bind)(f))
+    crate::server::route::bind(ROUTES, id, f)
 }
 
 /// The documented example of a browser row.
 pub fn example(id: EndpointId) -> Option<&'static Example> {
-    ROUTES.iter().find(|r| r.id == id).map(|r| r.example)
+    crate::server::route::example(ROUTES, id)
 }
 
 /// `{running, pid?, url?, title?, reason?}`: absent members are left out.
