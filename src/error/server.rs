@@ -48,6 +48,11 @@ struct Row {
 }
 
 use Availability::Live;
+/// No endpoint is pending, so no request can be answered 501; the router's unit test
+/// `a_pending_row_answers_not_implemented` proves the answer.
+const NO_PENDING_ROW: Availability = Availability::Dormant(
+    "no row is pending: router::tests::a_pending_row_answers_not_implemented",
+);
 
 error_table! {
     // Server pipeline (second document, 7.1).
@@ -155,7 +160,7 @@ error_table! {
     /// The browser did not answer a call in time (a navigation 30 s, other calls 15 s).
     BrowserTimeout         => "browser_timeout",         504, "BrowserTimeoutError",      true,  false, Live;
     /// The endpoint is in the table but a later issue builds it.
-    NotImplemented         => "not_implemented",         501, "NotImplementedError",      false, false, Live;
+    NotImplemented         => "not_implemented",         501, "NotImplementedError",      false, false, NO_PENDING_ROW;
     /// Anything unexpected (a caught panic included); the server log has the details.
     Internal               => "internal_error",          500, "InternalServerError",      true,  false, Live;
     // Agents group (first document, 7).

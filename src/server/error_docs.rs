@@ -91,6 +91,7 @@ fn state(availability: Availability) -> String {
     match availability {
         Availability::Live => "live".to_owned(),
         Availability::Pending(by) => format!("pending: {by}"),
+        Availability::Dormant(why) => format!("dormant: {why}"),
     }
 }
 

@@ -100,10 +100,11 @@ pub fn cases() -> Vec<Case> {
             profile: &profiles::CODE_LAYER,
             tags: ["needs:code-layer"],
             endpoints: ["system_disk", "browser_screenshot"],
-            codes: ["endpoint_disabled", "not_implemented"],
+            codes: ["endpoint_disabled", "browser_not_running"],
             run: |ctx| async move {
                 disabled_by(&ctx, Method::GET, "/system/disk", "system_disk", "code:enable_group:system").await?;
-                ctx.send(ctx.get("/browser/screenshot")).await?.expect_error(501, "not_implemented")?;
+                // Switched on by code, the route reaches its handler: no browser runs yet.
+                ctx.send(ctx.get("/browser/screenshot")).await?.expect_error(409, "browser_not_running")?;
                 let caps = ctx.send(ctx.get("/capabilities")).await?.json()?;
                 ensure!(caps["endpoints"]["browser_screenshot"]["enabled"] == true, "browser switched on by code");
                 Ok(())
