@@ -75,9 +75,14 @@ pub fn has_browser() -> bool {
     }
     std::env::var_os("PATH").is_some_and(|p| {
         std::env::split_paths(&p).any(|d| {
-            ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
-                .iter()
-                .any(|name| d.join(name).is_file())
+            [
+                "chromium",
+                "chromium-browser",
+                "google-chrome",
+                "google-chrome-stable",
+            ]
+            .iter()
+            .any(|name| d.join(name).is_file())
         })
     })
 }

@@ -164,7 +164,6 @@ use Method::{Delete, Get, Post, Put};
 use Port::{Main, Terminal as TermPort};
 use Transport::{Http, Sse, Websocket};
 
-
 macro_rules! table {
     ($( $key:ident $id:literal $method:ident $path:literal $group:ident [$($scope:literal),*] $access:ident $transport:ident $port:ident $paths:literal $auth:ident $status:expr ;)*) => {
         /// Every endpoint by name: what a group binds its handlers to, so a handler is

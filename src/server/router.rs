@@ -187,6 +187,10 @@ mod tests {
         let error = not_implemented(&PENDING).await;
         assert_eq!(error.code, Code::NotImplemented);
         assert_eq!(error.code.status().as_u16(), 501);
-        assert!(error.message.contains("planned: a later issue"), "{}", error.message);
+        assert!(
+            error.message.contains("planned: a later issue"),
+            "{}",
+            error.message
+        );
     }
 }

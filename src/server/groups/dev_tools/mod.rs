@@ -16,25 +16,19 @@ mod tests;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::Example;
+pub(crate) use crate::server::route::Route;
 use axum::routing::{MethodFilter, MethodRouter};
 
 pub use languages::offered;
-
-/// What a handler file declares about itself.
-pub(crate) struct Route {
-    pub id: EndpointId,
-    pub bind: fn(MethodFilter) -> MethodRouter<SharedState>,
-    pub example: &'static Example,
-}
 
 const ROUTES: &[&Route] = &[&code_run::ROUTE, &code_languages::ROUTE, &http_fetch::ROUTE];
 
 /// Binds the handler of a dev_tools row (the router asks each group).
 pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    ROUTES.iter().find(|r| r.id == id).map(|r| (r.bind)(f))
+    crate::server::route::bind(ROUTES, id, f)
 }
 
 /// The documented example of a dev_tools row.
 pub fn example(id: EndpointId) -> Option<&'static Example> {
-    ROUTES.iter().find(|r| r.id == id).map(|r| r.example)
+    crate::server::route::example(ROUTES, id)
 }

@@ -18,14 +18,8 @@ use crate::error::{ApiError, Code};
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::Example;
+pub(crate) use crate::server::route::Route;
 use axum::routing::{MethodFilter, MethodRouter};
-
-/// What a handler file declares about itself.
-pub(crate) struct Route {
-    pub id: EndpointId,
-    pub bind: fn(MethodFilter) -> MethodRouter<SharedState>,
-    pub example: &'static Example,
-}
 
 const ROUTES: &[&Route] = &[
     &info::ROUTE,
@@ -38,12 +32,12 @@ const ROUTES: &[&Route] = &[
 
 /// Binds the handler of a system row (the router asks each group).
 pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    ROUTES.iter().find(|r| r.id == id).map(|r| (r.bind)(f))
+    crate::server::route::bind(ROUTES, id, f)
 }
 
 /// The documented example of a system row.
 pub fn example(id: EndpointId) -> Option<&'static Example> {
-    ROUTES.iter().find(|r| r.id == id).map(|r| r.example)
+    crate::server::route::example(ROUTES, id)
 }
 
 /// The service's errors as rows of the table: a missing path is 404, an unreadable
