@@ -16,7 +16,6 @@
 //! per stream is dropped and `truncated` set (a context keeps the newest bytes).
 
 use super::Route;
-use super::output::put_bytes;
 use crate::error::{ApiError, Code};
 use crate::server::SharedState;
 use crate::server::auth::Identity;
@@ -24,6 +23,7 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::launch;
+use crate::server::output::put_bytes;
 use crate::services::code_run::{self, Launch, contexts};
 use crate::services::exec_rules::CommandLine;
 use axum::Extension;

@@ -12,12 +12,12 @@
 //! `services::fetch`). `fetch_failed` (502): nothing answered, TLS failed, or time ran out.
 
 use super::Route;
-use super::output::put_bytes;
 use crate::error::{ApiError, Code};
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::output::put_bytes;
 use crate::services::fetch::{self, Refusal};
 use axum::extract::State;
 use axum::routing::on;

@@ -8,7 +8,6 @@ mod code_languages;
 mod code_run;
 mod http_fetch;
 mod languages;
-mod output;
 
 #[cfg(test)]
 mod tests;

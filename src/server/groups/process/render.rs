@@ -35,24 +35,7 @@ pub fn record_json(record: &ProcessRecord) -> Map<String, Value> {
     }
 }
 
-/// Puts `bytes` under `field` (text), and under `field_b64` too when they are not UTF-8.
-pub fn put_output(map: &mut Map<String, Value>, field: &str, bytes: &[u8]) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => {
-            map.insert(field.into(), Value::from(text));
-        }
-        Err(_) => {
-            map.insert(
-                field.into(),
-                Value::from(String::from_utf8_lossy(bytes).into_owned()),
-            );
-            map.insert(
-                format!("{field}_b64"),
-                Value::from(base64::engine::general_purpose::STANDARD.encode(bytes)),
-            );
-        }
-    }
-}
+pub use crate::server::output::put_bytes as put_output;
 
 /// A stream event's data: `{data}` for UTF-8 text, `{data_b64}` otherwise.
 pub fn chunk_data(bytes: &[u8]) -> Value {

@@ -1,10 +1,11 @@
-//! Bytes on the wire: text when they are UTF-8; otherwise the text field carries the
-//! lossy reading and a `_b64` field the exact bytes (as the process group does), so
-//! nothing a program or a server sends is lost.
+//! Bytes on the wire, for every group that answers with what a program or a server sent
+//! (shells, processes, code runs, fetches): text when they are UTF-8; otherwise the text
+//! field carries the lossy reading and a `_b64` field the exact bytes, so nothing is lost.
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
+/// Puts `bytes` under `field` (text), and under `field_b64` too when they are not UTF-8.
 pub fn put_bytes(map: &mut Map<String, Value>, field: &str, bytes: &[u8]) {
     match std::str::from_utf8(bytes) {
         Ok(text) => {
