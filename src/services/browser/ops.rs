@@ -13,8 +13,9 @@ use chromiumoxide::page::ScreenshotParams;
 use serde::Deserialize;
 use std::time::Duration;
 
-/// Status waits this long for the page's url and title.
-const STATUS_TIMEOUT: Duration = Duration::from_secs(2);
+/// Status waits this long for the page's url and title (then answers without them). 2 s
+/// was too short on a busy 2-core machine: a live page's status came back without them.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where a navigation ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
