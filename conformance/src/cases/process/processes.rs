@@ -89,10 +89,10 @@ pub fn cases() -> Vec<Case> {
                 snapshot(&ctx, "process__processes__stdin", &body)?;
                 stdin(&ctx, pid, &json!({"data": "third\n", "close": true})).await?.expect_status(200)?;
                 let resp = stdin(&ctx, pid, &json!({"data": "late"})).await?;
-                if resp.status != 404 {
-                    let code = resp.json()?["code"].as_str().unwrap_or_default().to_owned();
-                    ensure!(code == "stdin_closed" || code == "process_exited", "{}", resp.describe());
-                }
+                // Closed stdin, or `cat` already gone after it: 409 either way, never a write.
+                resp.expect_status(409)?;
+                let code = resp.json()?["code"].as_str().unwrap_or_default().to_owned();
+                ensure!(code == "stdin_closed" || code == "process_exited", "{}", resp.describe());
                 let done = exited(&ctx, pid, Duration::from_secs(10)).await?;
                 ensure!(done["exit_code"] == 0, "cat ends when stdin closes: {done}");
                 let out = get(&ctx, pid, "?output=true").await?.json()?;
