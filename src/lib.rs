@@ -4,6 +4,8 @@
 //! services that know nothing of HTTP ([`services`]); [`error`] holds the error tables.
 
 pub mod cli;
+pub mod client;
+pub mod engine;
 pub mod error;
 pub mod server;
 pub mod services;

@@ -54,16 +54,40 @@ engine_table! {
     Unauthorized        => "E1001", 401, "AuthenticationError",         "re-read the engine descriptor, or start the engine again", ENGINE;
     /// The provider refused the connection's credentials.
     ProviderAuth        => "E1002", 401, "ProviderAuthenticationError", "check the connection's api_key or access key", ENGINE;
+    /// A request that is not from a local client: a `Host` that is not loopback (DNS
+    /// rebinding), or an `Origin` header (a browser page).
+    Forbidden           => "E1003", 403, "ForbiddenError",              "call the engine from a local program, at http://127.0.0.1:PORT, without an Origin header", ENGINE;
     /// No route or resource of that name.
     NotFound            => "E2000", 404, "NotFoundError",               "check the path and the id", ENGINE;
+    /// No file or directory at that path in the sandbox.
+    FileNotFound        => "E2004", 404, "FileNotFoundError",           "list the directory (`files/list`) to see what is there", ENGINE;
+    /// No process with that pid in the sandbox.
+    ProcessNotFound     => "E2005", 404, "ProcessNotFoundError",        "list the sandbox's processes (`GET .../processes`)", ENGINE;
+    /// No code context with that id in the sandbox.
+    ContextNotFound     => "E2006", 404, "ContextNotFoundError",        "list the contexts (`GET .../code/contexts`), or create one", ENGINE;
     /// No sandbox with that id for this connection.
     SandboxNotFound     => "E2009", 404, "SandboxNotFoundError",        "list the sandboxes, or create one", ENGINE;
+    /// The provider has no template of that name.
+    TemplateNotFound    => "E2010", 404, "TemplateNotFoundError",       "create the sandbox from template `base`", ENGINE;
     /// A bad value in the request.
     InvalidArgument     => "E4001", 400, "InvalidArgumentError",        "fix the named value and retry", ENGINE;
     /// A bad or incomplete connection or configuration.
     Configuration       => "E4002", 400, "ConfigurationError",          "check the connection (X-Svc-Connection) and the provider options", ENGINE;
+    /// The sandbox is paused or stopping: resume it first.
+    SandboxNotRunning   => "E4003", 400, "SandboxStateError",           "resume the sandbox (`POST .../resume`), or create a new one", ENGINE;
+    /// The target exists and `overwrite` is false, or `mkdir` of an existing path.
+    FileExists          => "E4004", 400, "FileExistsError",             "pass `overwrite=true`, or choose another path", ENGINE;
+    /// The path leaves the sandbox's folder, or a link on the way would take it out.
+    PathNotAllowed      => "E4005", 400, "PathNotAllowedError",         "use a path inside the sandbox (relative paths start at its folder)", ENGINE;
+    /// A directory where a file is needed, a file where a directory is needed, or a
+    /// non-empty directory removed without `recursive`.
+    WrongFileType       => "E4006", 400, "FileTypeError",               "check the path's type with `files/info`", ENGINE;
+    /// The process has exited or its stdin is closed.
+    ProcessExited       => "E4007", 400, "ProcessExitedError",          "start the process again", ENGINE;
     /// The provider did not declare the feature the route needs.
     FeatureNotSupported => "E8004", 501, "FeatureNotSupportedError",    "GET /v1/providers lists what each provider declares", ENGINE;
+    /// The provider failed (it crashed, answered garbage, or timed out).
+    ProviderFailed      => "E9001", 500, "ProviderError",               "GET /v1/providers shows the provider's error; see the engine log", ENGINE;
     /// Anything else; the engine log has the details.
     Internal            => "E9000", 500, "EngineError",                 "see the engine log, `<state_dir>/engine.log`", ENGINE;
 }
@@ -180,6 +204,12 @@ impl EngineError {
     }
 }
 
+impl axum::response::IntoResponse for EngineError {
+    fn into_response(self) -> axum::response::Response {
+        (self.code.status(), axum::Json(self.body())).into_response()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,7 +228,7 @@ mod tests {
             assert_eq!(Code::parse(code.as_str()), Some(*code));
             assert!(matches!(
                 code.status().as_u16(),
-                400 | 401 | 404 | 500 | 501
+                400 | 401 | 403 | 404 | 500 | 501
             ));
             assert!(matches!(code.availability(), Availability::Pending(_)));
         }

@@ -13,7 +13,6 @@ pub mod example;
 pub mod extract;
 pub mod groups;
 pub mod launch;
-pub mod output;
 pub mod pipeline;
 pub mod policy;
 pub mod route;

@@ -101,6 +101,18 @@ pub enum Error {
     Io(std::io::Error),
 }
 
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::BadId(why) => f.write_str(why),
+            Error::EnvMismatch => f.write_str(
+                "the context was started with other variables: restart it, or use another id",
+            ),
+            Error::Io(e) => write!(f, "the interpreter failed: {e}"),
+        }
+    }
+}
+
 /// Every context, by owner, language and id.
 #[derive(Default)]
 pub struct Contexts {

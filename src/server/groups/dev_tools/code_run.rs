@@ -23,7 +23,7 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::launch;
-use crate::server::output::put_bytes;
+use crate::services::output_json::put_bytes;
 use crate::services::code_run::{self, Launch, contexts};
 use crate::services::exec_rules::CommandLine;
 use axum::Extension;

@@ -17,7 +17,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
-use crate::server::output::put_bytes;
+use crate::services::output_json::put_bytes;
 use crate::services::fetch::{self, Refusal};
 use axum::extract::State;
 use axum::routing::on;

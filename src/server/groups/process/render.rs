@@ -35,7 +35,7 @@ pub fn record_json(record: &ProcessRecord) -> Map<String, Value> {
     }
 }
 
-pub use crate::server::output::put_bytes as put_output;
+pub use crate::services::output_json::put_bytes as put_output;
 
 /// A stream event's data: `{data}` for UTF-8 text, `{data_b64}` otherwise.
 pub fn chunk_data(bytes: &[u8]) -> Value {

@@ -1,4 +1,4 @@
-//! Bytes on the wire, for every group that answers with what a program or a server sent
+//! Bytes on the wire, for every route (the server's groups, the engine's) that answers with what a program or a server sent
 //! (shells, processes, code runs, fetches): text when they are UTF-8; otherwise the text
 //! field carries the lossy reading and a `_b64` field the exact bytes, so nothing is lost.
 

@@ -1,0 +1,132 @@
+//! The engine's front door (spec 5, Engine): it listens on loopback only, and that is not
+//! enough on its own: a web page can reach loopback through the browser, directly (it
+//! sends an `Origin`) or by DNS rebinding (its `Host` names the attacker's domain). So a
+//! request is refused unless its `Host` is a loopback name or address and it carries no
+//! `Origin`; then it needs the descriptor's token, compared in constant time. WebSocket
+//! upgrades pass the same door.
+
+use crate::error::engine::{Code, EngineError};
+use http::HeaderMap;
+use std::net::IpAddr;
+use subtle::ConstantTimeEq;
+
+/// Why a request is refused at the door, or `None`.
+pub fn check(headers: &HeaderMap, token: &str) -> Option<EngineError> {
+    if headers.contains_key(http::header::ORIGIN) {
+        return Some(EngineError::new(
+            Code::Forbidden,
+            "requests with an Origin header (web pages) are refused",
+        ));
+    }
+    let host = headers
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if !host_is_loopback(host) {
+        return Some(EngineError::new(
+            Code::Forbidden,
+            format!("Host `{host}` is not a loopback name or address"),
+        ));
+    }
+    let presented = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !bool::from(presented.as_bytes().ct_eq(token.as_bytes())) {
+        let message = if presented.is_empty() {
+            "missing `Authorization: Bearer <token>` (the token is in the engine descriptor)"
+        } else {
+            "wrong token: the engine was restarted, or this is another engine"
+        };
+        return Some(EngineError::new(Code::Unauthorized, message));
+    }
+    None
+}
+
+/// `localhost`, an address of 127.0.0.0/8 or `::1`, with or without a port (`[::1]:8080`).
+pub fn host_is_loopback(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        // `[v6]` or `[v6]:port`
+        match rest.split_once(']') {
+            Some((addr, tail)) if tail.is_empty() || valid_port(tail) => addr,
+            _ => return false,
+        }
+    } else {
+        match host.rsplit_once(':') {
+            Some((name, port)) if valid_port(&format!(":{port}")) => name,
+            Some(_) => return false,
+            None => host,
+        }
+    };
+    if name.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn valid_port(tail: &str) -> bool {
+    tail.strip_prefix(':')
+        .is_some_and(|p| !p.is_empty() && p.parse::<u16>().is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn loopback_hosts_pass_and_look_alikes_do_not() {
+        for ok in [
+            "127.0.0.1:8080",
+            "127.0.0.1",
+            "127.1.2.3:1",
+            "localhost",
+            "LOCALHOST:9",
+            "[::1]:8080",
+            "[::1]",
+        ] {
+            assert!(host_is_loopback(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "evil.example",
+            "localhost.evil.example",
+            "localhost.evil.example:80",
+            "127.0.0.1.nip.io",
+            "10.0.0.1:80",
+            "[::2]:80",
+            "[::1]x",
+            "127.0.0.1:",
+            "127.0.0.1:99999",
+            "::1",
+        ] {
+            assert!(!host_is_loopback(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn origin_then_host_then_token() {
+        let good = [("host", "127.0.0.1:1"), ("authorization", "Bearer t0k")];
+        assert!(check(&headers(&good), "t0k").is_none());
+        let with_origin = headers(&[
+            ("host", "127.0.0.1:1"),
+            ("authorization", "Bearer t0k"),
+            ("origin", "http://127.0.0.1:1"),
+        ]);
+        assert_eq!(check(&with_origin, "t0k").unwrap().code, Code::Forbidden);
+        let rebound = headers(&[("host", "evil.example"), ("authorization", "Bearer t0k")]);
+        assert_eq!(check(&rebound, "t0k").unwrap().code, Code::Forbidden);
+        let wrong = headers(&[("host", "[::1]:1"), ("authorization", "Bearer nope")]);
+        assert_eq!(check(&wrong, "t0k").unwrap().code, Code::Unauthorized);
+        let none = headers(&[("host", "localhost:1")]);
+        assert_eq!(check(&none, "t0k").unwrap().code, Code::Unauthorized);
+    }
+}

@@ -1,0 +1,214 @@
+//! `/v1/sandboxes`: create (every field validated here, the same for every provider),
+//! list, connect, info, kill, running, timeout, pause, resume, port URLs.
+
+use super::super::app::Shared;
+use super::super::extract::{Body, Conn, Matched, PathParams, Query};
+use super::super::wire::{
+    CreateSandbox, ListSandboxes, PortUrl, Running, SANDBOX_TIMEOUT_DEFAULT_S,
+    SANDBOX_TIMEOUT_MAX_S, SandboxList, SandboxRecord, SandboxStatus, SetTimeout,
+};
+use super::on;
+use crate::error::engine::{Code, EngineError};
+use axum::Json;
+use axum::extract::State;
+use http::StatusCode;
+use serde::Deserialize;
+
+fn invalid(message: impl Into<String>) -> EngineError {
+    EngineError::new(Code::InvalidArgument, message)
+}
+
+/// Spec 8: `timeout` is 1-86400 seconds.
+pub fn check_timeout(seconds: u64) -> Result<u64, EngineError> {
+    if (1..=SANDBOX_TIMEOUT_MAX_S).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(invalid(format!(
+            "`timeout` must be 1 to {SANDBOX_TIMEOUT_MAX_S} seconds, not {seconds}"
+        )))
+    }
+}
+
+fn check_create(body: &mut CreateSandbox) -> Result<(), EngineError> {
+    body.timeout = Some(check_timeout(
+        body.timeout.unwrap_or(SANDBOX_TIMEOUT_DEFAULT_S),
+    )?);
+    if body
+        .template
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
+        return Err(invalid("`template` must not be empty (default `base`)"));
+    }
+    if body.cpu == Some(0) {
+        return Err(invalid("`cpu` is a number of cores, at least 1"));
+    }
+    if body.memory == Some(0) {
+        return Err(invalid("`memory` is in MB, at least 1"));
+    }
+    if body.disk == Some(0) {
+        return Err(invalid("`disk` is in MB, at least 1"));
+    }
+    for name in body.envs.iter().flat_map(|e| e.keys()) {
+        let mut chars = name.chars();
+        let good = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !good {
+            return Err(invalid(format!(
+                "`envs`: `{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"
+            )));
+        }
+    }
+    body.secure.get_or_insert(true);
+    Ok(())
+}
+
+pub async fn create(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    Body(conn, mut body): Body<CreateSandbox>,
+) -> Result<(StatusCode, Json<SandboxRecord>), EngineError> {
+    check_create(&mut body)?;
+    let provider = state.provider(route, &conn)?;
+    let record = provider.create(&conn, body).await?;
+    Ok((StatusCode::CREATED, Json(record)))
+}
+
+pub async fn list(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    Conn(conn): Conn,
+    Query(query): Query<ListSandboxes>,
+) -> Result<Json<SandboxList>, EngineError> {
+    if let Some(limit) = query.limit
+        && !(1..=1000).contains(&limit)
+    {
+        return Err(invalid(format!("`limit` must be 1 to 1000, not {limit}")));
+    }
+    let provider = state.provider(route, &conn)?;
+    let sandboxes = provider.list(&conn, &query).await?;
+    Ok(Json(SandboxList { sandboxes }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoFields {}
+
+pub async fn connect(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    PathParams(id): PathParams<String>,
+    Body(conn, NoFields {}): Body<NoFields>,
+) -> Result<Json<SandboxRecord>, EngineError> {
+    // A connect always builds a fresh session: the caller asked to attach anew.
+    state.sessions.forget(&conn, &id);
+    Ok(Json(
+        on(&state, route, &conn, &id, |s| async move { s.info().await }).await?,
+    ))
+}
+
+pub async fn info(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    Conn(conn): Conn,
+    PathParams(id): PathParams<String>,
+) -> Result<Json<SandboxRecord>, EngineError> {
+    Ok(Json(
+        on(&state, route, &conn, &id, |s| async move { s.info().await }).await?,
+    ))
+}
+
+pub async fn kill(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    Conn(conn): Conn,
+    PathParams(id): PathParams<String>,
+) -> Result<Json<SandboxRecord>, EngineError> {
+    let record = on(&state, route, &conn, &id, |s| async move { s.kill().await }).await?;
+    state.sessions.forget(&conn, &id);
+    Ok(Json(record))
+}
+
+pub async fn running(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    Conn(conn): Conn,
+    PathParams(id): PathParams<String>,
+) -> Result<Json<Running>, EngineError> {
+    let record = on(&state, route, &conn, &id, |s| async move { s.info().await }).await?;
+    Ok(Json(Running {
+        running: record.status == SandboxStatus::Running,
+    }))
+}
+
+pub async fn timeout(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    PathParams(id): PathParams<String>,
+    Body(conn, body): Body<SetTimeout>,
+) -> Result<Json<SandboxRecord>, EngineError> {
+    let seconds = check_timeout(body.timeout)?;
+    Ok(Json(
+        on(&state, route, &conn, &id, |s| async move {
+            s.set_timeout(seconds).await
+        })
+        .await?,
+    ))
+}
+
+pub async fn pause(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    PathParams(id): PathParams<String>,
+    Body(conn, NoFields {}): Body<NoFields>,
+) -> Result<Json<SandboxRecord>, EngineError> {
+    Ok(Json(
+        on(
+            &state,
+            route,
+            &conn,
+            &id,
+            |s| async move { s.pause().await },
+        )
+        .await?,
+    ))
+}
+
+pub async fn resume(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    PathParams(id): PathParams<String>,
+    Body(conn, NoFields {}): Body<NoFields>,
+) -> Result<Json<SandboxRecord>, EngineError> {
+    Ok(Json(
+        on(
+            &state,
+            route,
+            &conn,
+            &id,
+            |s| async move { s.resume().await },
+        )
+        .await?,
+    ))
+}
+
+pub async fn port_url(
+    State(state): State<Shared>,
+    Matched(route): Matched,
+    Conn(conn): Conn,
+    PathParams((id, port)): PathParams<(String, String)>,
+) -> Result<Json<PortUrl>, EngineError> {
+    let port = port
+        .parse::<u16>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| invalid(format!("`port` must be 1 to 65535, not `{port}`")))?;
+    Ok(Json(
+        on(&state, route, &conn, &id, |s| async move {
+            s.port_url(port).await
+        })
+        .await?,
+    ))
+}

@@ -1,0 +1,23 @@
+//! The local engine, protocol `svc-engine/1` (spec part B): one loopback daemon that hosts
+//! the provider layer, so the command line and every client reach sandboxes through the
+//! same code. Started on demand by the client (`crate::client`), guarded against browsers
+//! and DNS rebinding, gone after its idle timeout.
+//!
+//! - [`wire`]: the descriptor, the connection, records and bodies (shared with the client);
+//! - [`routes`]: the route table; [`app`]: the router built from it, with the guards;
+//! - [`daemon`]: the state folder, the lock, the descriptor, the idle exit;
+//! - [`provider`]: the trait every provider kind implements; [`local`]: the builtin one.
+
+pub mod app;
+pub mod daemon;
+pub mod errors;
+mod extract;
+mod guard;
+mod handlers;
+pub mod local;
+pub mod provider;
+pub mod routes;
+pub mod sessions;
+pub mod wire;
+
+pub use app::{EngineState, app};

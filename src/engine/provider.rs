@@ -1,0 +1,237 @@
+//! The provider layer: one trait every provider kind implements (`builtin` now; `rest`,
+//! `exec` and `node` next), so a client cannot tell the kinds apart. A [`Provider`] creates,
+//! lists and connects sandboxes; a connected [`Sandbox`] is a session's handle and does the
+//! rest. Every operation has a default that answers 501 `E8004`, so a provider implements
+//! what it declares in its [`ProviderRecord::features`] and nothing else; the engine also
+//! checks the declared feature before it calls (`engine::routes`).
+
+use super::wire::{
+    CodeRunBody, CommandBody, Connection, ContextRecord, CreateContext, CreateSandbox, Feature,
+    ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord, SandboxRecord, WriteQuery,
+};
+use crate::error::engine::{Code, EngineError};
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+pub type ProviderResult<T> = Result<T, EngineError>;
+
+/// A body of bytes, read or written as it flows (a 100 MiB file is never held whole).
+pub type ByteStream = BoxStream<'static, std::io::Result<Bytes>>;
+
+/// One event of an SSE stream: its name and its JSON data. A provider ends a stream with
+/// `Err` for an `error` event; the engine adds the closing `end` of a command stream.
+pub type EventStream = BoxStream<'static, Result<Event, EngineError>>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub name: &'static str,
+    pub data: Value,
+}
+
+/// `commands/run`: what the command printed and how it ended. Output that is not UTF-8 also
+/// comes as `stdout_b64` / `stderr_b64` (the server groups' rule), added by the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutcome {
+    pub pid: u32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// The exit status; 128 + the signal when a signal ended it (as shells say it).
+    pub exit_code: i32,
+    pub timed_out: bool,
+}
+
+/// A process of a sandbox, as `GET .../processes` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    /// The process group it belongs to.
+    pub pgid: u32,
+    /// Its command line, arguments joined by spaces.
+    pub cmd: String,
+    /// `running`, `sleeping`, `stopped` (paused), `zombie`, as the kernel says.
+    pub state: String,
+    /// Started by `commands/*` (`command`), or left by one (`background`).
+    pub tag: String,
+    /// Its stdin can be written with `processes/:pid/stdin`.
+    pub stdin_open: bool,
+}
+
+/// `code/run`: like [`CommandOutcome`], with how long it took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeOutcome {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// `None` when it timed out or a signal ended it.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+}
+
+/// A file read: its size, then its bytes as they are read.
+pub struct FileRead {
+    pub size: u64,
+    pub body: ByteStream,
+}
+
+/// What a terminal client sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TerminalInput {
+    Bytes(Bytes),
+    Resize { cols: u32, rows: u32 },
+}
+
+/// A terminal: write to `input`; `output` ends when the shell has exited.
+pub struct TerminalIo {
+    pub input: mpsc::Sender<TerminalInput>,
+    pub output: BoxStream<'static, Bytes>,
+}
+
+fn unsupported<T>(feature: Feature) -> ProviderResult<T> {
+    Err(EngineError::new(
+        Code::FeatureNotSupported,
+        format!("this provider does not support `{}`", feature.name()),
+    ))
+}
+
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// Its record for `GET /v1/providers`.
+    fn record(&self) -> ProviderRecord;
+
+    async fn create(&self, conn: &Connection, body: CreateSandbox)
+    -> ProviderResult<SandboxRecord>;
+
+    /// The sandboxes this connection's account can see, filtered, newest first.
+    async fn list(
+        &self,
+        conn: &Connection,
+        query: &ListSandboxes,
+    ) -> ProviderResult<Vec<SandboxRecord>>;
+
+    /// Attaches to an existing sandbox of this account (`E2009` when there is none).
+    async fn connect(
+        &self,
+        conn: &Connection,
+        sandbox_id: &str,
+    ) -> ProviderResult<Arc<dyn Sandbox>>;
+}
+
+/// A connected sandbox: a session's handle. `E2009` from any call means the backend no
+/// longer knows it; the engine then connects once more and retries once.
+#[async_trait]
+pub trait Sandbox: Send + Sync {
+    async fn info(&self) -> ProviderResult<SandboxRecord>;
+
+    async fn kill(&self) -> ProviderResult<SandboxRecord>;
+
+    async fn set_timeout(&self, _seconds: u64) -> ProviderResult<SandboxRecord> {
+        unsupported(Feature::Timeout)
+    }
+
+    async fn pause(&self) -> ProviderResult<SandboxRecord> {
+        unsupported(Feature::Pause)
+    }
+
+    async fn resume(&self) -> ProviderResult<SandboxRecord> {
+        unsupported(Feature::Pause)
+    }
+
+    async fn port_url(&self, _port: u16) -> ProviderResult<PortUrl> {
+        unsupported(Feature::Ports)
+    }
+
+    async fn run(&self, _body: CommandBody) -> ProviderResult<CommandOutcome> {
+        unsupported(Feature::Commands)
+    }
+
+    /// Events `start` `{pid}`, `stdout` / `stderr` `{data}`, `exit` `{exit_code,
+    /// timed_out}`; the engine adds `end`.
+    async fn stream(&self, _body: CommandBody) -> ProviderResult<EventStream> {
+        unsupported(Feature::Commands)
+    }
+
+    async fn processes(&self) -> ProviderResult<Vec<ProcessInfo>> {
+        unsupported(Feature::Processes)
+    }
+
+    /// `signal` is 15 or 9 (checked before the call).
+    async fn signal(&self, _pid: u32, _signal: i32) -> ProviderResult<()> {
+        unsupported(Feature::Processes)
+    }
+
+    async fn stdin(&self, _pid: u32, _data: Vec<u8>, _close: bool) -> ProviderResult<()> {
+        unsupported(Feature::Processes)
+    }
+
+    async fn kill_process(&self, _pid: u32) -> ProviderResult<()> {
+        unsupported(Feature::Processes)
+    }
+
+    async fn read_file(&self, _path: &str) -> ProviderResult<FileRead> {
+        unsupported(Feature::Files)
+    }
+
+    /// Entry info of the written file.
+    async fn write_file(&self, _query: WriteQuery, _body: ByteStream) -> ProviderResult<Value> {
+        unsupported(Feature::Files)
+    }
+
+    async fn list_files(&self, _path: &str, _depth: u32) -> ProviderResult<Vec<Value>> {
+        unsupported(Feature::Files)
+    }
+
+    async fn file_info(&self, _path: &str) -> ProviderResult<Value> {
+        unsupported(Feature::Files)
+    }
+
+    async fn file_exists(&self, _path: &str) -> ProviderResult<bool> {
+        unsupported(Feature::Files)
+    }
+
+    async fn mkdir(&self, _body: MkdirBody) -> ProviderResult<Value> {
+        unsupported(Feature::Files)
+    }
+
+    async fn rename(&self, _body: MoveBody) -> ProviderResult<Value> {
+        unsupported(Feature::Files)
+    }
+
+    /// The path removed, as the sandbox sees it.
+    async fn remove(&self, _path: &str, _recursive: bool) -> ProviderResult<String> {
+        unsupported(Feature::Files)
+    }
+
+    /// Events `create`, `modify`, `delete`, `rename` `{path, type, entry?}` and `overflow`.
+    async fn watch(&self, _path: &str, _recursive: bool) -> ProviderResult<EventStream> {
+        unsupported(Feature::Watch)
+    }
+
+    async fn code_run(&self, _body: CodeRunBody) -> ProviderResult<CodeOutcome> {
+        unsupported(Feature::Code)
+    }
+
+    async fn context_create(&self, _body: CreateContext) -> ProviderResult<ContextRecord> {
+        unsupported(Feature::CodeContexts)
+    }
+
+    async fn context_list(&self) -> ProviderResult<Vec<ContextRecord>> {
+        unsupported(Feature::CodeContexts)
+    }
+
+    async fn context_restart(&self, _id: &str) -> ProviderResult<ContextRecord> {
+        unsupported(Feature::CodeContexts)
+    }
+
+    async fn context_delete(&self, _id: &str) -> ProviderResult<()> {
+        unsupported(Feature::CodeContexts)
+    }
+
+    async fn terminal(&self, _cols: u32, _rows: u32, _shell: &str) -> ProviderResult<TerminalIo> {
+        unsupported(Feature::Terminal)
+    }
+}
