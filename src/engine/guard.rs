@@ -18,21 +18,32 @@ pub fn check(headers: &HeaderMap, token: &str) -> Option<EngineError> {
             "requests with an Origin header (web pages) are refused",
         ));
     }
-    let host = headers
-        .get(http::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("");
-    if !host_is_loopback(host) {
+    // Exactly one Host, and loopback: a second one could be what a proxy acts on.
+    let hosts: Vec<&str> = headers
+        .get_all(http::header::HOST)
+        .iter()
+        .map(|h| h.to_str().unwrap_or(""))
+        .collect();
+    let host = hosts.first().copied().unwrap_or("");
+    if hosts.len() != 1 || !host_is_loopback(host) {
         return Some(EngineError::new(
             Code::Forbidden,
-            format!("Host `{host}` is not a loopback name or address"),
+            format!(
+                "Host `{}` is not a loopback name or address",
+                hosts.join(", ")
+            ),
         ));
     }
-    let presented = headers
-        .get(http::header::AUTHORIZATION)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.strip_prefix("Bearer "))
-        .unwrap_or("");
+    // Exactly one token.
+    let tokens: Vec<&str> = headers
+        .get_all(http::header::AUTHORIZATION)
+        .iter()
+        .map(|h| h.to_str().unwrap_or(""))
+        .collect();
+    let presented = match tokens.as_slice() {
+        [one] => one.strip_prefix("Bearer ").unwrap_or(""),
+        _ => "",
+    };
     if !bool::from(presented.as_bytes().ct_eq(token.as_bytes())) {
         let message = if presented.is_empty() {
             "missing `Authorization: Bearer <token>` (the token is in the engine descriptor)"

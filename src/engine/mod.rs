@@ -20,4 +20,7 @@ pub mod routes;
 pub mod sessions;
 pub mod wire;
 
+#[cfg(test)]
+mod tests;
+
 pub use app::{EngineState, app};
