@@ -4,6 +4,7 @@
 
 pub mod beneath;
 pub mod browser;
+pub mod cgroup;
 pub mod child_env;
 pub mod code_run;
 pub mod commands;
@@ -16,7 +17,10 @@ pub mod ids;
 pub mod output_json;
 pub mod paging;
 pub mod paths;
+pub mod proc_scan;
 pub mod pty;
 pub mod supervisor;
 pub mod system;
 pub mod url_guard;
+pub mod utf8_carry;
+pub mod watch_events;

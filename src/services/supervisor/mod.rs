@@ -3,7 +3,10 @@
 //! [`Spec`] by one spawn ([`process`]): in a process group of its own, with exactly the
 //! environment of its spec, reaped by a task that owns it, killed with its group if the
 //! server drops it. A timeout, a cancel or a kill stops the whole tree (TERM, a grace
-//! period, then KILL) and nothing is left behind as a zombie or an orphan.
+//! period, then KILL) and nothing is left behind as a zombie or an orphan. When the child
+//! exits, what it left in its group is killed too, unless its limits say
+//! [`GroupEnd::Leave`]: a sandbox's command leaves its background children running, as a
+//! shell on a machine does.
 //!
 //! Output is kept apart, stdout and stderr each in a bounded [`ring`] that counts every
 //! byte and replays from an offset; stdin is closed, written once, or a stream. Three ways
@@ -16,7 +19,7 @@ pub mod process;
 pub mod registry;
 pub mod ring;
 
-pub use process::{Chunk, Exit, Process, ProcessHandle, Stream, stop_all};
+pub use process::{Chunk, Exit, LEAVE_DRAIN, Process, ProcessHandle, Stream, stop_all};
 pub use registry::{Label, Output, ProcessRecord, Registry, RegistryConfig, Status};
 pub use ring::{Replay, Retention};
 
@@ -74,6 +77,24 @@ pub struct Limits {
     pub output_bytes: usize,
     /// The longest stdout line a line reader ([`Streaming`]) keeps whole.
     pub max_line_bytes: usize,
+    /// What becomes of the child's process group when the child exits. (Here rather than
+    /// on [`Spec`]: it bounds the child's lifetime like the timeout does, and every
+    /// caller builds its limits from `Limits::default()`.)
+    pub group_end: GroupEnd,
+}
+
+/// What becomes of a child's process group when the child itself exits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GroupEnd {
+    /// Whatever the child left running in its group is killed with it: a request's child
+    /// never outlives the request.
+    #[default]
+    Kill,
+    /// Left running: a sandbox behaves as a machine, where `cmd &` goes on after the shell
+    /// that started it. The exit then waits at most [`LEAVE_DRAIN`] for the output pipes,
+    /// which a background child may hold open for as long as it lives; what the group
+    /// writes afterwards still goes to the rings.
+    Leave,
 }
 
 impl Default for Limits {
@@ -83,6 +104,7 @@ impl Default for Limits {
             grace: GRACE,
             output_bytes: OUTPUT_BYTES,
             max_line_bytes: MAX_LINE_BYTES,
+            group_end: GroupEnd::Kill,
         }
     }
 }

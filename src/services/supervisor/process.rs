@@ -4,7 +4,7 @@
 //! and records the exit.
 
 use super::ring::{Replay, Retention, Ring};
-use super::{Error, Line, Signal, Spec, Stdin};
+use super::{Error, GroupEnd, Line, Signal, Spec, Stdin};
 use nix::sys::signal::killpg;
 use nix::unistd::Pid;
 use std::process::{ExitStatus, Stdio};
@@ -19,6 +19,10 @@ use tokio::time::Instant;
 /// How long the exit waits for the output pumps to reach the end of their pipes (a
 /// process that left the group may still hold them).
 const DRAIN: Duration = Duration::from_secs(2);
+/// The same wait when the group is left running ([`GroupEnd::Leave`]): a background child
+/// holds the pipes open for as long as it lives, so the exit does not wait for their end,
+/// only long enough for what the child wrote before it exited to be read.
+pub const LEAVE_DRAIN: Duration = Duration::from_millis(100);
 
 /// How a child ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,6 +247,18 @@ impl ProcessHandle {
         Ok(())
     }
 
+    /// Whether the child's stdin is open for [`write_stdin`](Self::write_stdin) (started
+    /// with [`Stdin::Stream`], not closed since, and the child still running).
+    pub fn stdin_open(&self) -> bool {
+        self.is_running()
+            && self
+                .shared
+                .stdin
+                .try_lock()
+                // Held by a writer right now: open.
+                .map_or(true, |pipe| pipe.is_some())
+    }
+
     /// Waits for the exit (the child reaped, its group cleared, its output drained).
     pub async fn wait(&self) -> Exit {
         let mut changed = self.subscribe();
@@ -386,7 +402,7 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
         child,
         shared.clone(),
         control_rx,
-        spec.limits.timeout,
+        (spec.limits.timeout, spec.limits.group_end),
         drained,
     ));
     Ok(Process {
@@ -425,7 +441,7 @@ async fn reap(
     mut child: Child,
     shared: Arc<Shared>,
     mut control: mpsc::UnboundedReceiver<Control>,
-    timeout: Option<Duration>,
+    (timeout, group_end): (Option<Duration>, GroupEnd),
     drained: Vec<JoinHandle<()>>,
 ) {
     let group = Pid::from_raw(shared.pid as i32);
@@ -458,10 +474,17 @@ async fn reap(
             }
         }
     };
-    // Whatever the child left running in its group goes too.
-    let _ = killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let drain = match group_end {
+        GroupEnd::Kill => {
+            // Whatever the child left running in its group goes too.
+            let _ = killpg(group, nix::sys::signal::Signal::SIGKILL);
+            DRAIN
+        }
+        GroupEnd::Leave => LEAVE_DRAIN,
+    };
     drop(child);
-    let _ = tokio::time::timeout(DRAIN, futures::future::join_all(drained)).await;
+    // Past the wait the pumps go on alone (into the rings) until their pipes end.
+    let _ = tokio::time::timeout(drain, futures::future::join_all(drained)).await;
     if let Ok(mut stdin) = shared.stdin.try_lock() {
         stdin.take();
     }

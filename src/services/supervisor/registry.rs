@@ -3,7 +3,7 @@
 //! a missing one). An exited process stays readable for a while (a bounded number per
 //! owner), so its record and output can still be fetched; `shutdown` ends them all.
 
-use super::process::{Process, ProcessHandle, Stream};
+use super::process::{Chunk, Process, ProcessHandle, Stream};
 use super::{Error, Replay, Signal, Spec};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -148,10 +148,39 @@ impl Registry {
         spec: &Spec,
         label: Label,
     ) -> Result<ProcessRecord, Error> {
+        self.admit()?;
+        let process = Process::spawn(spec).map_err(Error::Spawn)?;
+        self.insert(owner, spec, label, process)
+    }
+
+    /// [`start_labelled`](Self::start_labelled), and every piece of output handed to the
+    /// receiver as it is read (see [`Process::spawn_followed`]): a streamed command that
+    /// stays reachable by pid for stdin and signals.
+    pub fn start_followed(
+        &self,
+        owner: &str,
+        spec: &Spec,
+        label: Label,
+    ) -> Result<(ProcessRecord, tokio::sync::mpsc::Receiver<Chunk>), Error> {
+        self.admit()?;
+        let (process, chunks) = Process::spawn_followed(spec).map_err(Error::Spawn)?;
+        Ok((self.insert(owner, spec, label, process)?, chunks))
+    }
+
+    fn admit(&self) -> Result<(), Error> {
         if self.inner().shutting_down {
             return Err(Error::ShuttingDown);
         }
-        let process = Process::spawn(spec).map_err(Error::Spawn)?;
+        Ok(())
+    }
+
+    fn insert(
+        &self,
+        owner: &str,
+        spec: &Spec,
+        label: Label,
+        process: Process,
+    ) -> Result<ProcessRecord, Error> {
         let entry = Entry {
             owner: owner.to_owned(),
             label,

@@ -598,3 +598,121 @@ async fn no_zombie_is_left_after_reaping() {
     let out = run(&script("exit 0")).await.unwrap();
     assert_eq!(out.exit_code, Some(0));
 }
+
+fn leaving(script_text: &str) -> Spec {
+    Spec {
+        limits: Limits {
+            group_end: GroupEnd::Leave,
+            ..Limits::default()
+        },
+        ..script(script_text)
+    }
+}
+
+#[tokio::test]
+async fn a_left_group_keeps_its_background_child_and_the_exit_is_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("background.pid");
+    // The background sleep holds stdout and stderr open: without the short drain the
+    // exit would wait the full DRAIN (2 s) for their end.
+    let spec = leaving(&format!(
+        "sleep 30 & echo $! > {}; echo started",
+        marker.display()
+    ));
+    let started = std::time::Instant::now();
+    let out = run(&spec).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        (out.exit_code, out.stdout.text()),
+        (Some(0), "started\n".into())
+    );
+    let background = read_pid(&marker).await;
+    assert!(
+        matches!(proc_state(background), Some('S' | 'R')),
+        "the background child goes on: {:?}",
+        proc_state(background)
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(background as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn the_group_is_killed_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("background.pid");
+    let out = run(&script(&format!(
+        "sleep 30 & echo $! > {}; echo started",
+        marker.display()
+    )))
+    .await
+    .unwrap();
+    assert_eq!(out.exit_code, Some(0));
+    let background = read_pid(&marker).await;
+    for _ in 0..100 {
+        if !matches!(proc_state(background), Some('S' | 'R')) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_not_running(background);
+}
+
+#[tokio::test]
+async fn a_left_group_still_obeys_the_timeout() {
+    let spec = Spec {
+        limits: Limits {
+            timeout: Some(Duration::from_millis(100)),
+            group_end: GroupEnd::Leave,
+            ..Limits::default()
+        },
+        ..script("sleep 30")
+    };
+    let out = run(&spec).await.unwrap();
+    assert!(out.timed_out);
+    assert_eq!(out.signal, Some(15));
+}
+
+#[tokio::test]
+async fn a_followed_registry_process_streams_and_takes_stdin() {
+    let registry = Registry::default();
+    let spec = Spec {
+        stdin: Stdin::Stream,
+        ..leaving("read line; echo \"got $line\"; echo err >&2")
+    };
+    let label = Label {
+        tag: "command".into(),
+        cmd: "read".into(),
+        args: None,
+    };
+    let (record, mut chunks) = registry.start_followed("sb", &spec, label).unwrap();
+    let handle = registry.process("sb", record.pid).unwrap();
+    assert!(handle.stdin_open());
+    registry
+        .stdin("sb", record.pid, b"hello\n", true)
+        .await
+        .unwrap();
+    assert!(!handle.stdin_open(), "closed on request");
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    while let Some(chunk) = chunks.recv().await {
+        match chunk.stream {
+            Stream::Stdout => out.extend_from_slice(&chunk.bytes),
+            Stream::Stderr => err.extend_from_slice(&chunk.bytes),
+        }
+    }
+    assert_eq!(
+        (out.as_slice(), err.as_slice()),
+        (&b"got hello\n"[..], &b"err\n"[..])
+    );
+    assert_eq!(handle.wait().await.code(), Some(0));
+    assert!(!handle.stdin_open());
+    assert_eq!(registry.list("sb").len(), 1);
+    assert!(registry.list("other").is_empty());
+}

@@ -1,5 +1,6 @@
 //! GET /files/watch?path=[&recursive=true]: changes under a directory (or of one file) as
-//! server-sent events, from the file service's watch (`services/files/watch.rs`).
+//! server-sent events, from the file service's watch (`services/files/watch.rs`), each
+//! rendered by `services/watch_events.rs` (shared with the engine's watch).
 //!
 //! The path is judged and opened before the stream starts, so a refusal or a missing path
 //! is a normal typed answer. Then:
@@ -18,23 +19,21 @@
 //! A reader that stops reading costs the watch's bounded buffer and hyper's write buffer,
 //! never more: the watch drops what does not fit and owes an `overflow`.
 
-use super::entry::entry_json;
 use super::{Route, blocking, required, service};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::services::files::FileService;
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch, WatchEvent};
-use crate::services::files::{EntryKind, FileService};
+use crate::services::watch_events::{Rendered, render};
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::on;
 use bytes::{Bytes, BytesMut};
 use serde::Deserialize;
-use serde_json::{Value, json};
-use std::path::Path;
 use std::time::Duration;
 
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
@@ -61,12 +60,55 @@ static EXAMPLE: Example = Example {
     answer: r#"{"error": "`/workspace/missing` does not exist", "type": "NotFoundError", "code": "not_found"}"#,
 };
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct WatchQuery {
+    /// A directory (its changes) or a file; absolute, or relative to the working directory.
+    #[schemars(required, with = "String")]
     path: Option<String>,
     #[serde(default)]
     recursive: bool,
 }
+
+/// The stream's events (the module's comment says when each comes), for the OpenAPI document.
+pub(super) const DOC: crate::server::openapi::op::Doc = {
+    use super::entry::FileEntry;
+    use crate::server::openapi::op::{Answer, Doc, Event, JsonSchema, PATH_READ, json_schema};
+    let change = |g: &mut schemars::SchemaGenerator| {
+        let entry = g.subschema_for::<FileEntry>();
+        json_schema!({
+            "type": "object",
+            "required": ["path", "type"],
+            "properties": {
+                "path": {"type": "string"},
+                "from": {"type": "string", "description": "`rename` only: the old name."},
+                "type": {"type": "string", "enum": ["file", "dir", "symlink", "other"]},
+                "entry": entry,
+            },
+        })
+    };
+    Doc::new(EndpointId::FilesWatch, "Watch changes")
+        .describe("Changes under a directory (or of one file) as server-sent events, with `: keep-alive` comments every 15 s. The path is judged and opened before the stream starts, so a refusal or a missing path is a normal typed answer.")
+        .query(WatchQuery::json_schema)
+        .answers(&[Answer::events("The changes, until the watched path goes away.", &[
+            Event::new("create", "A path was created.", change),
+            Event::new("modify", "A file was written.", change),
+            Event::new("delete", "A path was removed (`type` is `dir` or `file`).", change),
+            Event::new("rename", "A path was renamed: `path` the new name, `from` the old.", change),
+            Event::new("overflow", "Events were lost; list the path again.", |_| {
+                json_schema!({
+                    "type": "object",
+                    "required": ["path", "message"],
+                    "properties": {"path": {"type": "string"}, "message": {"type": "string"}},
+                })
+            }),
+            Event::new(
+                "error",
+                "The flat error body: `internal_error` (a directory cannot be watched; the stream goes on, or the watch failed) or `not_found` (the path went away; the stream ends).",
+                |_| json_schema!({"$ref": "#/components/schemas/Error"}),
+            ),
+        ])])
+        .errors(&[PATH_READ, &[Code::NotFound, Code::NotADirectory]])
+};
 
 async fn watch(
     State(app): State<SharedState>,
@@ -146,72 +188,21 @@ impl Stream {
     }
 
     fn push(&mut self, chunk: &mut BytesMut, event: WatchEvent) {
-        let (name, data) = match event {
-            WatchEvent::Create { path, kind } => ("create", self.change(&path, None, kind)),
-            WatchEvent::Modify { path, kind } => ("modify", self.change(&path, None, kind)),
-            WatchEvent::Delete { path, kind } => (
-                "delete",
-                json!({"path": path.to_string_lossy(), "type": kind.as_str()}),
-            ),
-            WatchEvent::Rename { from, to, kind } => {
-                ("rename", self.change(&to, Some(&from), kind))
+        let (name, data) = match render(event, &self.files, self.watch.path()) {
+            Rendered::Event { name, data } => (name, data),
+            Rendered::Unwatched(message) => {
+                ("error", ApiError::new(Code::Internal, message).flat_body())
             }
-            WatchEvent::Overflow => (
-                "overflow",
-                json!({
-                    "path": self.watch.path().to_string_lossy(),
-                    "message": "some events were lost (the reader fell behind, or the \
-                        kernel's queue overflowed); list the path again to resynchronize",
-                }),
-            ),
-            WatchEvent::Unwatched { path, reason } => (
-                "error",
-                ApiError::new(
-                    Code::Internal,
-                    format!(
-                        "`{}` is not watched, so changes in it are not seen: {reason}",
-                        path.display()
-                    ),
-                )
-                .flat_body(),
-            ),
-            WatchEvent::Gone { path } => {
+            Rendered::Gone(message) => {
                 self.done = true;
-                (
-                    "error",
-                    ApiError::new(
-                        Code::NotFound,
-                        format!(
-                            "`{}` was deleted or moved away; the watch has ended",
-                            path.display()
-                        ),
-                    )
-                    .flat_body(),
-                )
+                ("error", ApiError::new(Code::NotFound, message).flat_body())
             }
-            WatchEvent::Failed { reason } => {
+            Rendered::Failed(message) => {
                 self.done = true;
-                (
-                    "error",
-                    ApiError::new(Code::Internal, format!("the watch failed: {reason}"))
-                        .flat_body(),
-                )
+                ("error", ApiError::new(Code::Internal, message).flat_body())
             }
         };
         chunk.extend_from_slice(format!("event: {name}\ndata: {data}\n\n").as_bytes());
-    }
-
-    /// `{path, from?, type, entry?}`: the entry as the path is now, when it is there.
-    fn change(&self, path: &Path, from: Option<&Path>, kind: EntryKind) -> Value {
-        let mut data = json!({"path": path.to_string_lossy()});
-        if let Some(from) = from {
-            data["from"] = json!(from.to_string_lossy());
-        }
-        data["type"] = json!(kind.as_str());
-        if let Some(entry) = self.files.watched_entry(path) {
-            data["entry"] = entry_json(&entry);
-        }
-        data
     }
 }
 
@@ -219,6 +210,8 @@ impl Stream {
 mod tests {
     use super::*;
     use crate::services::paths::{PathGuard, PathRules};
+    use serde_json::{Value, json};
+    use std::path::Path;
 
     fn stream_on(root: &Path) -> Stream {
         let guard = PathGuard::from_section(&PathRules {

@@ -1,0 +1,182 @@
+//! File-watch events as named JSON data, for every stream that relays a watch (the
+//! server's `GET /files/watch`, the engine's `.../files/watch`): each renders them once
+//! here and only wraps the failures in its own error body.
+//!
+//! - `create`, `modify`, `delete`: `{path, type, entry?}`; `rename`: `{path, from, type,
+//!   entry?}` (`path` the new name). `type` is what the kernel reported (`file`, `dir`,
+//!   `symlink`, `other`; a delete says only `dir` or `file`), `entry` the entry info of the
+//!   path as it is when the event is rendered (absent when it is gone or refused).
+//! - `overflow`: `{path, message}`: events were lost; list the path again to resynchronize.
+//! - the three failures ([`Rendered::Unwatched`], [`Rendered::Gone`],
+//!   [`Rendered::Failed`]) carry their message; the caller chooses the error row.
+
+use crate::services::files::watch::WatchEvent;
+use crate::services::files::{EntryKind, FileService};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// One watch event, ready for a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rendered {
+    /// A change or an overflow: the event's name and data.
+    Event { name: &'static str, data: Value },
+    /// A directory cannot be watched (the system's watch limit): changes in it are not
+    /// seen, and the stream goes on.
+    Unwatched(String),
+    /// The watched path was deleted or moved away: the stream ends after this.
+    Gone(String),
+    /// Reading the kernel's events failed: the stream ends after this.
+    Failed(String),
+}
+
+impl Rendered {
+    /// Nothing follows this one.
+    pub fn ends(&self) -> bool {
+        matches!(self, Rendered::Gone(_) | Rendered::Failed(_))
+    }
+}
+
+/// Renders `event` of the watch on `watched`; `files` gives the entries (a few system
+/// calls: it blocks briefly).
+pub fn render(event: WatchEvent, files: &FileService, watched: &Path) -> Rendered {
+    let named = |name, data| Rendered::Event { name, data };
+    match event {
+        WatchEvent::Create { path, kind } => named("create", change(files, &path, None, kind)),
+        WatchEvent::Modify { path, kind } => named("modify", change(files, &path, None, kind)),
+        WatchEvent::Delete { path, kind } => named(
+            "delete",
+            json!({"path": path.to_string_lossy(), "type": kind.as_str()}),
+        ),
+        WatchEvent::Rename { from, to, kind } => {
+            named("rename", change(files, &to, Some(&from), kind))
+        }
+        WatchEvent::Overflow => named(
+            "overflow",
+            json!({
+                "path": watched.to_string_lossy(),
+                "message": "some events were lost (the reader fell behind, or the \
+                    kernel's queue overflowed); list the path again to resynchronize",
+            }),
+        ),
+        WatchEvent::Unwatched { path, reason } => Rendered::Unwatched(format!(
+            "`{}` is not watched, so changes in it are not seen: {reason}",
+            path.display()
+        )),
+        WatchEvent::Gone { path } => Rendered::Gone(format!(
+            "`{}` was deleted or moved away; the watch has ended",
+            path.display()
+        )),
+        WatchEvent::Failed { reason } => Rendered::Failed(format!("the watch failed: {reason}")),
+    }
+}
+
+/// `{path, from?, type, entry?}`: the entry as the path is now, when it is there.
+fn change(files: &FileService, path: &Path, from: Option<&Path>, kind: EntryKind) -> Value {
+    let mut data = json!({"path": path.to_string_lossy()});
+    if let Some(from) = from {
+        data["from"] = json!(from.to_string_lossy());
+    }
+    data["type"] = json!(kind.as_str());
+    if let Some(entry) = files.watched_entry(path) {
+        // The entry's own serialization is the wire's entry info.
+        data["entry"] = serde_json::to_value(&entry).unwrap_or(Value::Null);
+    }
+    data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::services::paths::{PathGuard, PathRules};
+    use std::path::PathBuf;
+
+    fn files_on(root: &Path) -> FileService {
+        let guard = PathGuard::from_section(&PathRules {
+            allow: Some(vec![root.to_path_buf()]),
+            deny: vec!["**/.env".into()],
+            ..PathRules::default()
+        })
+        .unwrap();
+        FileService::new(guard, root)
+    }
+
+    #[test]
+    fn changes_carry_the_entry_as_it_is_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let files = files_on(&root);
+        std::fs::write(root.join("b.txt"), "abc").unwrap();
+        let rendered = render(
+            WatchEvent::Rename {
+                from: root.join("a.txt"),
+                to: root.join("b.txt"),
+                kind: EntryKind::File,
+            },
+            &files,
+            &root,
+        );
+        let Rendered::Event { name, data } = rendered else {
+            panic!("{rendered:?}")
+        };
+        assert_eq!(name, "rename");
+        assert_eq!(data["from"], root.join("a.txt").display().to_string());
+        assert_eq!(data["path"], root.join("b.txt").display().to_string());
+        assert_eq!(data["type"], "file");
+        assert_eq!(data["entry"]["size"], 3);
+        // A path the rules refuse is named but never described.
+        std::fs::write(root.join(".env"), "secret").unwrap();
+        let Rendered::Event { data, .. } = render(
+            WatchEvent::Modify {
+                path: root.join(".env"),
+                kind: EntryKind::File,
+            },
+            &files,
+            &root,
+        ) else {
+            panic!()
+        };
+        assert!(data.get("entry").is_none(), "{data}");
+    }
+
+    #[test]
+    fn a_delete_and_an_overflow_name_only_paths() {
+        let root = PathBuf::from("/nowhere");
+        let files = files_on(&root);
+        assert_eq!(
+            render(
+                WatchEvent::Delete {
+                    path: root.join("x"),
+                    kind: EntryKind::Dir
+                },
+                &files,
+                &root
+            ),
+            Rendered::Event {
+                name: "delete",
+                data: json!({"path": "/nowhere/x", "type": "dir"})
+            }
+        );
+        let Rendered::Event { name, data } = render(WatchEvent::Overflow, &files, &root) else {
+            panic!()
+        };
+        assert_eq!((name, &data["path"]), ("overflow", &json!("/nowhere")));
+    }
+
+    #[test]
+    fn only_gone_and_failed_end_the_stream() {
+        let root = PathBuf::from("/nowhere");
+        let files = files_on(&root);
+        let unwatched = render(
+            WatchEvent::Unwatched {
+                path: root.join("d"),
+                reason: "limit".into(),
+            },
+            &files,
+            &root,
+        );
+        assert!(matches!(&unwatched, Rendered::Unwatched(m) if m.contains("limit")));
+        assert!(!unwatched.ends());
+        assert!(render(WatchEvent::Gone { path: root.clone() }, &files, &root).ends());
+        assert!(render(WatchEvent::Failed { reason: "x".into() }, &files, &root).ends());
+    }
+}
