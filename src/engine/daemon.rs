@@ -92,7 +92,11 @@ pub async fn serve(
             })
             .into_future(),
     );
-    let reason = stop_reason(&state, options.idle_timeout).await;
+    let keeping = local.clone();
+    let reason = stop_reason(&state, options.idle_timeout, move || {
+        keeping.sandbox_count() > 0
+    })
+    .await;
     tracing::info!(reason, "engine stopping");
     let _ = stopped_tx.send(());
     let _ = tokio::time::timeout(DRAIN, server).await;
@@ -136,8 +140,13 @@ async fn wait_for_winner(dir: &Path) -> Option<Descriptor> {
 }
 
 /// Why the engine stops: a signal, the shutdown route, or the idle timeout. Idle sessions
-/// are closed on the way.
-async fn stop_reason(state: &Shared, idle_timeout: Duration) -> &'static str {
+/// are closed on the way. While `busy` (a sandbox is alive) the engine does not go idle:
+/// it is what ends the sandbox at its expiry.
+async fn stop_reason(
+    state: &Shared,
+    idle_timeout: Duration,
+    busy: impl Fn() -> bool,
+) -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).ok();
     let mut int = signal(SignalKind::interrupt()).ok();
@@ -154,7 +163,7 @@ async fn stop_reason(state: &Shared, idle_timeout: Duration) -> &'static str {
                 if closed > 0 {
                     tracing::info!(closed, "idle sessions closed");
                 }
-                if state.activity.idle_for() >= idle_timeout {
+                if state.activity.idle_for() >= idle_timeout && !busy() {
                     return "idle timeout";
                 }
             }
