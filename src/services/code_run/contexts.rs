@@ -13,13 +13,22 @@
 //! used closed to make room; a context idle for [`IDLE`] is closed; a run that times out
 //! or an interpreter that exits (`exit()` in the code) closes it, and the next run starts
 //! a fresh one. Closing a context stops its process group like any child.
+//!
+//! Those are the contexts a run starts by naming them (the server's `context_id`). A
+//! context can also be managed explicitly ([`Contexts::create`], `list`, `restart`,
+//! `delete`: the engine's code contexts): it gets a fresh id, and lives until it is
+//! deleted or its owner closed ([`Contexts::close_owner`]). Such a context is never closed
+//! for being idle nor to make room (its owner, a sandbox, pays for its processes like for
+//! any other), and a run that times out or an interpreter that exits restarts it under the
+//! same id (its state is lost, as after `restart`).
 
 use super::{Language, Launch, RunOutcome};
 use crate::services::supervisor::{Limits, Process, Spec, Stdin, Stream};
 use base64::Engine as _;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Contexts one caller may hold at once.
 pub const MAX_PER_OWNER: usize = 8;
@@ -88,7 +97,32 @@ struct Context {
     /// Held for the length of a run: one at a time.
     turn: tokio::sync::Mutex<()>,
     last_used: Mutex<Instant>,
+    /// Made by [`Contexts::create`]; `None` for a context a run started.
+    pinned: Option<Pinned>,
 }
+
+/// What an explicitly made context is restarted from.
+#[derive(Clone)]
+struct Pinned {
+    language: &'static Language,
+    launch: Launch,
+    created_at: SystemTime,
+}
+
+/// An explicitly made context, as [`Contexts::list`] shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextInfo {
+    pub id: String,
+    pub language: &'static str,
+    pub cwd: PathBuf,
+    pub created_at: SystemTime,
+    /// Its interpreter's pid now (a restart changes it).
+    pub pid: u32,
+}
+
+/// Called with the pid of every interpreter a [`Contexts`] starts, before it runs any code
+/// (the engine moves it into its sandbox's cgroup).
+pub type Started = Arc<dyn Fn(u32) + Send + Sync>;
 
 /// Why a context run failed before it ran.
 #[derive(Debug)]
@@ -118,6 +152,7 @@ impl std::fmt::Display for Error {
 pub struct Contexts {
     inner: Arc<Mutex<HashMap<Key, Arc<Context>>>>,
     sweeper: std::sync::OnceLock<()>,
+    started: Option<Started>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -139,6 +174,14 @@ pub fn invalid_id(id: &str) -> Option<String> {
 }
 
 impl Contexts {
+    /// Contexts whose every interpreter is handed to `started` once spawned.
+    pub fn with_started(started: Started) -> Contexts {
+        Contexts {
+            started: Some(started),
+            ..Contexts::default()
+        }
+    }
+
     /// How many contexts are open (all owners).
     pub fn len(&self) -> usize {
         lock(&self.inner).len()
@@ -179,6 +222,154 @@ impl Contexts {
         Ok(outcome)
     }
 
+    /// Starts a context of `lang` for `owner` under a fresh id; it lives until deleted.
+    pub fn create(
+        &self,
+        owner: &str,
+        lang: &'static Language,
+        launch: &Launch,
+    ) -> Result<ContextInfo, Error> {
+        let created_at = SystemTime::now();
+        let pinned = Pinned {
+            language: lang,
+            launch: launch.clone(),
+            created_at,
+        };
+        let context = self.spawn(lang, launch, Some(pinned))?;
+        let key = Key {
+            owner: owner.to_owned(),
+            language: lang.name,
+            id: crate::services::ids::new("ctx"),
+        };
+        let info = ContextInfo {
+            id: key.id.clone(),
+            language: lang.name,
+            cwd: launch.cwd.clone(),
+            created_at,
+            pid: context.process.pid(),
+        };
+        lock(&self.inner).insert(key, context);
+        Ok(info)
+    }
+
+    /// `owner`'s explicitly made contexts, oldest first.
+    pub fn list(&self, owner: &str) -> Vec<ContextInfo> {
+        let mut infos: Vec<ContextInfo> = lock(&self.inner)
+            .iter()
+            .filter(|(k, _)| k.owner == owner)
+            .filter_map(|(k, c)| info_of(k, c))
+            .collect();
+        infos.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        infos
+    }
+
+    /// `owner`'s explicitly made context `id`: its key and current interpreter.
+    fn pinned(&self, owner: &str, id: &str) -> Option<(Key, Arc<Context>)> {
+        lock(&self.inner)
+            .iter()
+            .find(|(k, c)| k.owner == owner && k.id == id && c.pinned.is_some())
+            .map(|(k, c)| (k.clone(), c.clone()))
+    }
+
+    /// A new interpreter for context `id` (its state is lost; a run under way ends);
+    /// `None` when `owner` has no such context.
+    pub fn restart(&self, owner: &str, id: &str) -> Result<Option<ContextInfo>, Error> {
+        let Some((key, old)) = self.pinned(owner, id) else {
+            return Ok(None);
+        };
+        Ok(self
+            .renew(&key, &old)?
+            .and_then(|fresh| info_of(&key, &fresh)))
+    }
+
+    /// Replaces the pinned context `old` with a fresh interpreter under `key`; `None` when
+    /// it was deleted meanwhile (it stays deleted).
+    fn renew(&self, key: &Key, old: &Arc<Context>) -> Result<Option<Arc<Context>>, Error> {
+        let Some(pinned) = old.pinned.clone() else {
+            return Ok(None);
+        };
+        let _ = old
+            .process
+            .signal(crate::services::supervisor::Signal::Kill);
+        let fresh = self.spawn(pinned.language, &pinned.launch, Some(pinned.clone()))?;
+        let mut all = lock(&self.inner);
+        Ok(match all.get(key) {
+            // Dropping `fresh` ends it.
+            None => None,
+            // Renewed by another caller meanwhile: theirs stands.
+            Some(now) if !Arc::ptr_eq(now, old) => Some(now.clone()),
+            Some(_) => {
+                all.insert(key.clone(), fresh.clone());
+                Some(fresh)
+            }
+        })
+    }
+
+    /// Ends context `id`; `false` when `owner` has no such context.
+    pub fn delete(&self, owner: &str, id: &str) -> bool {
+        let Some((key, _)) = self.pinned(owner, id) else {
+            return false;
+        };
+        // Dropping the last handle of its process kills it.
+        lock(&self.inner).remove(&key).is_some()
+    }
+
+    /// Runs `code` in `owner`'s explicitly made context `id` within `timeout`, restarting
+    /// its interpreter first if it ended; `None` when there is no such context. Answers the
+    /// context's language with the outcome.
+    pub async fn run_in(
+        &self,
+        owner: &str,
+        id: &str,
+        code: &str,
+        timeout: Duration,
+    ) -> Result<Option<(&'static Language, RunOutcome)>, Error> {
+        let Some((key, mut context)) = self.pinned(owner, id) else {
+            return Ok(None);
+        };
+        if !context.process.is_running() {
+            match self.renew(&key, &context)? {
+                Some(fresh) => context = fresh,
+                None => return Ok(None),
+            }
+        }
+        let Some(pinned) = context.pinned.clone() else {
+            return Ok(None);
+        };
+        let launch = Launch {
+            timeout,
+            ..pinned.launch.clone()
+        };
+        let _turn = context.turn.lock().await;
+        *lock(&context.last_used) = Instant::now();
+        let outcome = drive(&context, &launch, code).await.map_err(Error::Io)?;
+        *lock(&context.last_used) = Instant::now();
+        Ok(Some((pinned.language, outcome)))
+    }
+
+    /// Ends every context of `owner` (its sandbox is gone).
+    pub fn close_owner(&self, owner: &str) {
+        let gone: Vec<Arc<Context>> = {
+            let mut all = lock(&self.inner);
+            let keys: Vec<Key> = all.keys().filter(|k| k.owner == owner).cloned().collect();
+            keys.iter().filter_map(|k| all.remove(k)).collect()
+        };
+        for context in &gone {
+            let _ = context
+                .process
+                .signal(crate::services::supervisor::Signal::Kill);
+        }
+    }
+
+    /// The pids of `owner`'s running interpreters.
+    pub fn pids(&self, owner: &str) -> Vec<u32> {
+        lock(&self.inner)
+            .iter()
+            .filter(|(k, c)| k.owner == owner && c.process.is_running())
+            .map(|(_, c)| c.process.pid())
+            .collect()
+    }
+
     fn get_or_start(
         &self,
         key: &Key,
@@ -196,6 +387,18 @@ impl Contexts {
             all.remove(key);
         }
         make_room(&mut all, &key.owner);
+        let context = self.spawn(lang, launch, None)?;
+        all.insert(key.clone(), context.clone());
+        Ok(context)
+    }
+
+    /// Starts an interpreter of `lang` running the driver loop.
+    fn spawn(
+        &self,
+        lang: &Language,
+        launch: &Launch,
+        pinned: Option<Pinned>,
+    ) -> Result<Arc<Context>, Error> {
         let spec = Spec {
             program: launch.program.display().to_string(),
             args: lang.driver_args.iter().map(|a| a.to_string()).collect(),
@@ -208,14 +411,17 @@ impl Contexts {
                 ..Limits::default()
             },
         };
-        let context = Arc::new(Context {
-            process: Process::spawn(&spec).map_err(Error::Io)?,
+        let process = Process::spawn(&spec).map_err(Error::Io)?;
+        if let Some(started) = &self.started {
+            started(process.pid());
+        }
+        Ok(Arc::new(Context {
+            process,
             env: launch.env.clone(),
             turn: tokio::sync::Mutex::new(()),
             last_used: Mutex::new(Instant::now()),
-        });
-        all.insert(key.clone(), context.clone());
-        Ok(context)
+            pinned,
+        }))
     }
 
     fn remove(&self, key: &Key, context: &Arc<Context>) {
@@ -241,25 +447,42 @@ impl Contexts {
     }
 }
 
-/// Drops contexts idle for [`IDLE`] (dropping a context stops its process).
-fn close_idle(all: &mut HashMap<Key, Arc<Context>>, now: Instant) {
-    all.retain(|_, c| c.turn.try_lock().is_err() || now.duration_since(*lock(&c.last_used)) < IDLE);
+/// The record of a pinned context; `None` for one a run started.
+fn info_of(key: &Key, context: &Context) -> Option<ContextInfo> {
+    let pinned = context.pinned.as_ref()?;
+    Some(ContextInfo {
+        id: key.id.clone(),
+        language: key.language,
+        cwd: pinned.launch.cwd.clone(),
+        created_at: pinned.created_at,
+        pid: context.process.pid(),
+    })
 }
 
-/// Closes the least recently used contexts until `owner` may open one more.
+/// Drops contexts idle for [`IDLE`] (dropping a context stops its process).
+fn close_idle(all: &mut HashMap<Key, Arc<Context>>, now: Instant) {
+    all.retain(|_, c| {
+        c.pinned.is_some()
+            || c.turn.try_lock().is_err()
+            || now.duration_since(*lock(&c.last_used)) < IDLE
+    });
+}
+
+/// Closes the least recently used contexts until `owner` may open one more (explicitly
+/// made contexts neither count nor are closed).
 fn make_room(all: &mut HashMap<Key, Arc<Context>>, owner: &str) {
     close_idle(all, Instant::now());
     loop {
-        let owned = all.keys().filter(|k| k.owner == owner).count();
+        let unpinned = || all.iter().filter(|(_, c)| c.pinned.is_none());
+        let owned = unpinned().filter(|(k, _)| k.owner == owner).count();
         let full = if owned >= MAX_PER_OWNER {
             Some(owner)
-        } else if all.len() >= MAX_CONTEXTS {
+        } else if unpinned().count() >= MAX_CONTEXTS {
             None
         } else {
             return;
         };
-        let oldest = all
-            .iter()
+        let oldest = unpinned()
             .filter(|(k, _)| full.is_none_or(|o| k.owner == o))
             .min_by_key(|(_, c)| *lock(&c.last_used))
             .map(|(k, _)| k.clone());

@@ -90,7 +90,13 @@ pub struct Launch {
 
 /// Runs `code` once: the interpreter reads it from stdin and exits.
 pub async fn run_once(lang: &Language, launch: &Launch, code: &str) -> std::io::Result<RunOutcome> {
-    let spec = Spec {
+    run_spec(&once_spec(lang, launch, code)).await
+}
+
+/// The supervisor's spec of [`run_once`], for a caller that adjusts it before it runs
+/// (the engine makes it join its sandbox's cgroup first).
+pub fn once_spec(lang: &Language, launch: &Launch, code: &str) -> Spec {
+    Spec {
         program: launch.program.display().to_string(),
         args: lang.stdin_args.iter().map(|a| a.to_string()).collect(),
         cwd: Some(launch.cwd.clone()),
@@ -101,8 +107,12 @@ pub async fn run_once(lang: &Language, launch: &Launch, code: &str) -> std::io::
             output_bytes: launch.output_bytes,
             ..Limits::default()
         },
-    };
-    let outcome = supervisor::run(&spec).await?;
+    }
+}
+
+/// Runs a spec of [`once_spec`] to completion.
+pub async fn run_spec(spec: &Spec) -> std::io::Result<RunOutcome> {
+    let outcome = supervisor::run(spec).await?;
     Ok(RunOutcome {
         truncated: outcome.stdout.truncated || outcome.stderr.truncated,
         stdout: outcome.stdout.bytes,

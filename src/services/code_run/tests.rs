@@ -2,6 +2,7 @@
 
 use super::contexts::{Contexts, invalid_id};
 use super::*;
+use std::sync::{Arc, Mutex};
 
 fn launch(lang: &Language, timeout: Duration) -> Option<Launch> {
     let path = std::env::var("PATH").unwrap_or_default();
@@ -174,4 +175,123 @@ fn context_ids() {
     for bad in ["", "a b", "a/b", &"x".repeat(65)] {
         assert!(invalid_id(bad).is_some(), "{bad:?}");
     }
+}
+
+#[tokio::test]
+async fn an_explicit_context_is_listed_restarted_and_deleted() {
+    let python = language("python3").unwrap();
+    let Some(l) = launch(python, Duration::from_secs(20)) else {
+        return;
+    };
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let seen = started.clone();
+    let contexts = Contexts::with_started(Arc::new(move |pid| seen.lock().unwrap().push(pid)));
+    let info = contexts.create("sb", python, &l).unwrap();
+    assert!(info.id.starts_with("ctx_"), "{info:?}");
+    assert_eq!((info.language, &info.cwd), ("python3", &l.cwd));
+    assert_eq!(
+        *started.lock().unwrap(),
+        vec![info.pid],
+        "the hook sees it first"
+    );
+    assert_eq!(contexts.list("sb"), vec![info.clone()]);
+    assert!(contexts.list("other").is_empty());
+    assert_eq!(contexts.pids("sb"), vec![info.pid]);
+
+    let t = Duration::from_secs(20);
+    let (lang, first) = contexts
+        .run_in("sb", &info.id, "x = 41", t)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((lang.name, first.exit_code), ("python3", Some(0)));
+    let (_, second) = contexts
+        .run_in("sb", &info.id, "print(x + 1)", t)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.stdout, b"42\n", "state is kept: {second:?}");
+    assert!(
+        contexts
+            .run_in("other", &info.id, "1", t)
+            .await
+            .unwrap()
+            .is_none(),
+        "another owner's context is not found"
+    );
+    assert!(
+        contexts
+            .run_in("sb", "ctx_none", "1", t)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // A run that times out restarts it under the same id, state lost.
+    let (_, slow) = contexts
+        .run_in(
+            "sb",
+            &info.id,
+            "import time; time.sleep(30)",
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(slow.timed_out);
+    let (_, after) = contexts
+        .run_in("sb", &info.id, "print('x' in globals())", t)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.stdout, b"False\n");
+    assert_eq!(contexts.list("sb").len(), 1, "still there");
+
+    contexts.run_in("sb", &info.id, "y = 1", t).await.unwrap();
+    let restarted = contexts.restart("sb", &info.id).unwrap().unwrap();
+    assert_eq!(restarted.id, info.id);
+    assert_ne!(restarted.pid, info.pid);
+    let (_, fresh) = contexts
+        .run_in("sb", &info.id, "print('y' in globals())", t)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(fresh.stdout, b"False\n", "a restart loses the state");
+    assert!(contexts.restart("sb", "ctx_none").unwrap().is_none());
+
+    assert!(contexts.delete("sb", &info.id));
+    assert!(!contexts.delete("sb", &info.id));
+    assert!(contexts.list("sb").is_empty());
+    assert!(
+        contexts
+            .run_in("sb", &info.id, "1", t)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn explicit_contexts_are_never_evicted_and_close_with_their_owner() {
+    let sh = language("sh").unwrap();
+    let Some(l) = launch(sh, Duration::from_secs(20)) else {
+        return;
+    };
+    let contexts = Contexts::default();
+    let made: Vec<_> = (0..contexts::MAX_PER_OWNER + 1)
+        .map(|_| contexts.create("sb", sh, &l).unwrap())
+        .collect();
+    // Implicit contexts of the same owner make room among themselves only.
+    for i in 0..contexts::MAX_PER_OWNER + 1 {
+        contexts
+            .run("sb", &format!("implicit{i}"), sh, &l, "true")
+            .await
+            .unwrap();
+    }
+    assert_eq!(contexts.list("sb").len(), made.len());
+    let pids = contexts.pids("sb");
+    assert_eq!(pids.len(), made.len() + contexts::MAX_PER_OWNER);
+    contexts.close_owner("sb");
+    assert!(contexts.is_empty());
+    assert!(contexts.pids("sb").is_empty());
 }
