@@ -1,6 +1,7 @@
 //! What a case tests, apart from how the runner reaches it.
 //!
-//! A [`Contract`] is one documented interface: today the HTTP server. Every
+//! A [`Contract`] is one documented interface: the HTTP server, and the local
+//! engine (`svc-engine/1`, spec part B). Every
 //! case folder under `cases/` belongs to one contract (see `cases::GROUPS`),
 //! and every [`Profile`](crate::Profile) configures an implementation of one,
 //! so a case's contract is its profile's. How each contract's implementation
@@ -13,16 +14,20 @@
 pub enum Contract {
     /// The server (`svc serve`): HTTP, SSE and WebSocket on a base URL.
     Server,
+    /// The local engine (`svc-engine/1`): a loopback daemon found through its
+    /// descriptor (`<state_dir>/engine.json`, which names its port and token).
+    Engine,
 }
 
 impl Contract {
     /// Every contract.
-    pub const ALL: &[Contract] = &[Contract::Server];
+    pub const ALL: &[Contract] = &[Contract::Server, Contract::Engine];
 
-    /// What is tested, as skip reasons say it: `server`.
+    /// What is tested, as skip reasons say it: `server`, `engine`.
     pub fn name(self) -> &'static str {
         match self {
             Contract::Server => "server",
+            Contract::Engine => "engine",
         }
     }
 
@@ -30,6 +35,7 @@ impl Contract {
     pub fn launch_flag(self) -> &'static str {
         match self {
             Contract::Server => "--server-cmd",
+            Contract::Engine => "--engine-cmd",
         }
     }
 
@@ -37,6 +43,7 @@ impl Contract {
     pub fn reach_flags(self) -> &'static str {
         match self {
             Contract::Server => "--server-cmd CMD or --base-url URL",
+            Contract::Engine => "--engine-cmd CMD or --engine-url URL --engine-token TOKEN",
         }
     }
 }

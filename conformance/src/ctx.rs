@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail, ensure};
@@ -18,6 +18,9 @@ use serde_json::Value;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bodies longer than this are cut in failure messages.
 const BODY_IN_MESSAGE: usize = 4000;
+
+/// An engine sandbox a case made: (its connection header, its id).
+pub type Tracked = (Option<String>, String);
 
 /// Per-case handle on the server under test. Cheap to clone.
 #[derive(Clone)]
@@ -35,6 +38,14 @@ struct Shared {
     dir: Option<PathBuf>,
     token: Option<String>,
     profile: &'static str,
+    /// Whether this is an engine (its cases speak `svc-engine/1`).
+    engine: bool,
+    /// Engine profiles: the provider the cases connect as.
+    provider: Option<&'static str>,
+    /// Engine sandboxes the cases created, as (connection header, sandbox id): the
+    /// runner kills those still alive before it stops the engine, since a
+    /// sandbox outlives the engine that made it.
+    sandboxes: Arc<Mutex<Vec<Tracked>>>,
 }
 
 impl Ctx {
@@ -60,9 +71,50 @@ impl Ctx {
                 dir,
                 token,
                 profile,
+                engine: false,
+                provider: None,
+                sandboxes: Arc::default(),
             }),
             case_id: "",
         })
+    }
+
+    /// The same base URL as an engine, its cases connecting as `provider`.
+    pub fn for_engine(self, provider: Option<&'static str>) -> Ctx {
+        let mut shared = (*self.shared).clone();
+        shared.engine = true;
+        shared.provider = provider;
+        Ctx {
+            shared: Arc::new(shared),
+            case_id: self.case_id,
+        }
+    }
+
+    /// Whether this reaches an engine.
+    pub fn is_engine(&self) -> bool {
+        self.shared.engine
+    }
+
+    /// The provider of an engine profile.
+    pub fn provider(&self) -> Option<&'static str> {
+        self.shared.provider
+    }
+
+    /// Remembers an engine sandbox made with the connection header `connection`, so
+    /// the runner can kill it when the cases are done.
+    pub fn track_sandbox(&self, connection: Option<String>, sandbox_id: &str) {
+        if let Ok(mut list) = self.shared.sandboxes.lock() {
+            list.push((connection, sandbox_id.to_owned()));
+        }
+    }
+
+    /// Every sandbox [`Ctx::track_sandbox`] remembered.
+    pub fn tracked_sandboxes(&self) -> Vec<Tracked> {
+        self.shared
+            .sandboxes
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
     }
 
     /// The same server, whose terminal listener is at `url`.
@@ -264,32 +316,60 @@ impl Ctx {
         path_and_query: &str,
         headers: &[(&str, &str)],
     ) -> anyhow::Result<Resp> {
-        use tokio_tungstenite::tungstenite::Error;
         let url = format!("{}{path_and_query}", self.terminal_url()?);
-        match ws_connect_raw(&url, headers).await? {
-            Ok(_) => bail!("WebSocket {url}: the upgrade was accepted, a refusal was expected"),
-            Err(Error::Http(response)) => {
-                let (parts, body) = response.into_parts();
-                Ok(Resp {
-                    status: parts.status.as_u16(),
-                    headers: parts.headers,
-                    body: Bytes::from(body.unwrap_or_default()),
-                    method: Method::GET,
-                    path: path_and_query
-                        .split('?')
-                        .next()
-                        .unwrap_or(path_and_query)
-                        .to_string(),
-                })
-            }
-            Err(e) => Err(anyhow!(e)).with_context(|| format!("WebSocket {url}: handshake")),
-        }
+        ws_refused(&url, path_and_query, headers).await
+    }
+
+    /// Opens a WebSocket at `path` on the base URL with exactly these request headers.
+    pub async fn ws_with_headers(
+        &self,
+        path_and_query: &str,
+        headers: &[(&str, &str)],
+    ) -> anyhow::Result<WsStream> {
+        ws_connect(&self.url(path_and_query), headers).await
+    }
+
+    /// A WebSocket handshake at `path` on the base URL that must be refused: the answer,
+    /// read whole (fails when the upgrade succeeds).
+    pub async fn ws_refused(
+        &self,
+        path_and_query: &str,
+        headers: &[(&str, &str)],
+    ) -> anyhow::Result<Resp> {
+        ws_refused(&self.url(path_and_query), path_and_query, headers).await
     }
 
     /// Redacts volatile values (checking their shape) and compares with the
     /// insta snapshot `<snapshots>/<name>.snap`.
     pub fn snapshot(&self, name: &str, value: &Value) -> anyhow::Result<()> {
         crate::redact::assert_snapshot(name, value, self.dir())
+    }
+}
+
+/// A handshake that must be refused: the refusal read whole as a [`Resp`].
+async fn ws_refused(
+    url: &str,
+    path_and_query: &str,
+    headers: &[(&str, &str)],
+) -> anyhow::Result<Resp> {
+    use tokio_tungstenite::tungstenite::Error;
+    match ws_connect_raw(url, headers).await? {
+        Ok(_) => bail!("WebSocket {url}: the upgrade was accepted, a refusal was expected"),
+        Err(Error::Http(response)) => {
+            let (parts, body) = response.into_parts();
+            Ok(Resp {
+                status: parts.status.as_u16(),
+                headers: parts.headers,
+                body: Bytes::from(body.unwrap_or_default()),
+                method: Method::GET,
+                path: path_and_query
+                    .split('?')
+                    .next()
+                    .unwrap_or(path_and_query)
+                    .to_string(),
+            })
+        }
+        Err(e) => Err(anyhow!(e)).with_context(|| format!("WebSocket {url}: handshake")),
     }
 }
 

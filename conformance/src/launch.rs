@@ -111,16 +111,42 @@ impl Server {
 
 /// The server's process group plus the tasks draining its pipes. Dropping it
 /// unstopped (a panic, Ctrl-C while waiting) kills the group at once, so no
-/// path leaves a server behind.
-struct Group {
-    child: Child,
+/// path leaves a server behind. The engine launcher shares it.
+pub(crate) struct Group {
+    pub(crate) child: Child,
     pgid: Pid,
-    tasks: Vec<JoinHandle<()>>,
+    pub(crate) tasks: Vec<JoinHandle<()>>,
     stopped: bool,
 }
 
 impl Group {
-    async fn stop(mut self) {
+    /// Starts `command` in a process group of its own (teardown signals reach
+    /// everything it spawns); its stdout and stderr are taken for the caller to drain.
+    pub(crate) fn spawn(
+        command: &mut Command,
+    ) -> std::io::Result<(
+        Group,
+        Option<tokio::process::ChildStdout>,
+        Option<tokio::process::ChildStderr>,
+    )> {
+        let mut child = command.process_group(0).spawn()?;
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw)
+            .ok_or_else(|| std::io::Error::other("the child has no pid"))?;
+        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        let group = Group {
+            child,
+            pgid,
+            tasks: Vec::new(),
+            stopped: false,
+        };
+        Ok((group, stdout, stderr))
+    }
+
+    /// SIGTERM to the group, up to 5 s grace, then SIGKILL; reaps the child.
+    pub(crate) async fn stop(mut self) {
         let _ = killpg(self.pgid, Signal::SIGTERM);
         if tokio::time::timeout(STOP_GRACE, self.child.wait())
             .await
@@ -353,7 +379,7 @@ pub fn with_port(url: &str, port: u16) -> anyhow::Result<String> {
 }
 
 /// Reads lines (lossy UTF-8) until EOF, so pipes never fill up and block the server.
-async fn drain(reader: impl AsyncRead + Unpin, mut each: impl FnMut(&str)) {
+pub(crate) async fn drain(reader: impl AsyncRead + Unpin, mut each: impl FnMut(&str)) {
     let mut reader = BufReader::new(reader);
     let mut buf = Vec::new();
     loop {

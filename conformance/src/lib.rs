@@ -6,6 +6,7 @@ pub mod case;
 pub mod cases;
 pub mod contract;
 pub mod ctx;
+pub mod engine;
 pub mod launch;
 pub mod mcp_mock;
 pub mod panic;

@@ -1,7 +1,8 @@
 //! Profiles: how the runner configures what it launches for a group of cases.
-//! Each profile belongs to one [`Contract`] (today every one is the server's).
-//! `{dir}` in env values, the template, args and file contents stands for the
-//! profile's fresh temp dir.
+//! Each profile belongs to one [`Contract`]. `{dir}` in env values, the
+//! template, args and file contents stands for the profile's fresh temp dir.
+//! An engine profile is one provider (its cases connect as that provider, and
+//! skip what it does not declare), or none for the engine's own routes.
 
 use crate::contract::Contract;
 
@@ -13,6 +14,11 @@ pub struct Profile {
     /// What the profile configures, so what its cases test: the runner
     /// launches it with that contract's command.
     pub contract: Contract,
+    /// Engine profiles: the provider every case connects as (`X-Svc-Connection`
+    /// `{provider}`); the runner reads its declared features from `GET
+    /// /v1/providers` and skips the cases tagged `feature:<name>` it lacks.
+    /// `None`: the engine's own routes, no provider needed. Server profiles: `None`.
+    pub provider: Option<&'static str>,
     /// Extra environment for the server process.
     pub env: &'static [(&'static str, &'static str)],
     /// `template.yaml` text; written to `{dir}/template.yaml` and passed as
@@ -36,6 +42,7 @@ impl Profile {
 pub static ANY: Profile = Profile {
     name: "any",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: None,
     args: &[],
@@ -46,6 +53,7 @@ pub static ANY: Profile = Profile {
 pub static DEFAULT: Profile = Profile {
     name: "default",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: None,
     args: &[],
@@ -56,6 +64,7 @@ pub static DEFAULT: Profile = Profile {
 pub static SECURED: Profile = Profile {
     name: "secured",
     contract: Contract::Server,
+    provider: None,
     env: &[("DEPLOYER_TOKEN", "deployer-token")],
     template: Some(
         r#"
@@ -86,6 +95,7 @@ commands:
 pub static SERVER_TOKEN: Profile = Profile {
     name: "server-token",
     contract: Contract::Server,
+    provider: None,
     env: &[("SVC_SERVER_TOKEN", "the-one-token")],
     template: None,
     args: &[],
@@ -96,6 +106,7 @@ pub static SERVER_TOKEN: Profile = Profile {
 pub static POLICY: Profile = Profile {
     name: "policy",
     contract: Contract::Server,
+    provider: None,
     env: &[("SVC_SERVER_ENABLED_GROUPS", "dev_tools,-process")],
     template: Some(
         r#"
@@ -116,6 +127,7 @@ server:
 pub static CODE_LAYER: Profile = Profile {
     name: "code-layer",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: None,
     args: &["--disable-group", "system", "--enable-group", "browser"],
@@ -126,6 +138,7 @@ pub static CODE_LAYER: Profile = Profile {
 pub static LIMITS: Profile = Profile {
     name: "limits",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: Some(
         r#"
@@ -149,6 +162,7 @@ commands:
 pub static PATHS: Profile = Profile {
     name: "paths",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: Some(
         r#"
@@ -170,6 +184,7 @@ paths:
 pub static COMMANDS: Profile = Profile {
     name: "commands",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: Some(
         r#"
@@ -200,6 +215,7 @@ commands:
 pub static AGENTS: Profile = Profile {
     name: "agents",
     contract: Contract::Server,
+    provider: None,
     env: &[("SVC_SERVER_ENABLED_GROUPS", "agents")],
     template: None,
     args: &[],
@@ -211,6 +227,7 @@ pub static AGENTS: Profile = Profile {
 pub static FUZZ: Profile = Profile {
     name: "fuzz",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: Some(
         r#"
@@ -227,6 +244,7 @@ server:
 pub static AGENTS_SESSIONS: Profile = Profile {
     name: "agents-sessions",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -243,6 +261,7 @@ pub static AGENTS_SESSIONS: Profile = Profile {
 pub static AGENTS_SESSIONS_TWO: Profile = Profile {
     name: "agents-sessions-two",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -261,6 +280,7 @@ pub static AGENTS_SESSIONS_TWO: Profile = Profile {
 pub static AGENTS_SESSIONS_SMALL_HISTORY: Profile = Profile {
     name: "agents-sessions-small-history",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -278,6 +298,7 @@ pub static AGENTS_SESSIONS_SMALL_HISTORY: Profile = Profile {
 pub static AGENTS_SESSIONS_OWNERS: Profile = Profile {
     name: "agents-sessions-owners",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -304,6 +325,7 @@ identities:
 pub static AGENTS_SESSIONS_NO_RUNTIMES: Profile = Profile {
     name: "agents-sessions-no-runtimes",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -318,6 +340,7 @@ pub static AGENTS_SESSIONS_NO_RUNTIMES: Profile = Profile {
 pub static AGENTS_SMALL_FILES: Profile = Profile {
     name: "agents-small-files",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_MAX_FILE_BYTES", "1024"),
@@ -332,6 +355,7 @@ pub static AGENTS_SMALL_FILES: Profile = Profile {
 pub static AGENTS_FEW_VAULTS: Profile = Profile {
     name: "agents-few-vaults",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_MAX_VAULTS", "2"),
@@ -346,6 +370,7 @@ pub static AGENTS_FEW_VAULTS: Profile = Profile {
 pub static AGENTS_LOCAL_MCP: Profile = Profile {
     name: "agents-local-mcp",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -364,6 +389,7 @@ pub static AGENTS_LOCAL_MCP: Profile = Profile {
 pub static AGENTS_AUDITED: Profile = Profile {
     name: "agents-audited",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -384,6 +410,7 @@ pub static AGENTS_AUDITED: Profile = Profile {
 pub static AGENTS_LAUNCH: Profile = Profile {
     name: "agents-launch",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
@@ -413,6 +440,7 @@ agents:
 pub static AGENTS_WEBHOOKS: Profile = Profile {
     name: "agents-webhooks",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -444,6 +472,7 @@ identities:
 pub static AGENTS_PATHS: Profile = Profile {
     name: "agents-paths",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
         ("RT_FAKE_STATE_DIR", "{dir}/rt-state"),
@@ -469,6 +498,7 @@ paths:
 pub static AGENTS_SESSIONS_SERVER_SECRETS: Profile = Profile {
     name: "agents-sessions-server-secrets",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -491,6 +521,7 @@ pub const SERVER_SECRET_TOKEN: &str = "svc-server-token-0b7f3c9a";
 pub static AGENTS_SESSIONS_SMALL_LIMITS: Profile = Profile {
     name: "agents-sessions-small-limits",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -509,6 +540,7 @@ pub static AGENTS_SESSIONS_SMALL_LIMITS: Profile = Profile {
 pub static AGENTS_SESSIONS_OUTPUT_CAP: Profile = Profile {
     name: "agents-sessions-output-cap",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SVC_SERVER_ENABLED_GROUPS", "agents"),
         ("SVC_AGENTS_WORKSPACE", "{dir}/workspace"),
@@ -530,6 +562,7 @@ pub static AGENTS_SESSIONS_OUTPUT_CAP: Profile = Profile {
 pub static FILES: Profile = Profile {
     name: "files",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: Some(
         r#"
@@ -559,6 +592,7 @@ paths:
 pub static PROCESS: Profile = Profile {
     name: "process",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: Some(
         r#"
@@ -578,6 +612,7 @@ process:
 pub static PROCESS_GUARD: Profile = Profile {
     name: "process-guard",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: Some(
         r#"
@@ -600,6 +635,7 @@ process:
 pub static PROCESS_SHUTDOWN: Profile = Profile {
     name: "process-shutdown",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: None,
     args: &[],
@@ -612,6 +648,7 @@ pub static PROCESS_SHUTDOWN: Profile = Profile {
 pub static PROCESS_LIMITS: Profile = Profile {
     name: "process-limits",
     contract: Contract::Server,
+    provider: None,
     env: &[],
     template: Some(
         r#"
@@ -633,6 +670,7 @@ server:
 pub static SYSTEM: Profile = Profile {
     name: "system",
     contract: Contract::Server,
+    provider: None,
     env: &[
         ("SYSTEM_TEST_API_TOKEN", "tok-0c9f2e"),
         ("SYSTEM_TEST_PLAIN", "visible"),
@@ -656,6 +694,7 @@ process:
 pub static DEV_TOOLS: Profile = Profile {
     name: "dev-tools",
     contract: Contract::Server,
+    provider: None,
     env: &[("SVC_SERVER_ENABLED_GROUPS", "dev_tools")],
     template: Some(
         r#"
@@ -674,6 +713,7 @@ dev_tools:
 pub static DEV_TOOLS_LOCAL: Profile = Profile {
     name: "dev-tools-local",
     contract: Contract::Server,
+    provider: None,
     env: &[("SVC_SERVER_ENABLED_GROUPS", "dev_tools")],
     template: Some(
         r#"
@@ -698,6 +738,7 @@ const BROWSER_ENV: &[(&str, &str)] = &[("SVC_BROWSER_ALLOW_PRIVATE", "loopback")
 pub static BROWSER: Profile = Profile {
     name: "browser",
     contract: Contract::Server,
+    provider: None,
     env: BROWSER_ENV,
     template: Some(BROWSER_TEMPLATE),
     args: &[],
@@ -708,6 +749,7 @@ pub static BROWSER: Profile = Profile {
 pub static BROWSER_LIFECYCLE: Profile = Profile {
     name: "browser-lifecycle",
     contract: Contract::Server,
+    provider: None,
     env: BROWSER_ENV,
     template: Some(BROWSER_TEMPLATE),
     args: &[],
@@ -718,6 +760,7 @@ pub static BROWSER_LIFECYCLE: Profile = Profile {
 pub static BROWSER_DEATH: Profile = Profile {
     name: "browser-death",
     contract: Contract::Server,
+    provider: None,
     env: BROWSER_ENV,
     template: Some(BROWSER_TEMPLATE),
     args: &[],
@@ -728,6 +771,7 @@ pub static BROWSER_DEATH: Profile = Profile {
 pub static BROWSER_URLS: Profile = Profile {
     name: "browser-urls",
     contract: Contract::Server,
+    provider: None,
     env: BROWSER_ENV,
     template: Some(BROWSER_TEMPLATE),
     args: &[],
@@ -738,6 +782,7 @@ pub static BROWSER_URLS: Profile = Profile {
 pub static BROWSER_TIMEOUT: Profile = Profile {
     name: "browser-timeout",
     contract: Contract::Server,
+    provider: None,
     env: BROWSER_ENV,
     template: Some(BROWSER_TEMPLATE),
     args: &[],
@@ -748,8 +793,44 @@ pub static BROWSER_TIMEOUT: Profile = Profile {
 pub static BROWSER_MISSING: Profile = Profile {
     name: "browser-missing",
     contract: Contract::Server,
+    provider: None,
     env: &[("SVC_BROWSER_BIN", "/nonexistent/chromium")],
     template: Some(BROWSER_TEMPLATE),
+    args: &[],
+    files: &[],
+};
+
+/// The engine's own routes (health, providers, the door, unmatched routes): no
+/// provider needed.
+pub static ENGINE: Profile = Profile {
+    name: "engine",
+    contract: Contract::Engine,
+    provider: None,
+    env: &[],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// An engine of its own for a case that stops it (`POST /v1/shutdown`).
+pub static ENGINE_STOPPED: Profile = Profile {
+    name: "engine-stopped",
+    contract: Contract::Engine,
+    provider: None,
+    env: &[],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
+/// The builtin provider `local`: sandboxes as folders and process groups on
+/// the engine's machine.
+pub static LOCAL: Profile = Profile {
+    name: "local",
+    contract: Contract::Engine,
+    provider: Some("local"),
+    env: &[],
+    template: None,
     args: &[],
     files: &[],
 };

@@ -1,5 +1,5 @@
-//! Running cases: skip rules, one server per profile, bounded concurrency,
-//! per-case timeouts, and panics turned into failures.
+//! Running cases: skip rules, one server (or engine) per profile, bounded
+//! concurrency, per-case timeouts, and panics turned into failures.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -18,6 +18,7 @@ use futures::StreamExt as _;
 use crate::case::{Case, CaseFuture};
 use crate::contract::Contract;
 use crate::ctx::Ctx;
+use crate::engine::{self, Engine};
 use crate::launch::{self, Server};
 use crate::panic::panic_message;
 use crate::profiles::Profile;
@@ -27,8 +28,11 @@ use crate::report::{CaseResult, Report, Status};
 #[derive(Debug, Clone)]
 pub enum Reach {
     /// A command with `{port}` (and optionally `{config}`), launched per profile.
+    /// An engine's command gets a fresh `SVC_STATE_DIR` and is found through
+    /// the descriptor it writes there.
     Launch(String),
-    /// Already running at this base URL; only `ANY` cases run.
+    /// Already running at this base URL. A server runs only `ANY` cases; an
+    /// engine runs every case but those that stop it or read its state folder.
     BaseUrl(String),
 }
 
@@ -73,6 +77,9 @@ pub struct Options {
     pub target: Target,
     /// Sent as a bearer token by `Ctx::request`.
     pub token: Option<String>,
+    /// The token of an engine reached by [`Reach::BaseUrl`] (a launched one's is read
+    /// from its descriptor).
+    pub engine_token: Option<String>,
     /// Put first on the server's PATH; `None` means [`launch::default_runtimes_dir`].
     pub runtimes_dir: Option<PathBuf>,
     pub skip_tags: Vec<String>,
@@ -92,6 +99,7 @@ impl Options {
         Options {
             target,
             token: None,
+            engine_token: None,
             runtimes_dir: None,
             skip_tags: Vec::new(),
             jobs: 8,
@@ -231,7 +239,15 @@ fn skip_reason(case: &Case, opts: &Options, fake_runtimes: bool) -> Option<Strin
             contract.reach_flags()
         ));
     };
-    if matches!(reach, Reach::BaseUrl(_)) && !case.profile.is_any() {
+    let running = matches!(reach, Reach::BaseUrl(_));
+    if running && contract == Contract::Engine && case.has_tag("needs:own-engine") {
+        return Some(
+            "needs:own-engine: it stops the engine or reads its state folder; \
+             launch one with --engine-cmd"
+                .to_string(),
+        );
+    }
+    if running && contract == Contract::Server && !case.profile.is_any() {
         return Some(format!(
             "needs profile {}; launch the {contract} with {}",
             case.profile.name,
@@ -276,22 +292,34 @@ async fn run_profile(
     runtimes: Option<&Path>,
 ) -> Vec<CaseResult> {
     let started = Instant::now();
-    let (server, ctx) = match connect(profile, opts, runtimes).await {
+    let fail_all = |cases: &[Case], e: anyhow::Error| -> Vec<CaseResult> {
+        let msg = format!("{e:#}");
+        let ms = elapsed_ms(started);
+        cases
+            .iter()
+            .map(|c| {
+                let r = result(c, Status::Fail, msg.clone(), ms);
+                notify(opts, &r);
+                r
+            })
+            .collect()
+    };
+    let (launched, ctx) = match connect(profile, opts, runtimes).await {
         Ok(pair) => pair,
-        Err(e) => {
-            let msg = format!("{e:#}");
-            let ms = elapsed_ms(started);
-            return cases
-                .iter()
-                .map(|c| {
-                    let r = result(c, Status::Fail, msg.clone(), ms);
-                    notify(opts, &r);
-                    r
-                })
-                .collect();
+        Err(e) => return fail_all(&cases, e),
+    };
+    let (cases, mut skipped) = match provider_skips(profile, &ctx, cases).await {
+        Ok(split) => split,
+        Err((cases, e)) => {
+            let results = fail_all(&cases, e);
+            launched.stop(&ctx).await;
+            return results;
         }
     };
-    let results = futures::stream::iter(cases)
+    for r in &skipped {
+        notify(opts, r);
+    }
+    let mut results = futures::stream::iter(cases)
         .map(|case| {
             let ctx = ctx.for_case(case.id);
             let timeout = opts.case_timeout;
@@ -313,30 +341,107 @@ async fn run_profile(
         .inspect(|r| notify(opts, r))
         .collect::<Vec<_>>()
         .await;
-    if let Some(server) = server {
-        server.stop().await;
-    }
+    launched.stop(&ctx).await;
+    results.append(&mut skipped);
     results
+}
+
+/// What the runner started for a profile, to be stopped after its cases.
+enum Launched {
+    /// Already running (`--base-url`, `--engine-url`).
+    Nothing,
+    Server(Server),
+    Engine(Engine),
+}
+
+impl Launched {
+    /// Stops what was launched. An engine's sandboxes are killed first, even one the
+    /// runner did not launch: a sandbox outlives its engine.
+    async fn stop(self, ctx: &Ctx) {
+        if ctx.is_engine() {
+            engine::kill_sandboxes(ctx).await;
+        }
+        match self {
+            Launched::Nothing => {}
+            Launched::Server(server) => server.stop().await,
+            Launched::Engine(engine) => engine.stop(ctx).await,
+        }
+    }
+}
+
+/// An engine profile's cases split into those to run and those skipped because its
+/// provider does not declare a feature they need (or is not there at all). An error
+/// hands the cases back: the engine could not say what its providers declare.
+async fn provider_skips(
+    profile: &'static Profile,
+    ctx: &Ctx,
+    cases: Vec<Case>,
+) -> Result<(Vec<Case>, Vec<CaseResult>), (Vec<Case>, anyhow::Error)> {
+    let Some(provider) = profile.provider else {
+        return Ok((cases, Vec::new()));
+    };
+    let declared = match engine::provider_features(ctx, provider).await {
+        Ok(declared) => declared,
+        Err(e) => return Err((cases, e.context("reading GET /v1/providers"))),
+    };
+    let mut run = Vec::new();
+    let mut skipped = Vec::new();
+    for case in cases {
+        let reason = match &declared {
+            Err(reason) => Some(reason.clone()),
+            Ok(features) => engine::needed_features(case.tags)
+                .find(|f| !features.contains(*f))
+                .map(|f| format!("provider {provider} does not declare {f}")),
+        };
+        match reason {
+            Some(reason) => skipped.push(result(&case, Status::Skip, reason, 0)),
+            None => run.push(case),
+        }
+    }
+    Ok((run, skipped))
 }
 
 async fn connect(
     profile: &'static Profile,
     opts: &Options,
     runtimes: Option<&Path>,
-) -> anyhow::Result<(Option<Server>, Ctx)> {
-    match opts.target.reach(profile.contract) {
+) -> anyhow::Result<(Launched, Ctx)> {
+    let contract = profile.contract;
+    match (contract, opts.target.reach(contract)) {
         // Skipped before this point; kept as an error rather than a panic.
-        None => bail!("no {} to test", profile.contract),
-        Some(Reach::BaseUrl(url)) => {
+        (_, None) => bail!("no {contract} to test"),
+        (Contract::Server, Some(Reach::BaseUrl(url))) => {
             let ctx = Ctx::new(url, None, opts.token.clone(), profile.name)?;
-            Ok((None, ctx.with_terminal_url(opts.terminal_url.clone())))
+            Ok((
+                Launched::Nothing,
+                ctx.with_terminal_url(opts.terminal_url.clone()),
+            ))
         }
-        Some(Reach::Launch(cmd)) => {
+        (Contract::Server, Some(Reach::Launch(cmd))) => {
             let server = launch::launch(cmd, profile, runtimes, opts.ready_timeout).await?;
             let dir = Some(server.dir().to_path_buf());
             let ctx = Ctx::new(&server.base_url, dir, opts.token.clone(), profile.name)?
                 .with_terminal_url(server.terminal_url.clone());
-            Ok((Some(server), ctx))
+            Ok((Launched::Server(server), ctx))
+        }
+        (Contract::Engine, Some(Reach::BaseUrl(url))) => {
+            // Cases write `/v1/...` themselves.
+            let base = url.trim_end_matches('/').trim_end_matches("/v1");
+            let ctx = Ctx::new(base, None, opts.engine_token.clone(), profile.name)?
+                .for_engine(profile.provider);
+            Ok((Launched::Nothing, ctx))
+        }
+        (Contract::Engine, Some(Reach::Launch(cmd))) => {
+            let engine = engine::launch(cmd, profile, opts.ready_timeout).await?;
+            let dir = Some(engine.state_dir());
+            let ctx = Ctx::new(
+                &engine.base_url,
+                dir,
+                Some(engine.token.clone()),
+                profile.name,
+            )?
+            .for_engine(profile.provider);
+            Ok((Launched::Engine(engine), ctx))
         }
     }
 }
@@ -438,6 +543,7 @@ mod tests {
     static CONFIGURED: Profile = Profile {
         name: "test-configured",
         contract: Contract::Server,
+        provider: None,
         env: &[("FIXTURE_MARK", "in {dir}"), ("SVC_FROM_PROFILE", "yes")],
         template: Some("root: {dir}/work\n"),
         args: &["--extra", "two words"],

@@ -99,7 +99,7 @@ fn list_prints_ids() {
     let ids = listed_ids();
     assert!(ids.iter().any(|id| id == "core/health/001"), "{ids:?}");
     let a = runner()
-        .args(["--list", "--filter", "health/001"])
+        .args(["--list", "--filter", "core/health/001"])
         .assert()
         .success();
     assert_eq!(stdout_of(&a).trim(), "core/health/001");
@@ -270,6 +270,52 @@ fn usage_errors_exit_2() {
         .code(2);
     runner()
         .args(["--format", "xml", "--list"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn engine_cases_skip_without_an_engine() {
+    let a = runner()
+        .args([
+            "--server-cmd",
+            &fixture_cmd(),
+            "--filter",
+            "engine/health/001",
+        ])
+        .assert()
+        .success();
+    let out = stdout_of(&a);
+    assert!(
+        out.contains(
+            "skipped: no engine to test; give --engine-cmd CMD or --engine-url URL --engine-token TOKEN"
+        ),
+        "{out}"
+    );
+    assert_eq!(final_counts(&out), (0, 0, 1));
+}
+
+#[test]
+fn engine_that_exits_at_once_fails_its_cases_with_its_output() {
+    let a = runner()
+        .args([
+            "--engine-cmd",
+            "echo 'no state for you' >&2; exit 5",
+            "--filter",
+            "engine/health/001",
+        ])
+        .assert()
+        .code(1);
+    let out = stdout_of(&a);
+    assert!(out.contains("exited (exit status: 5)"), "{out}");
+    assert!(out.contains("| no state for you"), "{out}");
+    assert_eq!(final_counts(&out), (0, 1, 0));
+}
+
+#[test]
+fn engine_url_needs_its_token() {
+    runner()
+        .args(["--engine-url", "http://127.0.0.1:9", "--filter", "engine/"])
         .assert()
         .code(2);
 }

@@ -1,4 +1,4 @@
-//! Runs the conformance suite against any svc-compatible server.
+//! Runs the conformance suite against any svc-compatible server and engine.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ enum Format {
     Json,
 }
 
-/// Black-box conformance suite for svc-compatible servers.
+/// Black-box conformance suite for svc-compatible servers and engines.
 #[derive(Debug, Parser)]
 #[command(name = "svc-conformance", version)]
 struct Cli {
@@ -36,6 +36,18 @@ struct Cli {
     /// Bearer token sent by cases that authenticate.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
+    /// Launch an engine per profile: a shell command ({port} replaced by 0,
+    /// {state_dir} by the fresh state folder also given as SVC_STATE_DIR); the
+    /// runner reads the port and token from <state_dir>/engine.json.
+    #[arg(long, value_name = "CMD", conflicts_with = "engine_url")]
+    engine_cmd: Option<String>,
+    /// Test an already running engine (`http://127.0.0.1:PORT`); cases that
+    /// stop it or read its state folder are skipped.
+    #[arg(long, value_name = "URL", requires = "engine_token")]
+    engine_url: Option<String>,
+    /// The token of the --engine-url engine (its descriptor's `token`).
+    #[arg(long, value_name = "TOKEN", requires = "engine_url")]
+    engine_token: Option<String>,
     /// Directory put first on the server's PATH (fake runtimes rt-one, rt-two).
     #[arg(long, value_name = "DIR")]
     runtimes_dir: Option<PathBuf>,
@@ -88,17 +100,33 @@ fn main() -> ExitCode {
         (None, Some(url)) => Some(Reach::BaseUrl(url)),
         (None, None) => None,
     };
+    let engine = match (cli.engine_cmd.clone(), cli.engine_url.clone()) {
+        (Some(cmd), _) if cmd.trim().is_empty() => usage("--engine-cmd must not be empty"),
+        (Some(cmd), _) => Some(Reach::Launch(cmd)),
+        (None, Some(url)) if !url.starts_with("http://") => {
+            usage("--engine-url must start with http:// (the engine listens on loopback)")
+        }
+        (None, Some(url)) => Some(Reach::BaseUrl(url)),
+        (None, None) => None,
+    };
     let mut target = Target::new();
     if let Some(reach) = server {
         target = target.with(Contract::Server, reach);
     }
+    if let Some(reach) = engine {
+        target = target.with(Contract::Engine, reach);
+    }
     if target.is_empty() {
-        usage("give --server-cmd '<command with {port}>' or --base-url URL");
+        usage(
+            "give --server-cmd '<command with {port}>' or --base-url URL, \
+             and/or --engine-cmd CMD or --engine-url URL --engine-token TOKEN",
+        );
     }
     quiet_insta();
 
     let mut opts = Options::new(target);
     opts.token = cli.token.clone();
+    opts.engine_token = cli.engine_token.clone();
     opts.terminal_url = cli.terminal_url.clone();
     opts.runtimes_dir = cli.runtimes_dir.clone();
     opts.skip_tags = cli.skip_tags.clone();

@@ -41,6 +41,7 @@ groups! {
     dev_tools: Server,
     browser: Server,
     agents: Server,
+    engine: Engine,
 }
 
 pub fn all() -> Vec<Case> {

@@ -19,6 +19,7 @@ use tokio_tungstenite::tungstenite::Message;
 pub static TERMINAL: Profile = Profile {
     name: "terminal",
     contract: Contract::Server,
+    provider: None,
     env: &[("TERMINAL_CANARY", "server-only")],
     template: Some(
         r#"

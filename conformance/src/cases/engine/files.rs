@@ -1,0 +1,340 @@
+//! Files of a sandbox (spec 4.4): content as raw bytes both ways, list, info,
+//! exists, mkdir, move, remove, every path kept inside the sandbox's folder
+//! (relative paths start there).
+
+use super::support::{
+    check_entry, delete, error_snapshot, expect_error, get, post, q, req, sandbox, sb, sh, snapshot,
+};
+use crate::{Case, Ctx, Resp, case, profiles};
+use anyhow::{Context as _, anyhow, ensure};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case! {
+            id: "engine/files/001",
+            spec: "PUT .../files/content?path= writes the raw body (any bytes) and answers the file's entry info `{name, path, type, size, mode, modified_at}`; GET .../files/content?path= answers exactly those bytes as `application/octet-stream` with their length.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_write", "files_read"],
+            codes: [],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let bytes: Vec<u8> = (0..=255u8).chain(b"\r\n\0end".iter().copied()).collect();
+                let resp = put(&ctx, &id, "data/blob.bin&parents=true", bytes.clone()).await?;
+                resp.expect_status(200)?;
+                let entry = resp.json()?;
+                check_entry(&entry)?;
+                ensure!(entry["name"] == "blob.bin" && entry["type"] == "file" && entry["size"] == bytes.len() && entry["path"].as_str().is_some_and(|p| p.ends_with("data/blob.bin")), "{entry}");
+                snapshot(&ctx, "engine__files__written", &entry)?;
+                let resp = read(&ctx, &id, "data/blob.bin").await?;
+                resp.expect_status(200)?;
+                ensure!(resp.header("content-type") == Some("application/octet-stream"), "{}", resp.describe());
+                ensure!(resp.header("content-length") == Some(bytes.len().to_string().as_str()), "{}", resp.describe());
+                ensure!(resp.body.as_ref() == bytes.as_slice(), "the bytes read are the bytes written");
+                // A larger body streams through whole.
+                let big: Vec<u8> = (0..3 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+                put(&ctx, &id, "big.bin", big.clone()).await?.expect_status(200)?;
+                let back = read(&ctx, &id, "big.bin").await?;
+                ensure!(back.status == 200 && back.body.as_ref() == big.as_slice(), "3 MiB round trip ({} bytes back)", back.body.len());
+                let empty = put(&ctx, &id, "empty", Vec::new()).await?;
+                ensure!(empty.status == 200 && empty.json()?["size"] == 0, "{}", empty.describe());
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/002",
+            spec: "`overwrite=false` on a file that exists is 400 `E4004` (the file unchanged), `overwrite=true` replaces it; without `parents=true` a missing parent directory is 404 `E2004`; writing onto a directory is 400 `E4006`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_write"],
+            codes: ["E4004", "E2004", "E4006"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                put(&ctx, &id, "keep.txt", b"first".to_vec()).await?.expect_status(200)?;
+                let body = expect_error(&put(&ctx, &id, "keep.txt&overwrite=false", b"second".to_vec()).await?, 400, "E4004")?;
+                error_snapshot(&ctx, "engine__files__exists", &body, &[(&id, "[sandbox_id]")])?;
+                ensure!(read(&ctx, &id, "keep.txt").await?.body.as_ref() == b"first", "a refused write changes nothing");
+                put(&ctx, &id, "keep.txt&overwrite=true", b"third".to_vec()).await?.expect_status(200)?;
+                ensure!(read(&ctx, &id, "keep.txt").await?.body.as_ref() == b"third", "overwrite=true replaces it");
+                expect_error(&put(&ctx, &id, "no/such/dir/f.txt&parents=false", b"x".to_vec()).await?, 404, "E2004")?;
+                post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "adir"})).await?.expect_status(200)?;
+                expect_error(&put(&ctx, &id, "adir&overwrite=true", b"x".to_vec()).await?, 400, "E4006")?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/003",
+            spec: "GET .../files/list?path=&depth= answers `{entries: [entry info...]}` of a directory down to `depth` (1-10, default 1); depth 0 or 11 is 400 `E4001`; listing a file is 400 `E4006`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_list"],
+            codes: ["E4001", "E4006"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                for f in ["t/a.txt", "t/d/b.txt", "t/d/e/c.txt"] {
+                    put(&ctx, &id, &format!("{f}&parents=true"), f.as_bytes().to_vec()).await?.expect_status(200)?;
+                }
+                let list = |query: String| { let (ctx, id) = (ctx.clone(), id.clone()); async move {
+                    let resp = get(&ctx, &sb(&id, &format!("/files/list?{query}"))).await?;
+                    resp.expect_status(200)?;
+                    let body = resp.json()?;
+                    ensure!(body.as_object().is_some_and(|m| m.len() == 1), "the answer is `{{entries}}`: {body}");
+                    let entries = body["entries"].as_array().cloned().ok_or_else(|| anyhow!("`entries` is a list: {body}"))?;
+                    for e in &entries { check_entry(e)?; }
+                    Ok::<_, anyhow::Error>(entries)
+                }};
+                let tails = |entries: &[Value]| -> Vec<String> {
+                    let mut t: Vec<String> = entries.iter().filter_map(|e| e["path"].as_str()).map(|p| p.rsplit_once("/t/").map_or(p, |(_, r)| r).to_owned()).collect();
+                    t.sort();
+                    t
+                };
+                ensure!(tails(&list("path=t".into()).await?) == ["a.txt", "d"], "depth 1 by default");
+                let two = list("path=t&depth=2".into()).await?;
+                ensure!(tails(&two) == ["a.txt", "d", "d/b.txt", "d/e"], "depth 2: {:?}", tails(&two));
+                ensure!(tails(&list("path=t&depth=10".into()).await?) == ["a.txt", "d", "d/b.txt", "d/e", "d/e/c.txt"], "depth 10 is all");
+                let mut sorted = two.clone();
+                sorted.sort_by_key(|e| e["path"].as_str().unwrap_or_default().to_owned());
+                snapshot(&ctx, "engine__files__list", &json!({"entries": sorted}))?;
+                for bad in ["path=t&depth=0", "path=t&depth=11", "path=t&depth=x", "depth=1", "path=t&depth=1&depth=2"] {
+                    let resp = get(&ctx, &sb(&id, &format!("/files/list?{bad}"))).await?;
+                    let body = expect_error(&resp, 400, "E4001").with_context(|| bad.to_owned())?;
+                    if bad == "path=t&depth=11" {
+                        error_snapshot(&ctx, "engine__files__depth_refused", &body, &[])?;
+                    }
+                }
+                expect_error(&get(&ctx, &sb(&id, "/files/list?path=t/a.txt")).await?, 400, "E4006")?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/004",
+            spec: "GET .../files/info?path= answers the entry info of a file or directory; GET .../files/exists?path= answers `{exists}`, false for a missing path; info of a missing path is 404 `E2004`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_info", "files_exists"],
+            codes: ["E2004"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                put(&ctx, &id, "i/f.txt&parents=true", b"12345".to_vec()).await?.expect_status(200)?;
+                let resp = get(&ctx, &sb(&id, "/files/info?path=i/f.txt")).await?;
+                resp.expect_status(200)?;
+                let file = resp.json()?;
+                check_entry(&file)?;
+                ensure!(file["name"] == "f.txt" && file["type"] == "file" && file["size"] == 5, "{file}");
+                snapshot(&ctx, "engine__files__info", &file)?;
+                let dir = get(&ctx, &sb(&id, "/files/info?path=i")).await?.json()?;
+                check_entry(&dir)?;
+                ensure!(dir["type"] == "dir" && dir["name"] == "i", "{dir}");
+                for (path, exists) in [("i/f.txt", true), ("i", true), ("i/nothing", false)] {
+                    let resp = get(&ctx, &sb(&id, &format!("/files/exists?path={}", q(path)))).await?;
+                    resp.expect_status(200)?;
+                    ensure!(resp.json()? == json!({"exists": exists}), "{path}: {}", resp.describe());
+                }
+                let body = expect_error(&get(&ctx, &sb(&id, "/files/info?path=i/nothing")).await?, 404, "E2004")?;
+                error_snapshot(&ctx, "engine__files__not_found", &body, &[(&id, "[sandbox_id]")])?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/005",
+            spec: "POST .../files/mkdir `{path, parents?}` makes a directory and answers its entry info; an existing path is 400 `E4004`; a missing parent without `parents: true` is 404 `E2004`; an unknown field is 400 `E4001`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_mkdir"],
+            codes: ["E4004", "E2004", "E4001"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let resp = post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "m/n/o", "parents": true})).await?;
+                resp.expect_status(200)?;
+                let entry = resp.json()?;
+                check_entry(&entry)?;
+                ensure!(entry["type"] == "dir" && entry["name"] == "o", "{entry}");
+                snapshot(&ctx, "engine__files__mkdir", &entry)?;
+                expect_error(&post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "m/n/o"})).await?, 400, "E4004")?;
+                expect_error(&post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "x/y", "parents": false})).await?, 404, "E2004")?;
+                expect_error(&post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "z", "mode": "0700"})).await?, 400, "E4001")?;
+                expect_error(&post(&ctx, &sb(&id, "/files/mkdir"), &json!({})).await?, 400, "E4001")?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/006",
+            spec: "POST .../files/move `{from, to, overwrite?}` renames and answers the entry info at the new path; onto an existing path without `overwrite: true` is 400 `E4004`; a missing `from` is 404 `E2004`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_move"],
+            codes: ["E4004", "E2004"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                put(&ctx, &id, "from.txt", b"moving".to_vec()).await?.expect_status(200)?;
+                put(&ctx, &id, "there.txt", b"in the way".to_vec()).await?.expect_status(200)?;
+                let resp = post(&ctx, &sb(&id, "/files/move"), &json!({"from": "from.txt", "to": "to.txt"})).await?;
+                resp.expect_status(200)?;
+                let entry = resp.json()?;
+                check_entry(&entry)?;
+                ensure!(entry["name"] == "to.txt" && entry["size"] == 6, "{entry}");
+                snapshot(&ctx, "engine__files__moved", &entry)?;
+                ensure!(get(&ctx, &sb(&id, "/files/exists?path=from.txt")).await?.json()? == json!({"exists": false}), "the old path is gone");
+                expect_error(&post(&ctx, &sb(&id, "/files/move"), &json!({"from": "to.txt", "to": "there.txt"})).await?, 400, "E4004")?;
+                ensure!(read(&ctx, &id, "there.txt").await?.body.as_ref() == b"in the way", "a refused move changes nothing");
+                post(&ctx, &sb(&id, "/files/move"), &json!({"from": "to.txt", "to": "there.txt", "overwrite": true})).await?.expect_status(200)?;
+                ensure!(read(&ctx, &id, "there.txt").await?.body.as_ref() == b"moving", "overwrite: true replaces it");
+                expect_error(&post(&ctx, &sb(&id, "/files/move"), &json!({"from": "never.txt", "to": "x.txt"})).await?, 404, "E2004")?;
+                expect_error(&post(&ctx, &sb(&id, "/files/move"), &json!({"from": "there.txt"})).await?, 400, "E4001")?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/007",
+            spec: "DELETE .../files?path= removes a file and answers `{path, deleted: true}`; a non-empty directory needs `recursive=true` (else 400 `E4006`); a missing path is 404 `E2004`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_remove"],
+            codes: ["E4006", "E2004"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                put(&ctx, &id, "r/inner/f.txt&parents=true", b"x".to_vec()).await?.expect_status(200)?;
+                put(&ctx, &id, "lone.txt", b"x".to_vec()).await?.expect_status(200)?;
+                let resp = delete(&ctx, &sb(&id, "/files?path=lone.txt")).await?;
+                resp.expect_status(200)?;
+                let body = resp.json()?;
+                ensure!(body["deleted"] == true && body["path"].as_str().is_some_and(|p| p.ends_with("lone.txt")) && body.as_object().is_some_and(|m| m.len() == 2), "{body}");
+                snapshot(&ctx, "engine__files__removed", &body)?;
+                let err = expect_error(&delete(&ctx, &sb(&id, "/files?path=r")).await?, 400, "E4006")?;
+                error_snapshot(&ctx, "engine__files__not_empty", &err, &[(&id, "[sandbox_id]")])?;
+                ensure!(get(&ctx, &sb(&id, "/files/exists?path=r/inner/f.txt")).await?.json()? == json!({"exists": true}), "a refused remove removes nothing");
+                delete(&ctx, &sb(&id, "/files?path=r&recursive=true")).await?.expect_status(200)?;
+                ensure!(get(&ctx, &sb(&id, "/files/exists?path=r")).await?.json()? == json!({"exists": false}), "recursive removes it whole");
+                expect_error(&delete(&ctx, &sb(&id, "/files?path=lone.txt")).await?, 404, "E2004")?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/008",
+            spec: "A path that leaves the sandbox's folder (`../../etc/passwd`, an absolute path outside it) is 400 `E4005` on every file route, and nothing outside is read or written.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_read", "files_write", "files_list", "files_info", "files_exists", "files_mkdir", "files_move", "files_remove"],
+            codes: ["E4005"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                put(&ctx, &id, "inside.txt", b"x".to_vec()).await?.expect_status(200)?;
+                let outside = tempfile::tempdir()?;
+                let target = outside.path().join("planted.txt");
+                let target_s = target.to_string_lossy().into_owned();
+                for escape in ["../../etc/passwd", "/etc/passwd", "a/../../../etc/passwd", target_s.as_str()] {
+                    let e = q(escape);
+                    let tries: Vec<Try> = vec![
+                        (Method::GET, format!("/files/content?path={e}"), None, None),
+                        (Method::PUT, format!("/files/content?path={e}&overwrite=true"), None, Some(b"planted".to_vec())),
+                        (Method::GET, format!("/files/list?path={e}"), None, None),
+                        (Method::GET, format!("/files/info?path={e}"), None, None),
+                        (Method::GET, format!("/files/exists?path={e}"), None, None),
+                        (Method::POST, "/files/mkdir".into(), Some(json!({"path": escape, "parents": true})), None),
+                        (Method::POST, "/files/move".into(), Some(json!({"from": "inside.txt", "to": escape})), None),
+                        (Method::POST, "/files/move".into(), Some(json!({"from": escape, "to": "stolen.txt"})), None),
+                        (Method::DELETE, format!("/files?path={e}"), None, None),
+                    ];
+                    for (method, rest, json_body, raw) in tries {
+                        let mut rb = req(&ctx, method.clone(), &sb(&id, &rest));
+                        if let Some(b) = json_body { rb = rb.json(&b); }
+                        if let Some(b) = raw { rb = rb.body(b); }
+                        let resp = ctx.send(rb).await?;
+                        let body = expect_error(&resp, 400, "E4005").with_context(|| format!("{method} {rest} ({escape})"))?;
+                        if escape == "../../etc/passwd" && method == Method::GET && rest.starts_with("/files/content") {
+                            error_snapshot(&ctx, "engine__files__escape", &body, &[(&id, "[sandbox_id]")])?;
+                        }
+                    }
+                }
+                ensure!(!target.exists(), "nothing was written outside the sandbox");
+                ensure!(get(&ctx, &sb(&id, "/files/exists?path=inside.txt")).await?.json()? == json!({"exists": true}), "nothing inside was moved out");
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/009",
+            spec: "A link inside the sandbox that points out of it is no way out: reading or writing through it is 400 `E4005`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files", "feature:commands"],
+            endpoints: ["files_read", "files_write"],
+            codes: ["E4005"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let outside = tempfile::tempdir()?;
+                std::fs::write(outside.path().join("secret.txt"), "outside")?;
+                sh(&ctx, &id, &format!("ln -s {} out", crate::launch::shell_quote(&outside.path().to_string_lossy()))).await?;
+                expect_error(&read(&ctx, &id, "out/secret.txt").await?, 400, "E4005")?;
+                expect_error(&put(&ctx, &id, "out/planted.txt", b"x".to_vec()).await?, 400, "E4005")?;
+                ensure!(!outside.path().join("planted.txt").exists(), "nothing was written through the link");
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/010",
+            spec: "Reading a missing file is 404 `E2004`; reading a directory is 400 `E4006`; a file query without `path`, with it twice or with a parameter it does not know is 400 `E4001`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_read"],
+            codes: ["E2004", "E4006", "E4001"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "d"})).await?.expect_status(200)?;
+                expect_error(&read(&ctx, &id, "missing.txt").await?, 404, "E2004")?;
+                expect_error(&read(&ctx, &id, "d").await?, 400, "E4006")?;
+                for bad in ["", "?path=", "?path=a&path=b", "?path=a&colour=red"] {
+                    let resp = get(&ctx, &sb(&id, &format!("/files/content{bad}"))).await?;
+                    expect_error(&resp, 400, "E4001").with_context(|| bad.to_owned())?;
+                }
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/011",
+            spec: "Files and commands share the sandbox's folder: a relative path names the same file for both.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files", "feature:commands"],
+            endpoints: ["files_write", "files_read", "commands_run"],
+            codes: [],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                put(&ctx, &id, "shared/in.txt&parents=true", b"from files".to_vec()).await?.expect_status(200)?;
+                ensure!(sh(&ctx, &id, "cat shared/in.txt; echo from commands > shared/out.txt").await? == "from files", "a command reads what files wrote");
+                ensure!(read(&ctx, &id, "shared/out.txt").await?.body.as_ref() == b"from commands\n", "files read what a command wrote");
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+    ]
+}
+
+/// A request of the escape case: method, path after the sandbox, a JSON body or raw bytes.
+type Try = (Method, String, Option<Value>, Option<Vec<u8>>);
+
+/// `PUT .../files/content?path=<path_and_query>` with a raw body.
+async fn put(ctx: &Ctx, id: &str, path_and_query: &str, body: Vec<u8>) -> anyhow::Result<Resp> {
+    let rb = req(
+        ctx,
+        Method::PUT,
+        &sb(id, &format!("/files/content?path={path_and_query}")),
+    )
+    .header("content-type", "application/octet-stream")
+    .body(body);
+    ctx.send(rb).await
+}
+
+/// `GET .../files/content?path=`.
+async fn read(ctx: &Ctx, id: &str, path: &str) -> anyhow::Result<Resp> {
+    get(ctx, &sb(id, &format!("/files/content?path={}", q(path)))).await
+}

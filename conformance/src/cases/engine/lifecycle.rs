@@ -1,0 +1,156 @@
+//! A sandbox's life (spec 3, 8): its lifetime set at create and moved by the
+//! timeout route, enforced with everything in it, and pause that really stops its
+//! processes until resume.
+
+use super::support::{
+    alive, check_record, create, epoch, expect_error, get, gone, now, post, processes, sb, sh,
+    snapshot,
+};
+use crate::{Case, Ctx, case, profiles};
+use anyhow::{Context as _, anyhow, ensure};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case! {
+            id: "engine/lifecycle/001",
+            spec: "POST .../timeout `{timeout}` sets the sandbox's remaining lifetime, counted from now, and answers the record with the new `expires_at`; a timeout outside 1-86400, a missing one or an unknown field is 400 `E4001`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:timeout"],
+            endpoints: ["sandboxes_timeout"],
+            codes: ["E4001"],
+            run: |ctx| async move {
+                let id = id_of(&create(&ctx, &json!({"timeout": 60})).await?)?;
+                let resp = post(&ctx, &sb(&id, "/timeout"), &json!({"timeout": 900})).await?;
+                resp.expect_status(200)?;
+                let record = resp.json()?;
+                check_record(&record)?;
+                let left = epoch(record["expires_at"].as_str().unwrap_or_default())? - now();
+                ensure!((897..=901).contains(&left), "the sandbox now ends 900 s from now, not {left} s: {record}");
+                let info = get(&ctx, &sb(&id, "")).await?.json()?;
+                ensure!(info["expires_at"] == record["expires_at"], "info shows the new lifetime: {info}");
+                for bad in [json!({"timeout": 0}), json!({"timeout": 86_401}), json!({}), json!({"timeout": 60, "extra": 1}), json!({"timeout": "60"})] {
+                    expect_error(&post(&ctx, &sb(&id, "/timeout"), &bad).await?, 400, "E4001").with_context(|| format!("body {bad}"))?;
+                }
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/lifecycle/002",
+            spec: "At the end of its lifetime the sandbox and everything in it is gone: shortened to 1 s by the timeout route, it is 404 `E2009` soon after and a process it left in the background has ended.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:timeout", "feature:commands"],
+            endpoints: ["sandboxes_timeout"],
+            codes: ["E2009"],
+            run: |ctx| async move {
+                let id = id_of(&create(&ctx, &json!({"timeout": 300})).await?)?;
+                let bg = background_sleep(&ctx, &id).await?;
+                post(&ctx, &sb(&id, "/timeout"), &json!({"timeout": 1})).await?.expect_status(200)?;
+                expired(&ctx, &id, bg).await
+            },
+        },
+        case! {
+            id: "engine/lifecycle/003",
+            spec: "The lifetime given at create is enforced: a sandbox created with `timeout: 2` is gone, with its processes, a few seconds later.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:commands"],
+            endpoints: ["sandboxes_create", "sandboxes_info"],
+            codes: ["E2009"],
+            run: |ctx| async move {
+                let id = id_of(&create(&ctx, &json!({"timeout": 2})).await?)?;
+                let bg = background_sleep(&ctx, &id).await?;
+                expired(&ctx, &id, bg).await
+            },
+        },
+        case! {
+            id: "engine/lifecycle/004",
+            spec: "POST .../pause stops every process of the sandbox (one left in the background too) and answers the record, status `paused`; `running` is then false, the processes are listed `stopped`, and a command is 400 `E4003`; POST .../resume continues them, status `running` again.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:pause", "feature:commands", "feature:processes"],
+            endpoints: ["sandboxes_pause", "sandboxes_resume", "sandboxes_running", "commands_run"],
+            codes: ["E4003"],
+            run: |ctx| async move {
+                let id = id_of(&create(&ctx, &json!({"timeout": 300})).await?)?;
+                // A counter the runner reads straight from the sandbox's folder: it only moves while
+                // the sandbox runs, whatever the provider pauses with.
+                let out = sh(&ctx, &id, "pwd; (i=0; while :; do i=$((i+1)); echo $i > .counter; sleep 0.05; done) >/dev/null 2>&1 & echo $!").await?;
+                let mut lines = out.lines();
+                let cwd = PathBuf::from(lines.next().unwrap_or_default());
+                let bg: u64 = lines.next().unwrap_or_default().trim().parse().with_context(|| format!("`pwd; ... & echo $!` printed {out:?}"))?;
+                let counter = cwd.join(".counter");
+                let read = || std::fs::read_to_string(&counter).ok().and_then(|s| s.trim().parse::<u64>().ok()).unwrap_or(0);
+                super::support::eventually(Duration::from_secs(5), "the counter runs", || async { Ok((read() > 2).then_some(())) }).await?;
+
+                let resp = post(&ctx, &sb(&id, "/pause"), &json!({})).await?;
+                resp.expect_status(200)?;
+                let paused = resp.json()?;
+                check_record(&paused)?;
+                ensure!(paused["status"] == "paused", "{paused}");
+                snapshot(&ctx, "engine__lifecycle__paused", &paused)?;
+                ensure!(get(&ctx, &sb(&id, "/running")).await?.json()? == json!({"running": false}), "a paused sandbox is not running");
+                ensure!(get(&ctx, &sb(&id, "")).await?.json()?["status"] == "paused", "info says paused");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let at_pause = read();
+                tokio::time::sleep(Duration::from_millis(700)).await;
+                ensure!(read() == at_pause, "the background counter moved while paused ({at_pause} -> {})", read());
+                ensure!(alive(bg), "paused is not killed");
+                let listed = processes(&ctx, &id).await?;
+                let shell = listed.iter().find(|p| p["pid"] == bg).ok_or_else(|| anyhow!("the background loop is listed: {listed:?}"))?;
+                ensure!(shell["state"] == "stopped", "a paused process is listed `stopped`: {shell}");
+                let refused = post(&ctx, &sb(&id, "/commands/run"), &json!({"cmd": "true"})).await?;
+                let body = expect_error(&refused, 400, "E4003")?;
+                super::support::error_snapshot(&ctx, "engine__lifecycle__not_running", &body, &[(&id, "[sandbox_id]")])?;
+
+                let resp = post(&ctx, &sb(&id, "/resume"), &json!({})).await?;
+                resp.expect_status(200)?;
+                let resumed = resp.json()?;
+                ensure!(resumed["status"] == "running", "{resumed}");
+                super::support::eventually(Duration::from_secs(5), "the counter moves again", || async { Ok((read() > at_pause).then_some(())) }).await?;
+                ensure!(sh(&ctx, &id, "echo back").await? == "back\n", "commands run again");
+                for (route, body) in [("/pause", json!({"extra": 1})), ("/resume", json!({"extra": 1}))] {
+                    expect_error(&post(&ctx, &sb(&id, route), &body).await?, 400, "E4001").with_context(|| route.to_owned())?;
+                }
+                super::support::kill(&ctx, &id).await;
+                gone(bg, Duration::from_secs(10)).await?;
+                Ok(())
+            },
+        },
+    ]
+}
+
+fn id_of(record: &serde_json::Value) -> anyhow::Result<String> {
+    record["sandbox_id"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow!("no sandbox_id in {record}"))
+}
+
+/// Leaves `sleep 300` in the background of the sandbox: its pid.
+async fn background_sleep(ctx: &Ctx, id: &str) -> anyhow::Result<u64> {
+    let out = sh(ctx, id, "sleep 300 >/dev/null 2>&1 & echo $!").await?;
+    let pid = out
+        .trim()
+        .parse()
+        .with_context(|| format!("a pid from `echo $!`: {out:?}"))?;
+    ensure!(alive(pid), "the background sleep runs");
+    Ok(pid)
+}
+
+/// Waits for the sandbox to be gone (404 `E2009`) and `bg` with it.
+async fn expired(ctx: &Ctx, id: &str, bg: u64) -> anyhow::Result<()> {
+    let ctx2 = ctx.clone();
+    let path = sb(id, "");
+    let last = super::support::eventually(Duration::from_secs(15), "the sandbox expires", || {
+        let (ctx, path) = (ctx2.clone(), path.clone());
+        async move {
+            let resp = get(&ctx, &path).await?;
+            Ok((resp.status == 404).then_some(resp))
+        }
+    })
+    .await?;
+    expect_error(&last, 404, "E2009")?;
+    gone(bg, Duration::from_secs(10)).await
+}

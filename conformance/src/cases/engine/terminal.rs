@@ -1,0 +1,185 @@
+//! The terminal WebSocket (spec 4.4): binary frames carry bytes both ways, the
+//! one text frame is `{"type":"resize","cols","rows"}`; the socket closes 1000
+//! when the shell exits, 1003 for any other text frame, 1007 for a bad size.
+
+use super::support::{expect_error, get, own, sandbox, sb};
+use crate::{Case, Ctx, WsStream, case, profiles};
+use anyhow::{anyhow, bail, ensure};
+use futures::{SinkExt as _, StreamExt as _};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case! {
+            id: "engine/terminal/001",
+            spec: "GET .../terminal?cols=&rows=&shell= upgrades to a WebSocket running the shell at that size: typed bytes go in binary frames, output comes in binary frames, a `resize` text frame resizes it, and the socket closes 1000 when the shell exits.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:terminal"],
+            endpoints: ["terminal"],
+            codes: [],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let mut ws = open(&ctx, &sb(&id, "/terminal?cols=100&rows=30&shell=/bin/sh")).await?;
+                type_line(&mut ws, "printf 'calc=%s=end\\n' $((6*7))").await?;
+                read_until(&mut ws, b"calc=42=end").await?;
+                type_line(&mut ws, "printf 'size=%s=end\\n' \"$(stty size)\"").await?;
+                read_until(&mut ws, b"size=30 100=end").await?;
+                ws.send(Message::text(r#"{"type":"resize","cols":120,"rows":40}"#)).await?;
+                type_line(&mut ws, "printf 'resized=%s=end\\n' \"$(stty size)\"").await?;
+                read_until(&mut ws, b"resized=40 120=end").await?;
+                type_line(&mut ws, "exit").await?;
+                let (code, _) = read_to_close(&mut ws).await?;
+                ensure!(code == 1000, "the shell's exit closes with 1000, not {code}");
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/terminal/002",
+            spec: "Without a query the terminal is 80 columns by 24 rows running `/bin/bash`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:terminal"],
+            endpoints: ["terminal"],
+            codes: [],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let mut ws = open(&ctx, &sb(&id, "/terminal")).await?;
+                type_line(&mut ws, "printf 'size=%s=end\\n' \"$(stty size)\"").await?;
+                read_until(&mut ws, b"size=24 80=end").await?;
+                type_line(&mut ws, "printf 'bash=%s=end\\n' \"${BASH_VERSION:+yes}\"").await?;
+                read_until(&mut ws, b"bash=yes=end").await?;
+                type_line(&mut ws, "exit").await?;
+                read_to_close(&mut ws).await?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/terminal/003",
+            spec: "A text frame that is not a resize closes the socket with 1003; a resize to a size out of range closes it with 1007.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:terminal"],
+            endpoints: ["terminal"],
+            codes: [],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                for (frame, want) in [("ls\n", 1003), (r#"{"type":"paste","data":"x"}"#, 1003), (r#"{"type":"resize","cols":0,"rows":0}"#, 1007), (r#"{"type":"resize","cols":100000,"rows":24}"#, 1007)] {
+                    let mut ws = open(&ctx, &sb(&id, "/terminal?shell=/bin/sh")).await?;
+                    type_line(&mut ws, "printf 'ready=%s=end\\n' 1").await?;
+                    read_until(&mut ws, b"ready=1=end").await?;
+                    ws.send(Message::text(frame)).await?;
+                    let (code, _) = read_to_close(&mut ws).await?;
+                    ensure!(code == want, "text frame {frame:?} closes with {want}, not {code}");
+                }
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/terminal/004",
+            spec: "A terminal that cannot start is refused before the upgrade: a size out of range or an unknown parameter is 400 `E4001`, a request that is not a WebSocket upgrade 400 `E4001`, an unknown sandbox 404 `E2009`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:terminal"],
+            endpoints: ["terminal"],
+            codes: ["E4001", "E2009"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let owned = headers(&ctx)?;
+                let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                for query in ["?cols=0", "?rows=100000", "?cols=wide", "?colour=red"] {
+                    let resp = ctx.ws_refused(&sb(&id, &format!("/terminal{query}")), &pairs).await?;
+                    expect_error(&resp, 400, "E4001").map_err(|e| anyhow!("{query}: {e:#}"))?;
+                }
+                let plain = get(&ctx, &sb(&id, "/terminal")).await?;
+                expect_error(&plain, 400, "E4001")?;
+                let resp = ctx.ws_refused(&sb("sbx-nobody-made-this", "/terminal"), &pairs).await?;
+                expect_error(&resp, 404, "E2009")?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+    ]
+}
+
+/// The token and the profile's connection, as handshake headers.
+fn headers(ctx: &Ctx) -> anyhow::Result<Vec<(&'static str, String)>> {
+    let token = ctx
+        .token()
+        .ok_or_else(|| anyhow!("the engine's token is unknown"))?;
+    let mut out = vec![("authorization", format!("Bearer {token}"))];
+    if let Some(conn) = own(ctx) {
+        out.push(("x-svc-connection", conn));
+    }
+    Ok(out)
+}
+
+async fn open(ctx: &Ctx, path: &str) -> anyhow::Result<WsStream> {
+    let headers = headers(ctx)?;
+    let pairs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    ctx.ws_with_headers(path, &pairs).await
+}
+
+async fn type_line(ws: &mut WsStream, line: &str) -> anyhow::Result<()> {
+    ws.send(Message::binary(format!("{line}\n").into_bytes()))
+        .await?;
+    Ok(())
+}
+
+/// Reads output until `needle` shows (the typed line's echo cannot match it).
+async fn read_until(ws: &mut WsStream, needle: &[u8]) -> anyhow::Result<()> {
+    let mut seen = Vec::new();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if seen.windows(needle.len()).any(|w| w == needle) {
+                return Ok(());
+            }
+            match next(ws).await? {
+                Ok(bytes) => seen.extend_from_slice(&bytes),
+                Err((code, reason)) => bail!("closed ({code} {reason}) before the output"),
+            }
+        }
+    })
+    .await
+    .map_err(|_| {
+        anyhow!(
+            "no {:?} within {WAIT:?}; read {:?}",
+            String::from_utf8_lossy(needle),
+            String::from_utf8_lossy(&seen)
+        )
+    })?
+}
+
+/// Reads to the close frame: its code and reason.
+async fn read_to_close(ws: &mut WsStream) -> anyhow::Result<(u16, String)> {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Err(close) = next(ws).await? {
+                return Ok(close);
+            }
+        }
+    })
+    .await
+    .map_err(|_| anyhow!("no close frame within {WAIT:?}"))?
+}
+
+/// The next output (binary) or the close frame; a text frame from the engine is
+/// a failure (output is bytes).
+async fn next(ws: &mut WsStream) -> anyhow::Result<Result<Vec<u8>, (u16, String)>> {
+    loop {
+        match ws.next().await {
+            None => bail!("the socket ended without a close frame"),
+            Some(Err(e)) => bail!("reading the socket: {e}"),
+            Some(Ok(Message::Binary(b))) => return Ok(Ok(b.to_vec())),
+            Some(Ok(Message::Text(t))) => bail!("the engine sent a text frame: {t}"),
+            Some(Ok(Message::Close(frame))) => {
+                return Ok(Err(frame
+                    .map(|f| (u16::from(f.code), f.reason.to_string()))
+                    .unwrap_or((1005, String::new()))));
+            }
+            Some(Ok(_)) => continue,
+        }
+    }
+}
