@@ -1,0 +1,313 @@
+//! A sandbox's files. Content flows both ways as it is read: a download is written to the
+//! caller's writer chunk by chunk and an upload is the request's streamed body, so a large
+//! file is never held whole.
+
+use super::Client;
+use super::error::{ClientError, ClientResult};
+use super::events::{EventStream, typed};
+use super::types::{EntryInfo, WatchEvent, items};
+use crate::engine::wire::{MkdirBody, MoveBody};
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use reqwest::Method;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// The size of an upload's body chunks.
+const CHUNK: usize = 256 * 1024;
+
+/// Called with the number of bytes that just went by (sent or received).
+pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+
+/// What an upload sends.
+pub enum Upload {
+    /// A local file, opened again when the request is retried on a new engine.
+    File(PathBuf),
+    Bytes(Bytes),
+    /// A reader that can be read once (stdin): a retry cannot send it again and says so.
+    Reader(Mutex<Option<Box<dyn AsyncRead + Send + Unpin>>>),
+}
+
+impl Upload {
+    pub fn reader(reader: impl AsyncRead + Send + Unpin + 'static) -> Upload {
+        Upload::Reader(Mutex::new(Some(Box::new(reader))))
+    }
+
+    /// The body of one attempt.
+    fn body(&self, progress: Option<Progress>) -> ClientResult<reqwest::Body> {
+        match self {
+            Upload::Bytes(bytes) => {
+                if let Some(p) = &progress {
+                    p(bytes.len() as u64);
+                }
+                Ok(reqwest::Body::from(bytes.clone()))
+            }
+            Upload::File(path) => {
+                let file = std::fs::File::open(path)
+                    .map_err(|e| ClientError::io(format!("cannot read {}", path.display()), e))?;
+                Ok(reader_body(tokio::fs::File::from_std(file), progress))
+            }
+            Upload::Reader(slot) => {
+                let reader = slot.lock().ok().and_then(|mut r| r.take()).ok_or_else(|| {
+                    ClientError::Transport(
+                        "the engine restarted during the upload, and a stream cannot be sent twice"
+                            .into(),
+                    )
+                })?;
+                Ok(reader_body(reader, progress))
+            }
+        }
+    }
+}
+
+/// A reader as a streamed request body.
+fn reader_body(
+    reader: impl AsyncRead + Send + Unpin + 'static,
+    progress: Option<Progress>,
+) -> reqwest::Body {
+    let stream = futures::stream::unfold(Some(reader), move |state| {
+        let progress = progress.clone();
+        async move {
+            let mut reader = state?;
+            let mut buf = BytesMut::with_capacity(CHUNK);
+            match reader.read_buf(&mut buf).await {
+                Ok(0) => None,
+                Ok(n) => {
+                    if let Some(p) = &progress {
+                        p(n as u64);
+                    }
+                    Some((Ok(buf.freeze()), Some(reader)))
+                }
+                // The error ends the body (the request fails with it).
+                Err(e) => Some((Err(e), None)),
+            }
+        }
+    });
+    reqwest::Body::wrap_stream(stream)
+}
+
+/// `PUT .../files/content` options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// Replace an existing file (the engine's default when `None`).
+    pub overwrite: Option<bool>,
+    /// Make missing parent directories.
+    pub parents: Option<bool>,
+}
+
+/// A file being read: its size when the engine said it, and its bytes as they come.
+pub struct Download {
+    pub size: Option<u64>,
+    pub body: BoxStream<'static, ClientResult<Bytes>>,
+}
+
+impl Client {
+    /// `GET .../files/content?path=`: the bytes as a stream.
+    pub async fn read_file(&self, id: &str, path: &str) -> ClientResult<Download> {
+        let query = [("path", path.to_owned())];
+        let response = self
+            .send(&|c, e| {
+                c.request(
+                    e,
+                    Method::GET,
+                    &["sandboxes", id, "files", "content"],
+                    &query,
+                )
+            })
+            .await?;
+        Ok(Download {
+            size: response.content_length(),
+            body: response
+                .bytes_stream()
+                .map(|chunk| chunk.map_err(|e| ClientError::transport(&e)))
+                .boxed(),
+        })
+    }
+
+    /// Reads a file into `writer` as it arrives; answers the number of bytes written.
+    pub async fn read_file_to<W: AsyncWrite + Unpin>(
+        &self,
+        id: &str,
+        path: &str,
+        writer: &mut W,
+        progress: Option<Progress>,
+    ) -> ClientResult<u64> {
+        let mut download = self.read_file(id, path).await?;
+        let mut total = 0u64;
+        while let Some(chunk) = download.body.next().await {
+            let chunk = chunk?;
+            writer
+                .write_all(&chunk)
+                .await
+                .map_err(|e| ClientError::io("cannot write the file's bytes", e))?;
+            total += chunk.len() as u64;
+            if let Some(p) = &progress {
+                p(chunk.len() as u64);
+            }
+        }
+        writer
+            .flush()
+            .await
+            .map_err(|e| ClientError::io("cannot write the file's bytes", e))?;
+        Ok(total)
+    }
+
+    /// A whole file in memory (for small files).
+    pub async fn read_file_bytes(&self, id: &str, path: &str) -> ClientResult<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_file_to(id, path, &mut out, None).await?;
+        Ok(out)
+    }
+
+    /// `PUT .../files/content?path=[&overwrite=][&parents=]`, the body streamed from
+    /// `upload`; answers the written file's entry info.
+    pub async fn write_file(
+        &self,
+        id: &str,
+        path: &str,
+        upload: &Upload,
+        options: WriteOptions,
+        progress: Option<Progress>,
+    ) -> ClientResult<EntryInfo> {
+        let mut query = vec![("path", path.to_owned())];
+        if let Some(overwrite) = options.overwrite {
+            query.push(("overwrite", overwrite.to_string()));
+        }
+        if let Some(parents) = options.parents {
+            query.push(("parents", parents.to_string()));
+        }
+        self.send_json(&|c, e| {
+            Ok(c.request(
+                e,
+                Method::PUT,
+                &["sandboxes", id, "files", "content"],
+                &query,
+            )?
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+            .body(upload.body(progress.clone())?))
+        })
+        .await
+    }
+
+    /// `GET .../files/list?path=&depth=`.
+    pub async fn list_files(
+        &self,
+        id: &str,
+        path: &str,
+        depth: Option<u32>,
+    ) -> ClientResult<Vec<EntryInfo>> {
+        let mut query = vec![("path", path.to_owned())];
+        if let Some(depth) = depth {
+            query.push(("depth", depth.to_string()));
+        }
+        let value: Value = self
+            .send_json(&|c, e| {
+                c.request(e, Method::GET, &["sandboxes", id, "files", "list"], &query)
+            })
+            .await?;
+        items(value, "entries")
+    }
+
+    /// `GET .../files/info?path=`.
+    pub async fn file_info(&self, id: &str, path: &str) -> ClientResult<EntryInfo> {
+        let query = [("path", path.to_owned())];
+        self.send_json(&|c, e| {
+            c.request(e, Method::GET, &["sandboxes", id, "files", "info"], &query)
+        })
+        .await
+    }
+
+    /// `GET .../files/exists?path=`.
+    pub async fn exists(&self, id: &str, path: &str) -> ClientResult<bool> {
+        #[derive(serde::Deserialize)]
+        struct Exists {
+            exists: bool,
+        }
+        let query = [("path", path.to_owned())];
+        let answer: Exists = self
+            .send_json(&|c, e| {
+                c.request(
+                    e,
+                    Method::GET,
+                    &["sandboxes", id, "files", "exists"],
+                    &query,
+                )
+            })
+            .await?;
+        Ok(answer.exists)
+    }
+
+    /// `POST .../files/mkdir`: the new directory's entry info.
+    pub async fn mkdir(&self, id: &str, path: &str, parents: bool) -> ClientResult<EntryInfo> {
+        let body = MkdirBody {
+            path: path.to_owned(),
+            parents: Some(parents),
+        };
+        self.send_json(&|c, e| {
+            Ok(
+                c.request(e, Method::POST, &["sandboxes", id, "files", "mkdir"], &[])?
+                    .json(&body),
+            )
+        })
+        .await
+    }
+
+    /// `POST .../files/move`: the moved entry's info at its new path.
+    pub async fn move_file(
+        &self,
+        id: &str,
+        from: &str,
+        to: &str,
+        overwrite: bool,
+    ) -> ClientResult<EntryInfo> {
+        let body = MoveBody {
+            from: from.to_owned(),
+            to: to.to_owned(),
+            overwrite: Some(overwrite),
+        };
+        self.send_json(&|c, e| {
+            Ok(
+                c.request(e, Method::POST, &["sandboxes", id, "files", "move"], &[])?
+                    .json(&body),
+            )
+        })
+        .await
+    }
+
+    /// `DELETE .../files?path=[&recursive=]`.
+    pub async fn remove(&self, id: &str, path: &str, recursive: bool) -> ClientResult<()> {
+        let query = [
+            ("path", path.to_owned()),
+            ("recursive", recursive.to_string()),
+        ];
+        self.send(&|c, e| c.request(e, Method::DELETE, &["sandboxes", id, "files"], &query))
+            .await?;
+        Ok(())
+    }
+
+    /// `GET .../files/watch?path=[&recursive=]`: changes as they happen; the stream lasts
+    /// until the caller drops it (or the engine ends it with an `error` event).
+    pub async fn watch(
+        &self,
+        id: &str,
+        path: &str,
+        recursive: bool,
+    ) -> ClientResult<EventStream<WatchEvent>> {
+        let query = [
+            ("path", path.to_owned()),
+            ("recursive", recursive.to_string()),
+        ];
+        let response = self
+            .send(&|c, e| {
+                Ok(
+                    c.request(e, Method::GET, &["sandboxes", id, "files", "watch"], &query)?
+                        .header(reqwest::header::ACCEPT, "text/event-stream"),
+                )
+            })
+            .await?;
+        Ok(typed(response, WatchEvent::parse))
+    }
+}
