@@ -1,8 +1,9 @@
 //! The local engine's error table (spec 7.2). The body is `{error: {type, code, message,
 //! suggestion, docs_url}}`: `type` is the client's exception class name (the client rebuilds
 //! the same exception), `docs_url` the row's anchor in `docs/errors.md`. Inside an SSE
-//! stream the same object arrives as an `error` event. No engine route answers yet: every
-//! row is pending until the engine issue builds them.
+//! stream the same object arrives as an `error` event. Every row is live (the engine's
+//! conformance cases provoke it) but those no request can reach with the builtin
+//! provider, which are dormant and say why.
 
 use super::{Availability, RowDoc, doc_text};
 use http::StatusCode;
@@ -44,52 +45,64 @@ struct Row {
     meaning: &'static str,
 }
 
-const ENGINE: Availability = Availability::Pending("engine issue");
+use Availability::Live;
+/// The builtin provider `local` is the only one: it takes no credentials, so nothing
+/// refuses them; a provider that checks the connection's keys answers it.
+const NO_CREDENTIALS: Availability = Availability::Dormant(
+    "the builtin provider `local` takes no credentials, so no request is refused for them",
+);
+/// `local` is compiled in and declares no error: no request finds it failed.
+const NO_FAILING_PROVIDER: Availability = Availability::Dormant(
+    "the builtin provider `local` is compiled in and never reports itself failed",
+);
+/// Only an engine fault (an I/O failure of the host) answers it: no request provokes it.
+const NO_FAULT: Availability =
+    Availability::Dormant("only a fault of the engine's host answers it; no request provokes it");
 
 // Status mapping of spec 7.2: 404 not found; 401 bad token or provider authentication; 501
 // capability missing; 400 bad value or configuration; 500 anything else.
 engine_table! {
     /// The engine token is missing or wrong (after an engine restart the client re-reads
     /// the descriptor and starts a new engine).
-    Unauthorized        => "E1001", 401, "AuthenticationError",         "re-read the engine descriptor, or start the engine again", ENGINE;
+    Unauthorized        => "E1001", 401, "AuthenticationError",         "re-read the engine descriptor, or start the engine again", Live;
     /// The provider refused the connection's credentials.
-    ProviderAuth        => "E1002", 401, "ProviderAuthenticationError", "check the connection's api_key or access key", ENGINE;
+    ProviderAuth        => "E1002", 401, "ProviderAuthenticationError", "check the connection's api_key or access key", NO_CREDENTIALS;
     /// A request that is not from a local client: a `Host` that is not loopback (DNS
     /// rebinding), or an `Origin` header (a browser page).
-    Forbidden           => "E1003", 403, "ForbiddenError",              "call the engine from a local program, at http://127.0.0.1:PORT, without an Origin header", ENGINE;
+    Forbidden           => "E1003", 403, "ForbiddenError",              "call the engine from a local program, at http://127.0.0.1:PORT, without an Origin header", Live;
     /// No route or resource of that name.
-    NotFound            => "E2000", 404, "NotFoundError",               "check the path and the id", ENGINE;
+    NotFound            => "E2000", 404, "NotFoundError",               "check the path and the id", Live;
     /// No file or directory at that path in the sandbox.
-    FileNotFound        => "E2004", 404, "FileNotFoundError",           "list the directory (`files/list`) to see what is there", ENGINE;
+    FileNotFound        => "E2004", 404, "FileNotFoundError",           "list the directory (`files/list`) to see what is there", Live;
     /// No process with that pid in the sandbox.
-    ProcessNotFound     => "E2005", 404, "ProcessNotFoundError",        "list the sandbox's processes (`GET .../processes`)", ENGINE;
+    ProcessNotFound     => "E2005", 404, "ProcessNotFoundError",        "list the sandbox's processes (`GET .../processes`)", Live;
     /// No code context with that id in the sandbox.
-    ContextNotFound     => "E2006", 404, "ContextNotFoundError",        "list the contexts (`GET .../code/contexts`), or create one", ENGINE;
+    ContextNotFound     => "E2006", 404, "ContextNotFoundError",        "list the contexts (`GET .../code/contexts`), or create one", Live;
     /// No sandbox with that id for this connection.
-    SandboxNotFound     => "E2009", 404, "SandboxNotFoundError",        "list the sandboxes, or create one", ENGINE;
+    SandboxNotFound     => "E2009", 404, "SandboxNotFoundError",        "list the sandboxes, or create one", Live;
     /// The provider has no template of that name.
-    TemplateNotFound    => "E2010", 404, "TemplateNotFoundError",       "create the sandbox from template `base`", ENGINE;
+    TemplateNotFound    => "E2010", 404, "TemplateNotFoundError",       "create the sandbox from template `base`", Live;
     /// A bad value in the request.
-    InvalidArgument     => "E4001", 400, "InvalidArgumentError",        "fix the named value and retry", ENGINE;
+    InvalidArgument     => "E4001", 400, "InvalidArgumentError",        "fix the named value and retry", Live;
     /// A bad or incomplete connection or configuration.
-    Configuration       => "E4002", 400, "ConfigurationError",          "check the connection (X-Svc-Connection) and the provider options", ENGINE;
+    Configuration       => "E4002", 400, "ConfigurationError",          "check the connection (X-Svc-Connection) and the provider options", Live;
     /// The sandbox is paused or stopping: resume it first.
-    SandboxNotRunning   => "E4003", 400, "SandboxStateError",           "resume the sandbox (`POST .../resume`), or create a new one", ENGINE;
+    SandboxNotRunning   => "E4003", 400, "SandboxStateError",           "resume the sandbox (`POST .../resume`), or create a new one", Live;
     /// The target exists and `overwrite` is false, or `mkdir` of an existing path.
-    FileExists          => "E4004", 400, "FileExistsError",             "pass `overwrite=true`, or choose another path", ENGINE;
+    FileExists          => "E4004", 400, "FileExistsError",             "pass `overwrite=true`, or choose another path", Live;
     /// The path leaves the sandbox's folder, or a link on the way would take it out.
-    PathNotAllowed      => "E4005", 400, "PathNotAllowedError",         "use a path inside the sandbox (relative paths start at its folder)", ENGINE;
+    PathNotAllowed      => "E4005", 400, "PathNotAllowedError",         "use a path inside the sandbox (relative paths start at its folder)", Live;
     /// A directory where a file is needed, a file where a directory is needed, or a
     /// non-empty directory removed without `recursive`.
-    WrongFileType       => "E4006", 400, "FileTypeError",               "check the path's type with `files/info`", ENGINE;
+    WrongFileType       => "E4006", 400, "FileTypeError",               "check the path's type with `files/info`", Live;
     /// The process has exited or its stdin is closed.
-    ProcessExited       => "E4007", 400, "ProcessExitedError",          "start the process again", ENGINE;
+    ProcessExited       => "E4007", 400, "ProcessExitedError",          "start the process again", Live;
     /// The provider did not declare the feature the route needs.
-    FeatureNotSupported => "E8004", 501, "FeatureNotSupportedError",    "GET /v1/providers lists what each provider declares", ENGINE;
+    FeatureNotSupported => "E8004", 501, "FeatureNotSupportedError",    "GET /v1/providers lists what each provider declares", Live;
     /// The provider failed (it crashed, answered garbage, or timed out).
-    ProviderFailed      => "E9001", 500, "ProviderError",               "GET /v1/providers shows the provider's error; see the engine log", ENGINE;
+    ProviderFailed      => "E9001", 500, "ProviderError",               "GET /v1/providers shows the provider's error; see the engine log", NO_FAILING_PROVIDER;
     /// Anything else; the engine log has the details.
-    Internal            => "E9000", 500, "EngineError",                 "see the engine log, `<state_dir>/engine.log`", ENGINE;
+    Internal            => "E9000", 500, "EngineError",                 "see the engine log, `<state_dir>/engine.log`", NO_FAULT;
 }
 
 impl Code {
@@ -230,7 +243,16 @@ mod tests {
                 code.status().as_u16(),
                 400 | 401 | 403 | 404 | 500 | 501
             ));
-            assert!(matches!(code.availability(), Availability::Pending(_)));
+            // Every row answers; the ones no request can provoke say why.
+            let dormant = matches!(
+                code,
+                Code::ProviderAuth | Code::ProviderFailed | Code::Internal
+            );
+            match code.availability() {
+                Availability::Live => assert!(!dormant, "{code:?}"),
+                Availability::Dormant(_) => assert!(dormant, "{code:?}"),
+                Availability::Pending(by) => panic!("{code:?} is pending ({by})"),
+            }
         }
     }
 

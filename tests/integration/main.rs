@@ -3,6 +3,7 @@
 mod cli;
 mod coverage;
 mod docs;
+mod engine_coverage;
 mod no_orphans;
 mod pipeline_order;
 mod real;
