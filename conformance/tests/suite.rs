@@ -1,10 +1,11 @@
-//! `cargo test -p conformance`: every case against our own server, through
-//! the same `run_suite` the `svc-conformance` binary uses. Cases are run
-//! up front; libtest-mimic then reports one trial per case.
+//! `cargo test -p conformance`: every case against our own server and engine,
+//! through the same `run_suite` the `svc-conformance` binary uses. Cases are
+//! run up front; libtest-mimic then reports one trial per case.
 
 use std::collections::HashSet;
 use std::process::ExitCode;
 
+use conformance::Contract;
 use conformance::report::{self, Status};
 use conformance::runner::{self, Options, Reach, Target};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -27,17 +28,16 @@ fn main() -> ExitCode {
     let report = if args.list || selected.is_empty() {
         report::Report::default()
     } else {
-        let Some(cmd) = server_cmd() else {
+        let (Some(server), Some(engine)) = (server_cmd(), engine_cmd()) else {
             eprintln!(
                 "build the server first: cargo build --workspace --bins \
-                 (or set SVC_CONFORMANCE_SERVER_CMD)"
+                 (or set SVC_CONFORMANCE_SERVER_CMD and SVC_CONFORMANCE_ENGINE_CMD)"
             );
             return ExitCode::from(1);
         };
-        runner::run_suite(
-            selected.clone(),
-            &Options::new(Target::server(Reach::Launch(cmd))),
-        )
+        let target =
+            Target::server(Reach::Launch(server)).with(Contract::Engine, Reach::Launch(engine));
+        runner::run_suite(selected.clone(), &Options::new(target))
     };
     let ran: HashSet<&str> = selected.iter().map(|c| c.id).collect();
 
@@ -88,6 +88,22 @@ fn server_cmd() -> Option<String> {
     bin.is_file().then(|| {
         format!(
             "{} serve --port {{port}} --terminal-port {{terminal_port}}",
+            conformance::launch::shell_quote(&bin.to_string_lossy())
+        )
+    })
+}
+
+/// `SVC_CONFORMANCE_ENGINE_CMD`, else our own debug build's engine when it exists.
+fn engine_cmd() -> Option<String> {
+    if let Ok(cmd) = std::env::var("SVC_CONFORMANCE_ENGINE_CMD")
+        && !cmd.trim().is_empty()
+    {
+        return Some(cmd);
+    }
+    let bin = conformance::launch::target_dir().join("debug").join("svc");
+    bin.is_file().then(|| {
+        format!(
+            "{} provider engine serve --port {{port}} --idle-timeout 600",
             conformance::launch::shell_quote(&bin.to_string_lossy())
         )
     })
