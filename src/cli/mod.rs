@@ -1,5 +1,13 @@
-//! The `svc` command line: `serve`, `check-config`, `endpoints` and `errors` (the engine and
-//! sandbox commands join here).
+//! The `svc` command line: `serve`, `check-config`, `endpoints` and `errors`; the local
+//! engine's `provider engine` commands (`engine.rs`) and the `sandbox` commands on its
+//! client (`sandbox.rs`, with `exec.rs`, `cp.rs`, `terminal.rs`).
+
+mod cp;
+mod engine;
+mod exec;
+mod sandbox;
+mod say;
+mod terminal;
 
 use crate::server::config::{LoadOptions, Settings, parse_group_name};
 use crate::server::endpoints::Group;
@@ -35,6 +43,18 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// Print the OpenAPI 3.1 document of the server's endpoints (docs/openapi.json).
+    Openapi {
+        /// Write it to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Providers of sandboxes: `svc provider engine serve|status|stop` runs the local
+    /// engine.
+    Provider(engine::ProviderArgs),
+    /// Sandboxes through the local engine (started on demand): create, list, info, kill,
+    /// pause, resume, exec, cp, terminal.
+    Sandbox(sandbox::SandboxArgs),
 }
 
 #[derive(clap::Args)]
@@ -93,6 +113,9 @@ pub fn main() -> ExitCode {
             print_errors(format);
             ExitCode::SUCCESS
         }
+        Command::Openapi { out } => crate::server::openapi::main(out.as_deref()),
+        Command::Provider(args) => engine::main(args),
+        Command::Sandbox(args) => sandbox::main(args),
     }
 }
 

@@ -14,14 +14,15 @@ use serde_json::Value;
 pub const ALLOWED_SIGNALS: [i32; 2] = [15, 9];
 
 /// Refuses any other signal before anything is sent, with the engine's own error for it.
-pub(crate) fn check_signal(signal: i32) -> Result<(), ApiError> {
+pub(crate) fn check_signal(signal: i32) -> ClientResult<()> {
     if ALLOWED_SIGNALS.contains(&signal) {
         Ok(())
     } else {
         Err(ApiError::from_code(
             Code::InvalidArgument,
             format!("signal {signal} is not allowed: only 15 (SIGTERM) and 9 (SIGKILL) are"),
-        ))
+        )
+        .into())
     }
 }
 
@@ -149,6 +150,7 @@ mod tests {
         assert!(check_signal(9).is_ok());
         for refused in [0, 1, 2, 3, 19, -9, 64, i32::MAX] {
             let e = check_signal(refused).unwrap_err();
+            let e = e.api().unwrap();
             assert_eq!(e.status, 400);
             assert_eq!(e.type_, "InvalidArgumentError");
             assert!(e.message.contains(&refused.to_string()));

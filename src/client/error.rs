@@ -27,7 +27,8 @@ pub struct ApiError {
 pub enum ClientError {
     /// The engine answered with an error body, or a stream carried an `error` event, or the
     /// client refused the request before sending it (a signal other than 15 or 9).
-    Api(ApiError),
+    /// Boxed: the error path should not make every `Result` of the client large.
+    Api(Box<ApiError>),
     /// No answer: the connection failed, broke, or the answer was not what the protocol
     /// says.
     Transport(String),
@@ -177,7 +178,7 @@ impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ClientError::Io { source, .. } => Some(source),
-            ClientError::Api(e) => Some(e),
+            ClientError::Api(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -185,7 +186,7 @@ impl std::error::Error for ClientError {
 
 impl From<ApiError> for ClientError {
     fn from(e: ApiError) -> ClientError {
-        ClientError::Api(e)
+        ClientError::Api(Box::new(e))
     }
 }
 
@@ -200,7 +201,7 @@ impl ClientError {
     /// The engine's error, when it is one.
     pub fn api(&self) -> Option<&ApiError> {
         match self {
-            ClientError::Api(e) => Some(e),
+            ClientError::Api(e) => Some(e.as_ref()),
             _ => None,
         }
     }

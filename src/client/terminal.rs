@@ -98,7 +98,7 @@ impl Client {
                 let error = ApiError::from_body(status, body);
                 let recoverable = status == 401
                     && error.code != crate::error::engine::Code::ProviderAuth.as_str();
-                Err((ClientError::Api(error), recoverable))
+                Err((error.into(), recoverable))
             }
             Err(tungstenite::Error::Io(e)) => {
                 let refused = e.kind() == std::io::ErrorKind::ConnectionRefused
@@ -130,7 +130,7 @@ async fn next_output(
             Ok(Message::Text(text)) => {
                 let text = text.as_str();
                 if text.starts_with("{\"error\"") {
-                    return Some(Err(ClientError::Api(ApiError::from_event(text))));
+                    return Some(Err(ApiError::from_event(text).into()));
                 }
                 return Some(Ok(Bytes::copy_from_slice(text.as_bytes())));
             }

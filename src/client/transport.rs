@@ -263,7 +263,7 @@ fn is_provider_auth(error: &ClientError) -> bool {
 pub(crate) async fn error_of(response: reqwest::Response) -> ClientError {
     let status = response.status().as_u16();
     match response.bytes().await {
-        Ok(body) => ClientError::Api(ApiError::from_body(status, &body)),
+        Ok(body) => ApiError::from_body(status, &body).into(),
         Err(e) => ClientError::transport(&e),
     }
 }

@@ -227,7 +227,7 @@ impl CommandEvent {
                 })
             }
             "end" => Step::End,
-            "error" => return Err(ClientError::Api(ApiError::from_event(data))),
+            "error" => return Err(ApiError::from_event(data).into()),
             _ => Step::Skip,
         })
     }
@@ -252,7 +252,7 @@ impl WatchEvent {
     pub(crate) fn parse(event: &str, data: &str) -> ClientResult<Step<WatchEvent>> {
         match event {
             "end" => return Ok(Step::End),
-            "error" => return Err(ClientError::Api(ApiError::from_event(data))),
+            "error" => return Err(ApiError::from_event(data).into()),
             "message" | "ping" | "keepalive" => return Ok(Step::Skip),
             _ => {}
         }

@@ -1,0 +1,140 @@
+//! `svc sandbox terminal ID`: an interactive terminal. This terminal goes into raw mode
+//! (every key goes to the sandbox's shell, Ctrl-C included) and always comes back: the
+//! mode is restored by a guard's `Drop`, on the normal exit, on an error and on a panic. The
+//! window size is sent at the start and again on every SIGWINCH; the command exits when the
+//! shell does.
+
+use crate::client::{Client, ClientError};
+use clap::Args;
+use nix::sys::termios::{SetArg, Termios, cfmakeraw, tcgetattr, tcsetattr};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use tokio::signal::unix::{SignalKind, signal};
+
+#[derive(Args)]
+pub struct TerminalArgs {
+    /// The sandbox.
+    id: String,
+    /// The shell to run [default: /bin/bash].
+    #[arg(long)]
+    shell: Option<String>,
+}
+
+/// Raw mode of stdin for the guard's life.
+struct RawMode {
+    saved: Termios,
+}
+
+impl RawMode {
+    fn enter() -> nix::Result<RawMode> {
+        let stdin = std::io::stdin();
+        let saved = tcgetattr(&stdin)?;
+        let mut raw = saved.clone();
+        cfmakeraw(&mut raw);
+        tcsetattr(&stdin, SetArg::TCSANOW, &raw)?;
+        Ok(RawMode { saved })
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = tcsetattr(std::io::stdin(), SetArg::TCSANOW, &self.saved);
+    }
+}
+
+/// The window's columns and rows, from whichever of stdout and stdin is a terminal.
+fn window_size() -> Option<(u32, u32)> {
+    use terminal_size::{Height, Width, terminal_size_of};
+    let (Width(cols), Height(rows)) =
+        terminal_size_of(std::io::stdout()).or_else(|| terminal_size_of(std::io::stdin()))?;
+    (cols > 0 && rows > 0).then_some((u32::from(cols), u32::from(rows)))
+}
+
+pub async fn run(client: &Client, args: TerminalArgs) -> ExitCode {
+    match session(client, &args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("svc: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn session(client: &Client, args: &TerminalArgs) -> Result<(), ClientError> {
+    let size = window_size();
+    let terminal = client
+        .terminal(
+            &args.id,
+            size.map(|s| s.0),
+            size.map(|s| s.1),
+            args.shell.as_deref(),
+        )
+        .await?;
+    let _raw = if std::io::stdin().is_terminal() {
+        Some(RawMode::enter().map_err(|e| ClientError::io("cannot set raw mode", e.into()))?)
+    } else {
+        None
+    };
+    let (mut writer, mut reader) = terminal.split();
+    let mut input = stdin_chunks();
+    let mut input_open = true;
+    let signal_io = |e| ClientError::io("cannot watch signals", e);
+    let mut winch = signal(SignalKind::window_change()).map_err(signal_io)?;
+    let mut term = signal(SignalKind::terminate()).map_err(signal_io)?;
+    let mut hangup = signal(SignalKind::hangup()).map_err(signal_io)?;
+    let mut stdout = std::io::stdout();
+    loop {
+        tokio::select! {
+            output = reader.recv() => match output {
+                Some(Ok(bytes)) => {
+                    stdout
+                        .write_all(&bytes)
+                        .and_then(|()| stdout.flush())
+                        .map_err(|e| ClientError::io("cannot write to stdout", e))?;
+                }
+                Some(Err(e)) => return Err(e),
+                // The shell has exited.
+                None => return Ok(()),
+            },
+            chunk = input.recv(), if input_open => match chunk {
+                Some(bytes) => writer.send(bytes).await?,
+                // Stdin ended (a pipe): the shell goes on until it exits.
+                None => input_open = false,
+            },
+            _ = winch.recv() => {
+                if let Some((cols, rows)) = window_size() {
+                    writer.resize(cols, rows).await?;
+                }
+            }
+            _ = term.recv() => break,
+            _ = hangup.recv() => break,
+        }
+    }
+    let _ = writer.close().await;
+    Ok(())
+}
+
+/// Stdin's bytes as they are typed. A thread reads: a blocking read of a terminal cannot
+/// be cancelled, and the thread must not hold the runtime (or the exit) when the shell
+/// ends first.
+fn stdin_chunks() -> tokio::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let _ = std::thread::Builder::new()
+        .name("svc-terminal-stdin".into())
+        .spawn(move || {
+            use std::io::Read;
+            let mut stdin = std::io::stdin();
+            let mut buf = vec![0u8; 8192];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    rx
+}
