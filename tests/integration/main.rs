@@ -7,3 +7,5 @@ mod engine_coverage;
 mod no_orphans;
 mod pipeline_order;
 mod real;
+mod engine_cli;
+mod engine_client;

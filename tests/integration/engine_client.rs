@@ -1,0 +1,242 @@
+//! The client library against a real engine (the built `svc` binary, started by the client
+//! itself): finding and starting an engine, surviving its restart, a 401 after a restart on
+//! the same port, typed errors, and the routes as typed calls.
+
+use crate::engine_cli::{Fixture, sigkill, svc_bin, wait_gone};
+use futures::StreamExt;
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+use svc::client::{Client, ClientOptions, CommandEvent, Upload, WriteOptions};
+use svc::engine::wire::{CommandBody, CreateSandbox};
+
+fn client(fx: &Fixture) -> Client {
+    Client::new(ClientOptions {
+        state_dir: fx.state_dir().to_path_buf(),
+        program: Some(svc_bin()),
+        ..ClientOptions::default()
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn engine_client_starts_one_engine_and_others_find_it() {
+    let fx = Fixture::new();
+    let a = client(&fx);
+    let health = a.health().await.unwrap();
+    assert_eq!(health.protocol, "svc-engine/1");
+    assert_eq!(a.descriptor().unwrap().pid, health.pid);
+    let b = client(&fx);
+    assert_eq!(b.health().await.unwrap().pid, health.pid);
+
+    let no_start = Client::new(ClientOptions {
+        state_dir: fx.state_dir().to_path_buf(),
+        autostart: false,
+        ..ClientOptions::default()
+    })
+    .unwrap();
+    let (d, h) = no_start.running_engine().await.unwrap();
+    assert_eq!((d.pid, h.pid), (health.pid, health.pid));
+    assert_eq!(
+        no_start
+            .stop_engine(Duration::from_secs(10))
+            .await
+            .unwrap()
+            .map(|d| d.pid),
+        Some(health.pid)
+    );
+    assert!(
+        no_start
+            .stop_engine(Duration::from_secs(10))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let e = no_start.health().await.unwrap_err();
+    assert!(matches!(e, svc::client::ClientError::NoEngine(_)), "{e}");
+}
+
+#[tokio::test]
+async fn engine_client_survives_a_restart_and_a_kill() {
+    let fx = Fixture::new();
+    let c = client(&fx);
+    let first = c.health().await.unwrap().pid;
+    fx.ok(["provider", "engine", "stop"]);
+    // The client still holds the old descriptor: refused, it starts a new engine.
+    let second = c.health().await.unwrap().pid;
+    assert_ne!(second, first);
+    sigkill(second);
+    assert!(wait_gone(second, Duration::from_secs(10)));
+    let third = c.health().await.unwrap().pid;
+    assert_ne!(third, second);
+    assert_eq!(fx.engine().pid, third);
+}
+
+/// A new engine on the old port refuses the old token: the client re-reads the descriptor
+/// and sends again, once.
+#[tokio::test]
+async fn engine_client_rereads_the_descriptor_after_a_401() {
+    let fx = Fixture::new();
+    let serve = |port: &str| {
+        let mut child = fx
+            .svc(["provider", "engine", "serve", "--port", port])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.starts_with("engine listening"), "{line:?}");
+        child
+    };
+    let mut first = serve("0");
+    let c = client(&fx);
+    let old = c.health().await.unwrap();
+    let port = c.descriptor().unwrap().port;
+    let old_token = c.descriptor().unwrap().token;
+    fx.ok(["provider", "engine", "stop"]);
+    first.wait().unwrap();
+    let mut second = serve(&port.to_string());
+    let new = c.health().await.unwrap();
+    assert_ne!(new.pid, old.pid);
+    let now = c.descriptor().unwrap();
+    assert_eq!(now.port, port);
+    assert_ne!(now.token, old_token);
+    fx.ok(["provider", "engine", "stop"]);
+    second.wait().unwrap();
+}
+
+#[tokio::test]
+async fn engine_client_errors_are_typed() {
+    let fx = Fixture::new();
+    let c = client(&fx);
+    let e = c.info("sb_does_not_exist").await.unwrap_err();
+    let api = e.api().unwrap_or_else(|| panic!("an engine error: {e}"));
+    assert_eq!((api.status, api.code.as_str()), (404, "E2009"));
+    assert_eq!(api.type_, "SandboxNotFoundError");
+    assert!(api.docs_url.ends_with("#e2009"));
+    let e = c.signal("sb_does_not_exist", 1, 2).await.unwrap_err();
+    assert_eq!(e.api().unwrap().code, "E4001");
+}
+
+#[tokio::test]
+async fn engine_client_commands_files_and_terminal() {
+    let fx = Fixture::new();
+    let c = client(&fx);
+    let sandbox = c.create(&CreateSandbox::default()).await.unwrap();
+    let id = sandbox.sandbox_id.as_str();
+
+    // Run: exact bytes, the exit code.
+    let body = CommandBody {
+        cmd: "printf 'a\\377b'; exit 5".into(),
+        ..CommandBody::default()
+    };
+    let r = c.run(id, &body).await.unwrap();
+    assert_eq!((r.stdout.as_slice(), r.exit_code), (&b"a\xffb"[..], 5));
+
+    // Stream: start, output, exit, in order.
+    let body = CommandBody {
+        cmd: "echo one; echo two >&2".into(),
+        ..CommandBody::default()
+    };
+    let events: Vec<_> = c.stream(id, &body).await.unwrap().collect().await;
+    let events: Vec<CommandEvent> = events.into_iter().map(Result::unwrap).collect();
+    assert!(
+        matches!(events[0], CommandEvent::Start { .. }),
+        "{events:?}"
+    );
+    assert!(
+        events.contains(&CommandEvent::Stdout(b"one\n".to_vec())),
+        "{events:?}"
+    );
+    assert!(
+        events.contains(&CommandEvent::Stderr(b"two\n".to_vec())),
+        "{events:?}"
+    );
+    assert_eq!(
+        events.last(),
+        Some(&CommandEvent::Exit {
+            exit_code: 0,
+            timed_out: false
+        })
+    );
+
+    // Files.
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    let info = c
+        .write_file(
+            id,
+            "dir/f.bin",
+            &Upload::Bytes(bytes.clone().into()),
+            WriteOptions {
+                parents: Some(true),
+                ..WriteOptions::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(info.size, bytes.len() as u64);
+    assert_eq!(c.read_file_bytes(id, "dir/f.bin").await.unwrap(), bytes);
+    assert!(c.exists(id, "dir/f.bin").await.unwrap());
+    let listed = c.list_files(id, "dir", None).await.unwrap();
+    assert_eq!(
+        listed.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        ["f.bin"]
+    );
+    c.mkdir(id, "other", false).await.unwrap();
+    let moved = c
+        .move_file(id, "dir/f.bin", "other/g.bin", false)
+        .await
+        .unwrap();
+    assert_eq!(moved.name, "g.bin");
+    assert!(!c.exists(id, "dir/f.bin").await.unwrap());
+    assert_eq!(
+        c.file_info(id, "other/g.bin").await.unwrap().size,
+        bytes.len() as u64
+    );
+    c.remove(id, "other", true).await.unwrap();
+    let e = c.file_info(id, "other").await.unwrap_err();
+    assert_eq!(e.api().unwrap().code, "E2004");
+
+    // Processes: a background one is listed and ends with a signal.
+    let body = CommandBody {
+        cmd: "sleep 300 >/dev/null 2>&1 &".into(),
+        ..CommandBody::default()
+    };
+    c.run(id, &body).await.unwrap();
+    let sleeper = c
+        .processes(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.cmd.contains("sleep 300"))
+        .expect("the background sleep is listed");
+    c.signal(id, sleeper.pid, 15).await.unwrap();
+
+    // Terminal: bytes both ways, a resize, the end when the shell exits.
+    let mut t = c
+        .terminal(id, Some(100), Some(30), Some("/bin/sh"))
+        .await
+        .unwrap();
+    t.resize(120, 40).await.unwrap();
+    t.send(&b"stty size; echo mark-$((40+2)); exit\n"[..])
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(chunk) = t.recv().await {
+            seen.extend_from_slice(&chunk.unwrap());
+        }
+    })
+    .await;
+    let text = String::from_utf8_lossy(&seen);
+    assert!(read.is_ok(), "the terminal did not end: {text}");
+    assert!(text.contains("mark-42"), "{text}");
+    assert!(text.contains("40 120"), "{text}");
+
+    c.kill(id).await.unwrap();
+}
