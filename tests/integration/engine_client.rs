@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 use svc::client::{Client, ClientOptions, CommandEvent, Upload, WriteOptions};
-use svc::engine::wire::{CommandBody, CreateSandbox};
+use svc::engine::wire::{CodeRunBody, CommandBody, CreateContext, CreateSandbox};
 
 fn client(fx: &Fixture) -> Client {
     Client::new(ClientOptions {
@@ -237,6 +237,137 @@ async fn engine_client_commands_files_and_terminal() {
     assert!(read.is_ok(), "the terminal did not end: {text}");
     assert!(text.contains("mark-42"), "{text}");
     assert!(text.contains("40 120"), "{text}");
+
+    c.kill(id).await.unwrap();
+}
+
+#[tokio::test]
+async fn engine_client_the_other_routes() {
+    let fx = Fixture::new();
+    let c = client(&fx);
+    let providers = c.providers().await.unwrap();
+    assert!(providers.iter().any(|p| p.id == "local"), "{providers:?}");
+    let sandbox = c.create(&CreateSandbox::default()).await.unwrap();
+    let id = sandbox.sandbox_id.as_str();
+    assert_eq!(c.connect(id).await.unwrap().sandbox_id, id);
+    assert!(c.is_running(id).await.unwrap());
+    let longer = c.set_timeout(id, 3600).await.unwrap();
+    assert!(longer.expires_at > sandbox.expires_at, "{longer:?}");
+    let port = c.port_url(id, 8080).await.unwrap();
+    assert!(port.url.contains("8080"), "{port:?}");
+
+    // Stdin to a streamed command: it stays open until closed.
+    let body = CommandBody {
+        cmd: "cat".into(),
+        args: Some(vec![]),
+        ..CommandBody::default()
+    };
+    let mut events = c.stream(id, &body).await.unwrap();
+    let Some(Ok(CommandEvent::Start { pid })) = events.next().await else {
+        panic!("no start event")
+    };
+    c.write_stdin(id, pid, b"ping\n", true).await.unwrap();
+    let mut out = Vec::new();
+    let mut exit = None;
+    while let Some(event) = events.next().await {
+        match event.unwrap() {
+            CommandEvent::Stdout(b) => out.extend(b),
+            CommandEvent::Exit { exit_code, .. } => exit = Some(exit_code),
+            _ => {}
+        }
+    }
+    assert_eq!((out.as_slice(), exit), (&b"ping\n"[..], Some(0)));
+
+    // A process killed by its pid leaves the list.
+    let body = CommandBody {
+        cmd: "sleep 301 >/dev/null 2>&1 &".into(),
+        ..CommandBody::default()
+    };
+    c.run(id, &body).await.unwrap();
+    let find = || async {
+        c.processes(id)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|p| p.cmd.contains("sleep 301"))
+    };
+    let sleeper = find().await.expect("the background sleep is listed");
+    c.kill_process(id, sleeper.pid).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while find().await.is_some() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the killed sleep stays listed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Watch: a file written shows up as an event.
+    c.mkdir(id, "watched", false).await.unwrap();
+    let mut changes = c.watch(id, "watched", false).await.unwrap();
+    c.write_file(
+        id,
+        "watched/new.txt",
+        &Upload::Bytes("x".into()),
+        WriteOptions::default(),
+        None,
+    )
+    .await
+    .unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(change) = changes.next().await {
+            let change = change.unwrap();
+            if change
+                .path
+                .as_deref()
+                .is_some_and(|p| p.ends_with("new.txt"))
+            {
+                return change;
+            }
+        }
+        panic!("the watch ended")
+    })
+    .await
+    .expect("a change of new.txt");
+    assert!(
+        ["create", "modify", "rename"].contains(&seen.kind.as_str()),
+        "{seen:?}"
+    );
+    drop(changes);
+
+    // Code: a one-shot run, and a context that keeps its state.
+    let run = c
+        .code_run(
+            id,
+            &CodeRunBody {
+                code: "print(6 * 7)".into(),
+                ..CodeRunBody::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (run.stdout.as_slice(), run.exit_code),
+        (&b"42\n"[..], Some(0))
+    );
+    let context = c
+        .create_context(id, &CreateContext::default())
+        .await
+        .unwrap();
+    let in_context = |code: &str| CodeRunBody {
+        code: code.into(),
+        context_id: Some(context.context_id.clone()),
+        ..CodeRunBody::default()
+    };
+    c.code_run(id, &in_context("x = 41")).await.unwrap();
+    let r = c.code_run(id, &in_context("print(x + 1)")).await.unwrap();
+    assert_eq!(r.stdout, b"42\n");
+    let listed = c.list_contexts(id).await.unwrap();
+    assert!(listed.iter().any(|x| x.context_id == context.context_id));
+    c.restart_context(id, &context.context_id).await.unwrap();
+    c.delete_context(id, &context.context_id).await.unwrap();
+    let e = c.delete_context(id, &context.context_id).await.unwrap_err();
+    assert_eq!(e.api().unwrap().status, 404, "{e}");
 
     c.kill(id).await.unwrap();
 }
