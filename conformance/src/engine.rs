@@ -257,17 +257,19 @@ pub fn needed_features<'a>(tags: &'a [&'a str]) -> impl Iterator<Item = &'a str>
     tags.iter().filter_map(|t| t.strip_prefix("feature:"))
 }
 
-/// Kills every sandbox the cases made (and any other the profile's connection
-/// still lists): a sandbox outlives its engine, so nothing else would.
-pub async fn kill_sandboxes(ctx: &Ctx) {
+/// Kills every sandbox the cases made: a sandbox outlives its engine, so nothing
+/// else would. In an engine the runner launched (`all`), also any other the
+/// profile's connection still lists; never in someone's running engine.
+pub async fn kill_sandboxes(ctx: &Ctx, all: bool) {
     let mut targets = ctx.tracked_sandboxes();
     let own = profile_connection(ctx.provider());
-    if let Ok(resp) = ctx
-        .send(with_connection(
-            ctx.request(Method::GET, "/v1/sandboxes"),
-            own.as_deref(),
-        ))
-        .await
+    if all
+        && let Ok(resp) = ctx
+            .send(with_connection(
+                ctx.request(Method::GET, "/v1/sandboxes"),
+                own.as_deref(),
+            ))
+            .await
         && let Ok(body) = resp.json()
     {
         for id in body["sandboxes"].as_array().into_iter().flatten() {

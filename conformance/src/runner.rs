@@ -359,7 +359,7 @@ impl Launched {
     /// runner did not launch: a sandbox outlives its engine.
     async fn stop(self, ctx: &Ctx) {
         if ctx.is_engine() {
-            engine::kill_sandboxes(ctx).await;
+            engine::kill_sandboxes(ctx, matches!(self, Launched::Engine(_))).await;
         }
         match self {
             Launched::Nothing => {}

@@ -143,7 +143,7 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "engine/files/005",
-            spec: "POST .../files/mkdir `{path, parents?}` makes a directory and answers its entry info; an existing path is 400 `E4004`; a missing parent without `parents: true` is 404 `E2004`; an unknown field is 400 `E4001`.",
+            spec: "POST .../files/mkdir `{path, parents?}` makes a directory and answers its entry info; with `parents: false` an existing path is 400 `E4004` and a missing parent 404 `E2004`; an unknown field is 400 `E4001`.",
             profile: &profiles::LOCAL,
             tags: ["feature:files"],
             endpoints: ["files_mkdir"],
@@ -156,7 +156,7 @@ pub fn cases() -> Vec<Case> {
                 check_entry(&entry)?;
                 ensure!(entry["type"] == "dir" && entry["name"] == "o", "{entry}");
                 snapshot(&ctx, "engine__files__mkdir", &entry)?;
-                expect_error(&post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "m/n/o"})).await?, 400, "E4004")?;
+                expect_error(&post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "m/n/o", "parents": false})).await?, 400, "E4004")?;
                 expect_error(&post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "x/y", "parents": false})).await?, 404, "E2004")?;
                 expect_error(&post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "z", "mode": "0700"})).await?, 400, "E4001")?;
                 expect_error(&post(&ctx, &sb(&id, "/files/mkdir"), &json!({})).await?, 400, "E4001")?;

@@ -54,13 +54,13 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "engine/lifecycle/003",
-            spec: "The lifetime given at create is enforced: a sandbox created with `timeout: 2` is gone, with its processes, a few seconds later.",
+            spec: "The lifetime given at create is enforced: a sandbox created with `timeout: 3` is gone, with its processes, a few seconds later.",
             profile: &profiles::LOCAL,
             tags: ["feature:commands"],
             endpoints: ["sandboxes_create", "sandboxes_info"],
             codes: ["E2009"],
             run: |ctx| async move {
-                let id = id_of(&create(&ctx, &json!({"timeout": 2})).await?)?;
+                let id = id_of(&create(&ctx, &json!({"timeout": 3})).await?)?;
                 let bg = background_sleep(&ctx, &id).await?;
                 expired(&ctx, &id, bg).await
             },

@@ -434,14 +434,34 @@ pub async fn processes(ctx: &Ctx, id: &str) -> anyhow::Result<Vec<Value>> {
 }
 
 /// A snapshot with the values that vary by run checked, then replaced: the
-/// sandbox and context ids (also inside strings), pids, counts, versions,
-/// tokens, ports and file times; the size of a directory (the file system's).
-/// Times, durations and the state folder are redacted by the snapshot itself.
+/// sandbox and context ids (also inside strings, with the state folder), pids,
+/// counts, versions, tokens, ports and file times; the size of a directory (the
+/// file system's). Times and durations are redacted by the snapshot itself.
 pub fn snapshot(ctx: &Ctx, name: &str, value: &Value) -> anyhow::Result<()> {
-    let mut ids = Vec::new();
+    let mut ids = needles(ctx);
     collect_ids(value, &mut ids);
     let redacted = walk(value, &ids)?;
     ctx.snapshot(name, &redacted)
+}
+
+/// What stands for a run's own values inside strings: every sandbox the cases
+/// made, and the state folder (messages name paths anywhere, not only first).
+fn needles(ctx: &Ctx) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = ctx
+        .tracked_sandboxes()
+        .into_iter()
+        .map(|(_, id)| (id, "[sandbox_id]"))
+        .collect();
+    if let Some(dir) = ctx.dir() {
+        if let Ok(canonical) = dir.canonicalize() {
+            out.push((canonical.to_string_lossy().into_owned(), "[dir]"));
+        }
+        out.push((dir.to_string_lossy().into_owned(), "[dir]"));
+    }
+    // Longest first, so a path is replaced before a part of it.
+    out.sort_by_key(|(n, _)| std::cmp::Reverse(n.len()));
+    out.retain(|(n, _)| !n.is_empty());
+    out
 }
 
 fn collect_ids(v: &Value, out: &mut Vec<(String, &'static str)>) {
@@ -535,15 +555,19 @@ fn walk(v: &Value, ids: &[(String, &'static str)]) -> anyhow::Result<Value> {
     })
 }
 
-/// An error body for a snapshot, with `needles` (ids, pids in its message) replaced.
+/// An error body for a snapshot, with the run's own values (see [`snapshot`])
+/// and `extra` (pids in its message) replaced.
 pub fn error_snapshot(
     ctx: &Ctx,
     name: &str,
     body: &Value,
-    needles: &[(&str, &str)],
+    extra: &[(&str, &str)],
 ) -> anyhow::Result<()> {
     let mut text = body.to_string();
-    for (needle, placeholder) in needles {
+    for (needle, placeholder) in needles(ctx) {
+        text = text.replace(&needle, placeholder);
+    }
+    for (needle, placeholder) in extra {
         text = text.replace(needle, placeholder);
     }
     ctx.snapshot(name, &serde_json::from_str(&text)?)

@@ -32,7 +32,15 @@ pub fn cases() -> Vec<Case> {
                 if let Some(entry) = data.get("entry").filter(|e| !e.is_null()) {
                     super::support::check_entry(entry)?;
                 }
-                snapshot(&ctx, "engine__watch__event", &json!({"event": name, "data": data}))?;
+                let mut shown = data.clone();
+                // An atomic write's temporary file has a name of the run's own: its folder is checked.
+                if let Some(from) = data.get("from") {
+                    let parent = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_owned());
+                    let path = data["path"].as_str().unwrap_or_default();
+                    ensure!(from.as_str().and_then(parent) == parent(path), "a write is renamed into place from its own folder: {data}");
+                    shown["from"] = json!("[temporary file]");
+                }
+                snapshot(&ctx, "engine__watch__event", &json!({"event": name, "data": shown}))?;
                 drop(stream);
                 super::support::kill(&ctx, &id).await;
                 Ok(())
@@ -96,7 +104,63 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/watch/005",
+            spec: "A failure inside an open stream arrives as an `error` event carrying the engine error body, and nothing follows it: the watched directory removed ends the watch with its `delete` then `error` `E2004`; the sandbox killed under a watch ends it with `error` `E2009`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:watch", "feature:files"],
+            endpoints: ["files_watch", "files_remove", "sandboxes_kill"],
+            codes: ["E2004", "E2009"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                mkdir(&ctx, &id, "gone/inner").await?;
+                let mut stream = watch(&ctx, &id, "path=gone").await?;
+                ctx.send(req(&ctx, Method::DELETE, &sb(&id, "/files?path=gone&recursive=true"))).await?.expect_status(200)?;
+                let frames = to_end(&mut stream).await?;
+                let body = ends_with_error(&frames, "E2004")?;
+                let names: Vec<&str> = frames.iter().filter_map(|f| f.event.as_deref()).collect();
+                ensure!(names.contains(&"delete"), "the removal comes before the end: {names:?}");
+                super::support::error_snapshot(&ctx, "engine__watch__error_event", &body, &[])?;
+
+                let other = sandbox(&ctx).await?;
+                mkdir(&ctx, &other, "w").await?;
+                let mut stream = watch(&ctx, &other, "path=w").await?;
+                ctx.send(req(&ctx, Method::DELETE, &sb(&other, ""))).await?.expect_status(200)?;
+                ends_with_error(&to_end(&mut stream).await?, "E2009")?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
+}
+
+/// Every event to the stream's end (at most 10 s).
+async fn to_end(stream: &mut SseStream) -> anyhow::Result<Vec<SseFrame>> {
+    let mut frames = Vec::new();
+    while let Some(frame) = stream.next_event_within(Duration::from_secs(10)).await? {
+        frames.push(frame);
+    }
+    Ok(frames)
+}
+
+/// The last event is `error` with an engine body of `code` (the only `error`):
+/// its data.
+fn ends_with_error(frames: &[SseFrame], code: &str) -> anyhow::Result<Value> {
+    let last = frames
+        .last()
+        .ok_or_else(|| anyhow!("the stream ended with no event, not an `error`"))?;
+    ensure!(
+        last.event.as_deref() == Some("error"),
+        "the stream ends with an `error` event: {frames:?}"
+    );
+    let errors = frames
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("error"))
+        .count();
+    ensure!(errors == 1, "one `error`, and nothing after it: {frames:?}");
+    let body = last.json()?;
+    super::support::check_error_body(&body, code)?;
+    Ok(body)
 }
 
 async fn mkdir(ctx: &Ctx, id: &str, path: &str) -> anyhow::Result<()> {
