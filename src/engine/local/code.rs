@@ -1,0 +1,186 @@
+//! Code in a sandbox: a snippet run once by its interpreter, or in a code context (an
+//! interpreter that keeps its state between runs), through the code-run service, in the
+//! sandbox's folder and environment, inside its cgroup where it has one.
+
+use super::super::provider::{CodeOutcome, ProviderResult};
+use super::super::wire::{CodeRunBody, ContextRecord, CreateContext};
+use super::commands::{in_cgroup, limit, program, working_dir};
+use super::env;
+use super::sandbox::Core;
+use crate::error::engine::{Code, EngineError};
+use crate::services::code_run::contexts::ContextInfo;
+use crate::services::code_run::{self, Language, Launch, RunOutcome};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// The language of a body that names none.
+const DEFAULT_LANGUAGE: &str = "python3";
+/// A run's time limit unless the body gives one (seconds).
+const DEFAULT_TIMEOUT_S: u64 = 60;
+/// Bytes kept of each of stdout and stderr.
+const OUTPUT_BYTES: usize = 8 * 1024 * 1024;
+
+fn invalid(message: impl Into<String>) -> EngineError {
+    EngineError::new(Code::InvalidArgument, message)
+}
+
+fn language(name: Option<&str>) -> ProviderResult<&'static Language> {
+    let name = name.unwrap_or(DEFAULT_LANGUAGE);
+    code_run::language(name).ok_or_else(|| {
+        invalid(format!(
+            "unknown language `{name}`: {} are known",
+            code_run::names().collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
+/// What runs `lang` in the sandbox: its interpreter on the sandbox's `PATH`.
+fn launch(
+    core: &Core,
+    lang: &Language,
+    cwd: &Path,
+    envs: &BTreeMap<String, String>,
+    timeout: Duration,
+) -> ProviderResult<Launch> {
+    let env = env::with(&core.env, envs, &core.id);
+    let program = program(core, &env, lang.program, cwd).map_err(|_| {
+        invalid(format!(
+            "`{}` is not installed in sandbox `{}` (no `{}` on its PATH); the languages are {}",
+            lang.name,
+            core.id,
+            lang.program,
+            code_run::names().collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    Ok(Launch {
+        program,
+        cwd: cwd.to_path_buf(),
+        env,
+        timeout,
+        output_bytes: OUTPUT_BYTES,
+    })
+}
+
+fn outcome(run: RunOutcome) -> CodeOutcome {
+    CodeOutcome {
+        stdout: run.stdout,
+        stderr: run.stderr,
+        exit_code: run.exit_code,
+        timed_out: run.timed_out,
+        duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+fn context_not_found(core: &Core, id: &str) -> EngineError {
+    EngineError::new(
+        Code::ContextNotFound,
+        format!("no code context `{id}` in sandbox `{}`", core.id),
+    )
+}
+
+pub async fn run(core: &Core, body: CodeRunBody) -> ProviderResult<CodeOutcome> {
+    core.running()?;
+    let timeout = limit(body.timeout, DEFAULT_TIMEOUT_S)?
+        .ok_or_else(|| invalid("`timeout` is in seconds, at least 1"))?;
+    if let Some(id) = &body.context_id {
+        if body.envs.is_some() {
+            return Err(invalid(
+                "`envs` cannot go with `context_id`: a context's variables are fixed when it is created",
+            ));
+        }
+        let context = core
+            .contexts
+            .list(&core.id)
+            .into_iter()
+            .find(|c| c.id == *id)
+            .ok_or_else(|| context_not_found(core, id))?;
+        if let Some(asked) = body.language.as_deref().filter(|l| *l != context.language) {
+            return Err(invalid(format!(
+                "context `{id}` runs {}, not {asked}",
+                context.language
+            )));
+        }
+        let ran = core
+            .contexts
+            .run_in(&core.id, id, &body.code, timeout)
+            .await
+            .map_err(|e| EngineError::from_domain(&e))?;
+        let Some((_, run)) = ran else {
+            return Err(context_not_found(core, id));
+        };
+        return Ok(outcome(run));
+    }
+    let lang = language(body.language.as_deref())?;
+    let launch = launch(
+        core,
+        lang,
+        &core.home,
+        &body.envs.unwrap_or_default(),
+        timeout,
+    )?;
+    let mut spec = code_run::once_spec(lang, &launch, &body.code);
+    (spec.program, spec.args) = in_cgroup(core, spec.program, spec.args);
+    let run = code_run::run_spec(&spec).await.map_err(|e| {
+        EngineError::new(
+            Code::Internal,
+            format!("cannot start `{}`: {e}", lang.program),
+        )
+    })?;
+    Ok(outcome(run))
+}
+
+fn record(info: ContextInfo) -> ContextRecord {
+    ContextRecord {
+        context_id: info.id,
+        language: info.language.to_owned(),
+        cwd: info.cwd.display().to_string(),
+        created_at: crate::services::files::rfc3339(info.created_at),
+    }
+}
+
+pub fn create_context(core: &Core, body: CreateContext) -> ProviderResult<ContextRecord> {
+    core.running()?;
+    let lang = language(body.language.as_deref())?;
+    let cwd = working_dir(core, body.cwd.as_deref())?;
+    let launch = launch(
+        core,
+        lang,
+        &cwd,
+        &BTreeMap::new(),
+        Duration::from_secs(DEFAULT_TIMEOUT_S),
+    )?;
+    let info = core
+        .contexts
+        .create(&core.id, lang, &launch)
+        .map_err(|e| EngineError::from_domain(&e))?;
+    Ok(record(info))
+}
+
+pub fn list_contexts(core: &Core) -> ProviderResult<Vec<ContextRecord>> {
+    core.alive()?;
+    Ok(core
+        .contexts
+        .list(&core.id)
+        .into_iter()
+        .map(record)
+        .collect())
+}
+
+pub fn restart_context(core: &Core, id: &str) -> ProviderResult<ContextRecord> {
+    core.running()?;
+    core.contexts
+        .restart(&core.id, id)
+        .map_err(|e| EngineError::from_domain(&e))?
+        .map(record)
+        .ok_or_else(|| context_not_found(core, id))
+}
+
+pub fn delete_context(core: &Core, id: &str) -> ProviderResult<()> {
+    core.alive()?;
+    if core.contexts.delete(&core.id, id) {
+        Ok(())
+    } else {
+        Err(context_not_found(core, id))
+    }
+}

@@ -1,0 +1,183 @@
+//! A sandbox's files, through the file service rooted at its folder: every path is
+//! judged by the path guard (relative paths start at the folder; an absolute path must be
+//! inside it) and opened beneath the folder without following a link out of it. Files
+//! work while the sandbox is paused. Entries are the server's entry info.
+
+use super::super::provider::{ByteStream, Event, EventStream, FileRead, ProviderResult};
+use super::super::wire::{MkdirBody, MoveBody, WriteQuery};
+use super::sandbox::Core;
+use crate::error::engine::{Code, EngineError};
+use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
+use crate::services::files::{Entry, FileError, FileService, WriteOptions};
+use crate::services::watch_events::{Rendered, render};
+use bytes::Bytes;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::io::AsyncReadExt;
+
+/// Bytes read from a file per chunk of a read.
+const CHUNK: usize = 256 * 1024;
+
+fn domain(e: FileError) -> EngineError {
+    EngineError::from_domain(&e)
+}
+
+fn entry(entry: &Entry) -> Value {
+    // The entry's own serialization is the wire's entry info.
+    serde_json::to_value(entry).unwrap_or(Value::Null)
+}
+
+/// Runs a blocking file operation off the runtime's threads.
+async fn blocking<T: Send + 'static>(
+    core: &Core,
+    op: impl FnOnce(FileService) -> Result<T, FileError> + Send + 'static,
+) -> ProviderResult<T> {
+    core.alive()?;
+    let files = core.files.clone();
+    tokio::task::spawn_blocking(move || op(files))
+        .await
+        .map_err(|e| EngineError::new(Code::Internal, format!("a file operation failed: {e}")))?
+        .map_err(domain)
+}
+
+pub async fn read(core: &Core, path: &str) -> ProviderResult<FileRead> {
+    let path = path.to_owned();
+    let file = blocking(core, move |files| files.read(&path, None)).await?;
+    let size = file.len;
+    let reader = tokio::fs::File::from_std(file.file).take(file.len);
+    let body: ByteStream = Box::pin(futures::stream::unfold(reader, |mut reader| async move {
+        let mut buf = vec![0u8; CHUNK];
+        match reader.read(&mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok(Bytes::from(buf)), reader))
+            }
+            Err(e) => Some((Err(e), reader)),
+        }
+    }));
+    Ok(FileRead { size, body })
+}
+
+/// Writes the body atomically; `overwrite` and `parents` default to true.
+pub async fn write(core: &Core, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+    core.alive()?;
+    let path = query.path.filter(|p| !p.is_empty()).ok_or_else(|| {
+        EngineError::new(Code::InvalidArgument, "query parameter `path` is required")
+    })?;
+    let options = WriteOptions {
+        overwrite: query.overwrite.unwrap_or(true),
+        parents: query.parents.unwrap_or(true),
+        sync: false,
+    };
+    let written = core
+        .files
+        .write_stream(&path, body, options)
+        .await
+        .map_err(domain)?;
+    Ok(entry(&written))
+}
+
+pub async fn list(core: &Core, path: &str, depth: u32) -> ProviderResult<Vec<Value>> {
+    let path = path.to_owned();
+    let listing = blocking(core, move |files| files.list(&path, depth)).await?;
+    Ok(listing.entries.iter().map(entry).collect())
+}
+
+pub async fn info(core: &Core, path: &str) -> ProviderResult<Value> {
+    let path = path.to_owned();
+    Ok(entry(
+        &blocking(core, move |files| files.info(&path)).await?,
+    ))
+}
+
+pub async fn exists(core: &Core, path: &str) -> ProviderResult<bool> {
+    let path = path.to_owned();
+    blocking(core, move |files| files.exists(&path)).await
+}
+
+/// `parents` defaults to true.
+pub async fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<Value> {
+    let made = blocking(core, move |files| {
+        files.mkdir(&body.path, body.parents.unwrap_or(true))
+    })
+    .await?;
+    Ok(entry(&made))
+}
+
+/// `overwrite` defaults to false.
+pub async fn rename(core: &Core, body: MoveBody) -> ProviderResult<Value> {
+    let moved = blocking(core, move |files| {
+        files.rename(&body.from, &body.to, body.overwrite.unwrap_or(false))
+    })
+    .await?;
+    Ok(entry(&moved))
+}
+
+pub async fn remove(core: &Core, path: &str, recursive: bool) -> ProviderResult<String> {
+    let path = path.to_owned();
+    let removed = blocking(core, move |files| files.delete(&path, recursive)).await?;
+    Ok(removed.display().to_string())
+}
+
+/// Changes under `path` as events (rendered as the server's watch renders them); a
+/// directory the system cannot watch is an `error` event and the stream goes on; the
+/// path going away, a failed watch, or the sandbox's end close it with an error.
+pub async fn watch(core: &Arc<Core>, path: &str, recursive: bool) -> ProviderResult<EventStream> {
+    let path = path.to_owned();
+    let watch = blocking(core, move |files| {
+        files.watch(&path, recursive, DEFAULT_CAPACITY)
+    })
+    .await?;
+    let follow = Follow {
+        watch,
+        files: core.files.clone(),
+        ended: core.ended.subscribe(),
+        done: false,
+    };
+    Ok(Box::pin(futures::stream::unfold(
+        follow,
+        |mut follow| async move { follow.next().await.map(|event| (event, follow)) },
+    )))
+}
+
+struct Follow {
+    watch: Watch,
+    files: FileService,
+    ended: tokio::sync::watch::Receiver<bool>,
+    done: bool,
+}
+
+impl Follow {
+    async fn next(&mut self) -> Option<Result<Event, EngineError>> {
+        if self.done {
+            return None;
+        }
+        let event = tokio::select! {
+            event = self.watch.next() => event,
+            _ = self.ended.wait_for(|ended| *ended) => {
+                self.done = true;
+                return Some(Err(EngineError::new(Code::SandboxNotFound, "the sandbox ended")));
+            }
+        };
+        let Some(event) = event else {
+            self.done = true;
+            return None;
+        };
+        Some(match render(event, &self.files, self.watch.path()) {
+            Rendered::Event { name, data } => Ok(Event { name, data }),
+            Rendered::Unwatched(message) => Ok(Event {
+                name: "error",
+                data: EngineError::new(Code::Internal, message).body(),
+            }),
+            Rendered::Gone(message) => {
+                self.done = true;
+                Err(EngineError::new(Code::FileNotFound, message))
+            }
+            Rendered::Failed(message) => {
+                self.done = true;
+                Err(EngineError::new(Code::Internal, message))
+            }
+        })
+    }
+}

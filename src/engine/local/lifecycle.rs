@@ -1,0 +1,228 @@
+//! A sandbox's life: made (`creating`, then `running`), paused and resumed, given a new
+//! lifetime, adopted by the next engine, and ended (`stopping`, then gone) by a kill or
+//! at its expiry. The end leaves nothing: every process killed (again and again, until
+//! the scan finds none), the cgroup removed, the folder with the record and the files
+//! removed, and every handle answers `E2009` from then on.
+//!
+//! The expiry counts while a sandbox is paused too: a paused sandbox still holds its
+//! processes and its folder, and ends at its `expires_at` like a running one.
+
+use super::super::provider::ProviderResult;
+use super::super::wire::{SandboxRecord, SandboxStatus};
+use super::processes;
+use super::sandbox::{Core, HOME, Table, lock, not_found};
+use super::store::{self, Stored};
+use crate::error::engine::{Code, EngineError};
+use crate::services::cgroup::{self, Cgroups, Support};
+use std::path::Path;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, SystemTime};
+
+/// Makes the sandbox folder `dir` for `stored` (its home and temp folder, its cgroup) and
+/// its state; the record is written `creating`, then `running`.
+pub fn make(
+    dir: &Path,
+    mut stored: Stored,
+    cgroups: Option<&Cgroups>,
+    limits: cgroup::Limits,
+    table: Weak<Table>,
+) -> ProviderResult<Arc<Core>> {
+    let internal = |what: &str, e: std::io::Error| {
+        EngineError::new(Code::Internal, format!("cannot {what}: {e}"))
+    };
+    std::fs::create_dir(dir).map_err(|e| internal("make the sandbox folder", e))?;
+    let made = (|| {
+        stored.record.status = SandboxStatus::Creating;
+        store::save(dir, &stored).map_err(|e| internal("write the sandbox record", e))?;
+        let home = dir.join(HOME);
+        std::fs::create_dir(&home).map_err(|e| internal("make the sandbox home", e))?;
+        std::fs::create_dir(home.join(super::env::TMP))
+            .map_err(|e| internal("make the sandbox temp folder", e))?;
+        let cgroup = match cgroups {
+            Some(cgroups) => Some(
+                cgroups
+                    .create(&stored.record.sandbox_id, &limits)
+                    .map_err(|e| internal("make the sandbox's cgroup", e))?,
+            ),
+            None => None,
+        };
+        stored.cgroup = cgroup.as_ref().map(|c| c.path().to_path_buf());
+        stored.record.status = SandboxStatus::Running;
+        let core = Core::new(dir.to_path_buf(), stored.clone(), cgroup, table)
+            .map_err(|e| internal("open the sandbox", e))?;
+        store::save(dir, &stored).map_err(|e| internal("write the sandbox record", e))?;
+        Ok(Arc::new(core))
+    })();
+    if made.is_err() {
+        if let Some(path) = &stored.cgroup {
+            let _ = std::fs::remove_dir(path);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    made
+}
+
+/// What [`adopt`] found in a folder.
+pub enum Adopted {
+    /// Alive: its state, its timer to arm.
+    Alive(Arc<Core>),
+    /// Expired, or left half made or half ended by the previous engine: cleaned up now.
+    Ended,
+    /// Not a sandbox (no readable record): left alone.
+    Skipped(String),
+}
+
+/// A sandbox a previous engine left in `dir`.
+pub fn adopt(dir: &Path, support: &Support, table: Weak<Table>) -> Adopted {
+    let stored = match store::load(dir) {
+        Ok(stored) => stored,
+        Err(why) => return Adopted::Skipped(why),
+    };
+    let named = dir.file_name().and_then(|n| n.to_str());
+    if named != Some(stored.record.sandbox_id.as_str()) {
+        return Adopted::Skipped(format!(
+            "{}: the record names `{}`",
+            dir.display(),
+            stored.record.sandbox_id
+        ));
+    }
+    let cgroup = match (support, &stored.cgroup) {
+        (Support::Available(cgroups), Some(path)) => cgroups.open(path),
+        _ => None,
+    };
+    let finished = matches!(
+        stored.record.status,
+        SandboxStatus::Creating | SandboxStatus::Stopping | SandboxStatus::Stopped
+    );
+    let expired = stored.expires_at() <= SystemTime::now();
+    match Core::new(dir.to_path_buf(), stored, cgroup, table) {
+        Ok(core) if !finished && !expired => Adopted::Alive(Arc::new(core)),
+        Ok(core) => {
+            end_now(&core);
+            Adopted::Ended
+        }
+        Err(e) => Adopted::Skipped(format!("{}: {e}", dir.display())),
+    }
+}
+
+/// Ends a sandbox without a runtime's help (at open): KILL until nothing is left, then
+/// its cgroup and folder go.
+fn end_now(core: &Core) {
+    for _ in 0..1000 {
+        let live = core.live();
+        if live.is_empty() {
+            break;
+        }
+        for found in live {
+            crate::services::proc_scan::signal(found.stat.pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    remove(core);
+    core.set_gone();
+}
+
+/// Removes the cgroup and the folder.
+fn remove(core: &Core) {
+    if let Some(cgroup) = &core.cgroup {
+        let _ = cgroup.kill();
+        let _ = cgroup.remove();
+    }
+    // A process killed a moment ago may still be writing: try again.
+    for _ in 0..20 {
+        match std::fs::remove_dir_all(&core.dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => return,
+        }
+    }
+    tracing::warn!(sandbox = %core.id, dir = %core.dir.display(), "the sandbox folder could not be removed");
+}
+
+/// Arms (or re-arms) the expiry of `core` at its record's `expires_at`.
+pub fn arm(core: &Arc<Core>) {
+    let at = lock(&core.stored).expires_at();
+    let wait = at
+        .duration_since(SystemTime::now())
+        .unwrap_or(Duration::ZERO);
+    let weak = Arc::downgrade(core);
+    let timer = tokio::spawn(async move {
+        tokio::time::sleep(wait).await;
+        if let Some(core) = weak.upgrade() {
+            tracing::info!(sandbox = %core.id, "the sandbox expired");
+            let _ = end(&core, false).await;
+        }
+    });
+    if let Some(old) = lock(&core.timer).replace(timer) {
+        old.abort();
+    }
+}
+
+/// Ends the sandbox (a kill, or its expiry); answers its last record, `stopped`.
+pub async fn end(core: &Arc<Core>, from_kill: bool) -> ProviderResult<SandboxRecord> {
+    let _turn = core.lifecycle.lock().await;
+    core.alive()?;
+    let mut last = core.update(|s| s.record.status = SandboxStatus::Stopping)?;
+    // The registry and the terminals start nothing more; everything dies by KILL below
+    // (their TERM and grace would only slow the end).
+    let registry = core.registry.shutdown();
+    let terminals = core.terminals.shutdown();
+    core.contexts.close_owner(&core.id);
+    let killed = async {
+        let all_gone = processes::kill_all(core).await;
+        if !all_gone {
+            tracing::warn!(sandbox = %core.id, "processes of the sandbox survived KILL");
+        }
+    };
+    tokio::join!(registry, terminals, killed);
+    let removed = core.clone();
+    let _ = tokio::task::spawn_blocking(move || remove(&removed)).await;
+    core.set_gone();
+    if let Some(table) = core.table.upgrade() {
+        lock(&table).remove(&core.id);
+    }
+    if from_kill && let Some(timer) = lock(&core.timer).take() {
+        timer.abort();
+    }
+    last.status = SandboxStatus::Stopped;
+    Ok(last)
+}
+
+pub async fn pause(core: &Core) -> ProviderResult<SandboxRecord> {
+    let _turn = core.lifecycle.lock().await;
+    core.alive()?;
+    match core.status() {
+        SandboxStatus::Paused => return Ok(core.record()),
+        SandboxStatus::Running => {}
+        _ => return Err(core.running().err().unwrap_or_else(|| not_found(&core.id))),
+    }
+    if let Err(e) = processes::stop_all(core).await {
+        // Never half paused: what stopped goes on.
+        processes::continue_all(core).await;
+        return Err(e);
+    }
+    core.update(|s| s.record.status = SandboxStatus::Paused)
+}
+
+pub async fn resume(core: &Core) -> ProviderResult<SandboxRecord> {
+    let _turn = core.lifecycle.lock().await;
+    core.alive()?;
+    match core.status() {
+        SandboxStatus::Running => return Ok(core.record()),
+        SandboxStatus::Paused => {}
+        _ => return Err(core.running().err().unwrap_or_else(|| not_found(&core.id))),
+    }
+    processes::continue_all(core).await;
+    core.update(|s| s.record.status = SandboxStatus::Running)
+}
+
+/// The sandbox ends `seconds` from now (1..=86400).
+pub async fn set_timeout(core: &Arc<Core>, seconds: u64) -> ProviderResult<SandboxRecord> {
+    let seconds = super::check_timeout(seconds)?;
+    let _turn = core.lifecycle.lock().await;
+    core.alive()?;
+    let record = core.update(|s| s.set_expiry(SystemTime::now() + Duration::from_secs(seconds)))?;
+    arm(core);
+    Ok(record)
+}

@@ -1,0 +1,297 @@
+//! The builtin provider `local`: sandboxes on this machine, each a folder under
+//! `<state>/sandboxes/<id>/` (its record `sandbox.json`, its home `root/`) and the
+//! processes started in it. A sandbox behaves as a machine: what a command leaves running
+//! in the background goes on until it ends, the sandbox ends, or a signal ends it, and is
+//! listed, paused and resumed with the rest.
+//!
+//! - [`store`]: the record on disk; [`sandbox`]: one sandbox's state and the handle a
+//!   session holds ([`handle`] implements the provider's `Sandbox` on it);
+//! - [`lifecycle`]: create, adopt, pause, resume, lifetime, the end;
+//! - [`processes`], [`commands`], [`files`], [`code`], [`terminal`]: what runs and what
+//!   is kept in a sandbox; [`env`]: the environment its processes start from.
+//!
+//! Limits: `timeout` is always enforced. `cpu` and `memory` are enforced by a cgroup v2
+//! subtree where the machine gives one (`services::cgroup`); elsewhere the record says
+//! they are not (`limits_enforced`), and `disk` never is. Sandboxes outlive the engine: the
+//! next engine adopts them from their records (an expired one is ended then).
+
+mod code;
+mod commands;
+mod env;
+mod files;
+mod handle;
+mod lifecycle;
+mod processes;
+mod sandbox;
+mod store;
+mod terminal;
+
+#[cfg(test)]
+mod tests;
+
+use super::provider::{Provider, ProviderResult, Sandbox};
+use super::wire::{
+    Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord,
+    SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S, SandboxRecord, SandboxStatus,
+};
+use crate::error::engine::{Code, EngineError};
+use crate::services::cgroup::{self, Support};
+use async_trait::async_trait;
+use lifecycle::Adopted;
+use sandbox::{LocalSandbox, Table, lock, not_found};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use store::Stored;
+
+/// The one template.
+const TEMPLATE: &str = "base";
+/// `GET /sandboxes` without `limit`, and its bounds.
+const LIST_DEFAULT: u32 = 100;
+const LIST_MAX: u32 = 1000;
+
+pub struct LocalProvider {
+    /// `<state>/sandboxes`.
+    root: PathBuf,
+    sandboxes: Arc<Table>,
+    cgroups: Support,
+}
+
+/// `timeout`: 1..=86400 seconds.
+fn check_timeout(seconds: u64) -> ProviderResult<u64> {
+    if (1..=SANDBOX_TIMEOUT_MAX_S).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(EngineError::new(
+            Code::InvalidArgument,
+            format!("`timeout` must be 1 to {SANDBOX_TIMEOUT_MAX_S} seconds, not {seconds}"),
+        ))
+    }
+}
+
+impl LocalProvider {
+    /// The provider over `<state_dir>/sandboxes`; sandboxes a previous engine left are
+    /// adopted (their lifetimes go on; an expired one is ended now). Call within a tokio
+    /// runtime: the adopted sandboxes' expiries are armed on it.
+    pub fn open(state_dir: &Path) -> std::io::Result<Arc<LocalProvider>> {
+        let root = state_dir.join("sandboxes");
+        std::fs::create_dir_all(&root)?;
+        tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
+        let cgroups = cgroup::detect();
+        if let Support::Unavailable(why) = &cgroups {
+            tracing::info!(%why, "local sandboxes get no cgroup: cpu and memory are not enforced");
+        }
+        let sandboxes: Arc<Table> = Arc::default();
+        for entry in std::fs::read_dir(&root)? {
+            let dir = entry?.path();
+            if !dir.is_dir() {
+                continue;
+            }
+            match lifecycle::adopt(&dir, &cgroups, Arc::downgrade(&sandboxes)) {
+                Adopted::Alive(core) => {
+                    lifecycle::arm(&core);
+                    lock(&sandboxes).insert(core.id.clone(), core);
+                }
+                Adopted::Ended => {}
+                Adopted::Skipped(why) => tracing::warn!(%why, "not a sandbox: left alone"),
+            }
+        }
+        Ok(Arc::new(LocalProvider {
+            root,
+            sandboxes,
+            cgroups,
+        }))
+    }
+
+    /// Stops the expiry timers; the sandboxes (their processes, folders and records) stay
+    /// for the next engine, which adopts them.
+    pub async fn shutdown(&self) {
+        let cores: Vec<_> = lock(&self.sandboxes).values().cloned().collect();
+        for core in cores {
+            if let Some(timer) = lock(&core.timer).take() {
+                timer.abort();
+            }
+        }
+    }
+
+    /// How many sandboxes are alive.
+    pub fn sandbox_count(&self) -> usize {
+        lock(&self.sandboxes).len()
+    }
+
+    /// Which limits a sandbox asking for these is given for real.
+    fn enforced(&self, body: &CreateSandbox) -> BTreeMap<String, bool> {
+        let (cpu, memory) = match &self.cgroups {
+            Support::Available(c) => (c.cpu(), c.memory()),
+            Support::Unavailable(_) => (false, false),
+        };
+        let mut limits = BTreeMap::from([("timeout".to_owned(), true)]);
+        if body.cpu.is_some() {
+            limits.insert("cpu".into(), cpu);
+        }
+        if body.memory.is_some() {
+            limits.insert("memory".into(), memory);
+        }
+        if body.disk.is_some() {
+            limits.insert("disk".into(), false);
+        }
+        limits
+    }
+}
+
+#[async_trait]
+impl Provider for LocalProvider {
+    fn record(&self) -> ProviderRecord {
+        ProviderRecord {
+            id: "local".into(),
+            name: "Local sandboxes".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            kind: ProviderKind::Builtin,
+            trust: "builtin".into(),
+            features: vec![
+                Feature::Sandboxes,
+                Feature::Timeout,
+                Feature::Pause,
+                Feature::Ports,
+                Feature::Commands,
+                Feature::Processes,
+                Feature::Files,
+                Feature::Watch,
+                Feature::Code,
+                Feature::CodeContexts,
+                Feature::Terminal,
+            ],
+            error: None,
+        }
+    }
+
+    async fn create(
+        &self,
+        conn: &Connection,
+        body: CreateSandbox,
+    ) -> ProviderResult<SandboxRecord> {
+        let template = body.template.clone().unwrap_or_else(|| TEMPLATE.to_owned());
+        if template != TEMPLATE {
+            return Err(EngineError::new(
+                Code::TemplateNotFound,
+                format!(
+                    "the local provider has no template `{template}`: its one template is `{TEMPLATE}`"
+                ),
+            ));
+        }
+        if let Some(gpu) = &body.gpu {
+            return Err(EngineError::new(
+                Code::FeatureNotSupported,
+                format!(
+                    "the local provider has no GPU: create the sandbox without `gpu` (asked: `{gpu}`)"
+                ),
+            ));
+        }
+        let timeout = check_timeout(body.timeout.unwrap_or(SANDBOX_TIMEOUT_DEFAULT_S))?;
+        for (what, zero) in [
+            ("cpu", body.cpu == Some(0)),
+            ("memory", body.memory == Some(0)),
+            ("disk", body.disk == Some(0)),
+        ] {
+            if zero {
+                return Err(EngineError::new(
+                    Code::InvalidArgument,
+                    format!("`{what}` must be at least 1"),
+                ));
+            }
+        }
+        let id = crate::services::ids::new("sb");
+        let now = SystemTime::now();
+        let envs = body.envs.clone().unwrap_or_default();
+        let mut stored = Stored {
+            record: SandboxRecord {
+                sandbox_id: id.clone(),
+                provider: "local".into(),
+                template,
+                status: SandboxStatus::Creating,
+                created_at: crate::services::files::rfc3339(now),
+                expires_at: String::new(),
+                metadata: body.metadata.clone().unwrap_or_default(),
+                envs_keys: envs.keys().cloned().collect(),
+                cpu: body.cpu,
+                memory: body.memory,
+                disk: body.disk,
+                secure: body.secure.unwrap_or(true),
+                limits_enforced: self.enforced(&body),
+            },
+            owner: conn.fingerprint(),
+            envs,
+            created_ms: store::ms(now),
+            expires_ms: 0,
+            groups: Vec::new(),
+            sessions: Vec::new(),
+            cgroup: None,
+        };
+        stored.set_expiry(now + Duration::from_secs(timeout));
+        let cgroups = match &self.cgroups {
+            Support::Available(c) => Some(c),
+            Support::Unavailable(_) => None,
+        };
+        let limits = cgroup::Limits {
+            cpus: body.cpu,
+            memory_mb: body.memory,
+        };
+        let dir = self.root.join(&id);
+        // A few small writes: not worth a blocking thread.
+        let core = lifecycle::make(
+            &dir,
+            stored,
+            cgroups,
+            limits,
+            Arc::downgrade(&self.sandboxes),
+        )?;
+        lifecycle::arm(&core);
+        let record = core.record();
+        lock(&self.sandboxes).insert(id, core);
+        Ok(record)
+    }
+
+    async fn list(
+        &self,
+        conn: &Connection,
+        query: &ListSandboxes,
+    ) -> ProviderResult<Vec<SandboxRecord>> {
+        let limit = query.limit.unwrap_or(LIST_DEFAULT);
+        if !(1..=LIST_MAX).contains(&limit) {
+            return Err(EngineError::new(
+                Code::InvalidArgument,
+                format!("`limit` must be 1 to {LIST_MAX}, not {limit}"),
+            ));
+        }
+        let owner = conn.fingerprint();
+        let mut mine: Vec<(u64, Stored)> = lock(&self.sandboxes)
+            .values()
+            .filter(|core| !core.is_gone())
+            .map(|core| lock(&core.stored).clone())
+            .filter(|s| s.owner == owner)
+            .filter(|s| query.status.is_none_or(|status| s.record.status == status))
+            .map(|s| (s.created_ms, s))
+            .collect();
+        // Newest first; the id breaks ties so pages are stable.
+        mine.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then_with(|| b.1.record.sandbox_id.cmp(&a.1.record.sandbox_id))
+        });
+        Ok(mine
+            .into_iter()
+            .skip(query.offset.unwrap_or(0) as usize)
+            .take(limit as usize)
+            .map(|(_, s)| s.record)
+            .collect())
+    }
+
+    async fn connect(&self, conn: &Connection, id: &str) -> ProviderResult<Arc<dyn Sandbox>> {
+        let core = lock(&self.sandboxes)
+            .get(id)
+            .filter(|core| !core.is_gone() && core.owner() == conn.fingerprint())
+            .cloned()
+            .ok_or_else(|| not_found(id))?;
+        Ok(Arc::new(LocalSandbox { core }))
+    }
+}

@@ -1,0 +1,249 @@
+//! One sandbox's state, shared by every handle a session holds: its folder, its record,
+//! its processes (one supervisor registry, terminals, code contexts), its cgroup, its
+//! expiry timer. A handle ([`LocalSandbox`]) checks that the sandbox still exists before
+//! anything (`E2009` once it is gone) and that it runs before starting anything in it
+//! (`E4003` while it is paused or stopping).
+
+use super::super::provider::ProviderResult;
+use super::super::wire::{SandboxRecord, SandboxStatus};
+use super::env;
+use super::store::{self, Stored};
+use crate::error::engine::{Code, EngineError};
+use crate::services::cgroup::Cgroup;
+use crate::services::code_run::contexts::Contexts;
+use crate::services::files::FileService;
+use crate::services::paths::{PathGuard, PathRules, SymlinkPolicy};
+use crate::services::proc_scan::{self, Found, Marks};
+use crate::services::pty::Terminals;
+use crate::services::supervisor::{Registry, RegistryConfig};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use tokio::task::JoinHandle;
+
+/// The provider's sandboxes by id (the expiry removes its own entry).
+pub type Table = Mutex<HashMap<String, Arc<Core>>>;
+
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The folder the sandbox's processes and files live in, inside its own folder (beside
+/// the record).
+pub const HOME: &str = "root";
+
+pub struct Core {
+    pub id: String,
+    /// `<state>/sandboxes/<id>`: the record and the home.
+    pub dir: PathBuf,
+    /// `<dir>/root`, canonical: the processes' working folder and `HOME`, the files' root.
+    pub home: PathBuf,
+    pub stored: Mutex<Stored>,
+    /// Every process of the sandbox starts with this environment (then its own).
+    pub env: Vec<(String, String)>,
+    pub files: FileService,
+    /// Commands, by pid (owner: the sandbox id).
+    pub registry: Registry,
+    pub terminals: Terminals,
+    pub contexts: Contexts,
+    pub cgroup: Option<Cgroup>,
+    /// Serializes pause, resume, timeout changes and the end.
+    pub lifecycle: tokio::sync::Mutex<()>,
+    pub timer: Mutex<Option<JoinHandle<()>>>,
+    /// Set once everything of the sandbox is gone.
+    gone: AtomicBool,
+    /// Becomes `true` at the end: streams of the sandbox (commands, watches) stop.
+    pub ended: tokio::sync::watch::Sender<bool>,
+    pub table: Weak<Table>,
+}
+
+impl Core {
+    /// The state of a sandbox whose folder is `dir` (its home already made).
+    pub fn new(
+        dir: PathBuf,
+        stored: Stored,
+        cgroup: Option<Cgroup>,
+        table: Weak<Table>,
+    ) -> std::io::Result<Core> {
+        let id = stored.record.sandbox_id.clone();
+        let home = dir.join(HOME).canonicalize()?;
+        let guard = PathGuard::from_section(&PathRules {
+            allow: Some(vec![home.clone()]),
+            symlinks: Some(SymlinkPolicy::Within),
+            ..PathRules::default()
+        })
+        .map_err(std::io::Error::other)?;
+        let files = FileService::new(guard, &home);
+        let env = env::base(&home, &id, &stored.envs);
+        let joins = cgroup.clone();
+        let contexts = Contexts::with_started(Arc::new(move |pid| {
+            // An interpreter waits for its first run before it does anything: moved now,
+            // all it ever starts is inside.
+            if let Some(cgroup) = &joins {
+                let _ = cgroup.add(pid);
+            }
+        }));
+        Ok(Core {
+            id,
+            dir,
+            home,
+            stored: Mutex::new(stored),
+            env,
+            files,
+            registry: Registry::new(RegistryConfig::default()),
+            terminals: Terminals::default(),
+            contexts,
+            cgroup,
+            lifecycle: tokio::sync::Mutex::new(()),
+            timer: Mutex::new(None),
+            gone: AtomicBool::new(false),
+            ended: tokio::sync::watch::Sender::new(false),
+            table,
+        })
+    }
+
+    pub fn record(&self) -> SandboxRecord {
+        lock(&self.stored).record.clone()
+    }
+
+    pub fn status(&self) -> SandboxStatus {
+        lock(&self.stored).record.status
+    }
+
+    pub fn owner(&self) -> String {
+        lock(&self.stored).owner.clone()
+    }
+
+    pub fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::SeqCst)
+    }
+
+    pub fn set_gone(&self) {
+        self.gone.store(true, Ordering::SeqCst);
+        self.ended.send_replace(true);
+    }
+
+    /// `E2009` once the sandbox is gone.
+    pub fn alive(&self) -> ProviderResult<()> {
+        if self.is_gone() {
+            return Err(not_found(&self.id));
+        }
+        Ok(())
+    }
+
+    /// `E2009` once gone, `E4003` unless it runs: nothing starts in a paused sandbox.
+    pub fn running(&self) -> ProviderResult<()> {
+        self.alive()?;
+        match self.status() {
+            SandboxStatus::Running => Ok(()),
+            status => Err(EngineError::new(
+                Code::SandboxNotRunning,
+                format!(
+                    "sandbox `{}` is {}: nothing runs in it until it is resumed",
+                    self.id,
+                    status_name(status)
+                ),
+            )),
+        }
+    }
+
+    /// Changes the record with `change` and writes it.
+    pub fn update(&self, change: impl FnOnce(&mut Stored)) -> ProviderResult<SandboxRecord> {
+        let mut stored = lock(&self.stored);
+        change(&mut stored);
+        store::save(&self.dir, &stored).map_err(|e| {
+            EngineError::new(
+                Code::Internal,
+                format!("cannot write the record of `{}`: {e}", self.id),
+            )
+        })?;
+        Ok(stored.record.clone())
+    }
+
+    /// Notes a process group a command started, so its members are found even once they
+    /// drop the mark.
+    pub fn note_group(&self, pgid: u32) {
+        let _ = self.update(|s| {
+            if !s.groups.contains(&pgid) {
+                s.groups.push(pgid);
+            }
+        });
+    }
+
+    /// Notes a session a terminal started.
+    pub fn note_session(&self, sid: u32) {
+        let _ = self.update(|s| {
+            if !s.sessions.contains(&sid) {
+                s.sessions.push(sid);
+            }
+        });
+    }
+
+    /// Every process of the sandbox now (zombies included), and the groups and sessions
+    /// that still hold one are kept in the record (empty ones are dropped: their ids may
+    /// be reused by strangers).
+    pub fn scan(&self) -> Vec<Found> {
+        let (groups, sessions) = {
+            let stored = lock(&self.stored);
+            (stored.groups.clone(), stored.sessions.clone())
+        };
+        let known = self.cgroup.as_ref().map(Cgroup::procs).unwrap_or_default();
+        let mark = env::mark_entry(&self.id);
+        let found = proc_scan::find(&Marks {
+            env: &mark,
+            groups: &groups,
+            sessions: &sessions,
+            known: &known,
+        });
+        let live = |id: u32, of: fn(&Found) -> u32| found.iter().any(|f| of(f) == id);
+        let kept_groups: Vec<u32> = groups
+            .iter()
+            .copied()
+            .filter(|g| live(*g, |f| f.stat.pgid))
+            .collect();
+        let kept_sessions: Vec<u32> = sessions
+            .iter()
+            .copied()
+            .filter(|s| live(*s, |f| f.stat.sid))
+            .collect();
+        if kept_groups != groups || kept_sessions != sessions {
+            let _ = self.update(|s| {
+                s.groups.retain(|g| kept_groups.contains(g));
+                s.sessions.retain(|x| kept_sessions.contains(x));
+            });
+        }
+        found
+    }
+
+    /// The live (not dead) processes of the sandbox.
+    pub fn live(&self) -> Vec<Found> {
+        self.scan()
+            .into_iter()
+            .filter(|f| !f.stat.is_dead())
+            .collect()
+    }
+}
+
+pub fn not_found(id: &str) -> EngineError {
+    EngineError::new(
+        Code::SandboxNotFound,
+        format!("no sandbox `{id}` (it was killed, it expired, or it is another account's)"),
+    )
+}
+
+pub fn status_name(status: SandboxStatus) -> &'static str {
+    match status {
+        SandboxStatus::Creating => "creating",
+        SandboxStatus::Running => "running",
+        SandboxStatus::Paused => "paused",
+        SandboxStatus::Stopping => "stopping",
+        SandboxStatus::Stopped => "stopped",
+        SandboxStatus::Error => "in error",
+    }
+}
+
+/// A session's handle on one sandbox.
+pub struct LocalSandbox {
+    pub core: Arc<Core>,
+}

@@ -1,0 +1,147 @@
+//! Code runs and contexts, and terminals.
+
+use super::*;
+use crate::engine::provider::TerminalInput;
+use crate::engine::wire::{CodeRunBody, CreateContext};
+
+fn code(text: &str) -> CodeRunBody {
+    CodeRunBody {
+        code: text.into(),
+        ..CodeRunBody::default()
+    }
+}
+
+fn installed(program: &str) -> bool {
+    let path = std::env::var("PATH").unwrap_or_default();
+    crate::services::exec_rules::resolve(program, &path, std::path::Path::new("/")).is_some()
+}
+
+#[tokio::test]
+async fn a_context_keeps_its_state_between_runs() {
+    if !installed("python3") {
+        eprintln!("python3 is not installed: skipped");
+        return;
+    }
+    let f = fixture();
+    let (record, sandbox) = sandbox(&f).await;
+    let once = sandbox
+        .code_run(code("import os; print(os.getcwd() == os.environ['HOME'])"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (once.stdout.as_slice(), once.exit_code),
+        (&b"True\n"[..], Some(0))
+    );
+    let context = sandbox
+        .context_create(CreateContext::default())
+        .await
+        .unwrap();
+    assert_eq!(context.language, "python3");
+    assert_eq!(sandbox.context_list().await.unwrap(), vec![context.clone()]);
+    let in_context = |text: &str| CodeRunBody {
+        context_id: Some(context.context_id.clone()),
+        ..code(text)
+    };
+    sandbox.code_run(in_context("x = 41")).await.unwrap();
+    let out = sandbox.code_run(in_context("print(x + 1)")).await.unwrap();
+    assert_eq!(out.stdout, b"42\n", "{out:?}");
+    // Its interpreter is a process of the sandbox.
+    let listed = sandbox.processes().await.unwrap();
+    assert!(listed.iter().any(|p| p.tag == "code"), "{listed:?}");
+    assert!(!marked(&record.sandbox_id).is_empty());
+
+    let restarted = sandbox.context_restart(&context.context_id).await.unwrap();
+    assert_eq!(restarted.context_id, context.context_id);
+    let out = sandbox
+        .code_run(in_context("print('x' in globals())"))
+        .await
+        .unwrap();
+    assert_eq!(out.stdout, b"False\n");
+    let wrong = CodeRunBody {
+        language: Some("bash".into()),
+        ..in_context("echo hi")
+    };
+    assert_eq!(
+        code_of(sandbox.code_run(wrong).await),
+        Code::InvalidArgument
+    );
+    sandbox.context_delete(&context.context_id).await.unwrap();
+    assert_eq!(
+        code_of(sandbox.context_delete(&context.context_id).await),
+        Code::ContextNotFound
+    );
+    assert_eq!(
+        code_of(sandbox.code_run(in_context("1")).await),
+        Code::ContextNotFound
+    );
+    assert_eq!(
+        code_of(sandbox.context_restart("ctx_missing").await),
+        Code::ContextNotFound
+    );
+    let e = sandbox
+        .code_run(CodeRunBody {
+            language: Some("cobol".into()),
+            ..code("1")
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(
+        e.message.contains("python3"),
+        "the known languages are listed: {}",
+        e.message
+    );
+    end(&sandbox).await;
+    assert!(marked(&record.sandbox_id).is_empty());
+}
+
+#[tokio::test]
+async fn a_terminal_runs_a_shell_in_the_sandbox() {
+    let f = fixture();
+    let (record, sandbox) = sandbox(&f).await;
+    assert_eq!(
+        code_of(sandbox.terminal(0, 24, "/bin/sh").await.map(|_| ())),
+        Code::InvalidArgument
+    );
+    let io = sandbox.terminal(80, 24, "/bin/sh").await.unwrap();
+    let mut output = io.output;
+    io.input
+        .send(TerminalInput::Bytes(bytes::Bytes::from_static(
+            b"echo \"in-$SVC_SANDBOX_ID\"\n",
+        )))
+        .await
+        .unwrap();
+    io.input
+        .send(TerminalInput::Resize {
+            cols: 100,
+            rows: 30,
+        })
+        .await
+        .unwrap();
+    let wanted = format!("in-{}", record.sandbox_id);
+    let mut seen = String::new();
+    let found = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(bytes) = output.next().await {
+            seen.push_str(&String::from_utf8_lossy(&bytes));
+            if seen.contains(&wanted) {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(found, Ok(true), "{seen:?}");
+    let listed = sandbox.processes().await.unwrap();
+    assert!(listed.iter().any(|p| p.tag == "terminal"), "{listed:?}");
+    // The client goes: so does the shell.
+    drop(io.input);
+    drop(output);
+    assert!(
+        eventually(Duration::from_secs(10), || marked(&record.sandbox_id)
+            .is_empty())
+        .await,
+        "{:?}",
+        marked(&record.sandbox_id)
+    );
+    end(&sandbox).await;
+}

@@ -1,0 +1,231 @@
+//! Files of a sandbox, and paths that would leave it.
+
+use super::*;
+use crate::engine::provider::ByteStream;
+use crate::engine::wire::{MkdirBody, MoveBody, WriteQuery};
+use bytes::Bytes;
+
+fn body(bytes: &'static [u8]) -> ByteStream {
+    Box::pin(futures::stream::iter(vec![
+        Ok(Bytes::from_static(&bytes[..bytes.len() / 2])),
+        Ok(Bytes::from_static(&bytes[bytes.len() / 2..])),
+    ]))
+}
+
+fn write(path: &str) -> WriteQuery {
+    WriteQuery {
+        path: Some(path.into()),
+        ..WriteQuery::default()
+    }
+}
+
+async fn read_all(sandbox: &Arc<dyn Sandbox>, path: &str) -> Vec<u8> {
+    let read = sandbox.read_file(path).await.unwrap();
+    let chunks: Vec<_> = read.body.collect().await;
+    let bytes: Vec<u8> = chunks
+        .into_iter()
+        .flat_map(|c| c.unwrap().to_vec())
+        .collect();
+    assert_eq!(read.size, bytes.len() as u64);
+    bytes
+}
+
+#[tokio::test]
+async fn files_are_written_read_listed_moved_and_removed() {
+    let f = fixture();
+    let (_, sandbox) = sandbox(&f).await;
+    let entry = sandbox
+        .write_file(write("notes/a.txt"), body(b"hello, files"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (entry["name"].as_str(), entry["size"].as_u64()),
+        (Some("a.txt"), Some(12))
+    );
+    assert_eq!(read_all(&sandbox, "notes/a.txt").await, b"hello, files");
+    // What a command wrote is a file too, at the same place.
+    sandbox
+        .run(crate::engine::wire::CommandBody {
+            cmd: "printf x > notes/b.txt".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let home = entry["path"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches("/notes/a.txt")
+        .to_owned();
+    assert_eq!(
+        read_all(&sandbox, &format!("{home}/notes/b.txt")).await,
+        b"x"
+    );
+    let kept = sandbox
+        .write_file(
+            WriteQuery {
+                overwrite: Some(false),
+                ..write("notes/a.txt")
+            },
+            body(b"no"),
+        )
+        .await;
+    assert_eq!(code_of(kept), Code::FileExists);
+
+    let made = sandbox
+        .mkdir(MkdirBody {
+            path: "deep/er".into(),
+            parents: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(made["type"], "dir");
+    // Like `mkdir -p` by default; without parents an existing path is refused.
+    sandbox
+        .mkdir(MkdirBody {
+            path: "deep/er".into(),
+            parents: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        code_of(
+            sandbox
+                .mkdir(MkdirBody {
+                    path: "deep/er".into(),
+                    parents: Some(false),
+                })
+                .await
+        ),
+        Code::FileExists
+    );
+    let moved = sandbox
+        .rename(MoveBody {
+            from: "notes/a.txt".into(),
+            to: "deep/er/a.txt".into(),
+            overwrite: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(moved["name"], "a.txt");
+    assert!(!sandbox.file_exists("notes/a.txt").await.unwrap());
+    assert!(sandbox.file_exists("deep/er/a.txt").await.unwrap());
+    let info = sandbox.file_info("deep").await.unwrap();
+    assert_eq!(info["type"], "dir");
+    let shallow = sandbox.list_files(".", 1).await.unwrap();
+    let names: Vec<_> = shallow
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"deep") && names.contains(&"notes"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"a.txt"));
+    let deep = sandbox.list_files(".", 3).await.unwrap();
+    assert!(deep.iter().any(|e| e["name"] == "a.txt"));
+    assert_eq!(
+        code_of(sandbox.remove("deep", false).await),
+        Code::WrongFileType
+    );
+    let removed = sandbox.remove("deep", true).await.unwrap();
+    assert_eq!(removed, format!("{home}/deep"));
+    assert_eq!(code_of(sandbox.file_info("deep").await), Code::FileNotFound);
+    assert_eq!(
+        code_of(sandbox.read_file("missing").await.map(|r| r.size)),
+        Code::FileNotFound
+    );
+    end(&sandbox).await;
+}
+
+#[tokio::test]
+async fn no_path_leaves_the_sandbox() {
+    let f = fixture();
+    let (_, sandbox) = sandbox(&f).await;
+    let outside = f.dir.path().join("outside.txt");
+    std::fs::write(&outside, "secret").unwrap();
+    // A link made inside the sandbox that points out of it.
+    sandbox
+        .run(crate::engine::wire::CommandBody {
+            cmd: format!("ln -s {} link; ln -s .. up", outside.display()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let escaping = [
+        "../x".to_owned(),
+        "../sandbox.json".to_owned(),
+        "/etc/passwd".to_owned(),
+        outside.display().to_string(),
+        "link".to_owned(),
+        "up/sandbox.json".to_owned(),
+    ];
+    for path in &escaping {
+        let read = sandbox.read_file(path).await.map(|r| r.size);
+        assert_eq!(code_of(read), Code::PathNotAllowed, "read {path}");
+        let written = sandbox.write_file(write(path), body(b"pwned")).await;
+        assert_eq!(code_of(written), Code::PathNotAllowed, "write {path}");
+        assert_eq!(
+            code_of(sandbox.file_info(path).await),
+            Code::PathNotAllowed,
+            "info {path}"
+        );
+    }
+    assert_eq!(
+        code_of(sandbox.remove("..", true).await),
+        Code::PathNotAllowed
+    );
+    let out = sandbox
+        .rename(MoveBody {
+            from: "link".into(),
+            to: "../stolen".into(),
+            overwrite: None,
+        })
+        .await;
+    assert_eq!(code_of(out), Code::PathNotAllowed);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret");
+    assert!(!f.dir.path().join("sandboxes").join("x").exists());
+    end(&sandbox).await;
+    assert!(
+        outside.exists(),
+        "the end removes the sandbox, not what its links point at"
+    );
+}
+
+#[tokio::test]
+async fn a_watch_reports_changes_and_ends_with_the_sandbox() {
+    let f = fixture();
+    let (_, sandbox) = sandbox(&f).await;
+    let mut watch = sandbox.watch(".", true).await.unwrap();
+    sandbox
+        .write_file(write("seen.txt"), body(b"abc"))
+        .await
+        .unwrap();
+    // The atomic write shows as its temp file, then the rename onto the name.
+    let seen = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(event) = watch.next().await {
+            let event = event.unwrap();
+            if event.data["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("/seen.txt"))
+            {
+                return event;
+            }
+        }
+        panic!("the watch ended")
+    })
+    .await
+    .unwrap();
+    assert_eq!(seen.name, "rename", "{seen:?}");
+    assert_eq!(seen.data["entry"]["size"], 3, "{seen:?}");
+    sandbox.kill().await.unwrap();
+    let rest = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut rest = Vec::new();
+        while let Some(event) = watch.next().await {
+            rest.push(event);
+        }
+        rest
+    })
+    .await
+    .expect("the watch ends with the sandbox");
+    assert!(rest.last().is_some_and(|e| e.is_err()), "{rest:?}");
+}
