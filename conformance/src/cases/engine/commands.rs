@@ -228,6 +228,28 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/commands/010",
+            spec: "A command's environment is the sandbox's, not the engine's: `HOME` is the sandbox's folder, `PATH` is set, and neither the engine's token nor the engine's own variables (its `SVC_STATE_DIR`) reach it.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:commands"],
+            endpoints: ["commands_run"],
+            codes: [],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let out = super::support::sh(&ctx, &id, "env; echo \"CWD=$(pwd -P)\"; echo \"REALHOME=$(cd \"$HOME\" && pwd -P)\"").await?;
+                let token = ctx.token().ok_or_else(|| anyhow!("the engine's token is unknown"))?;
+                ensure!(!out.contains(token), "the engine's token is in a sandbox's environment");
+                // The runner gave the engine its state folder this way; a sandbox has its own marks.
+                let leaked: Vec<&str> = out.lines().filter(|l| l.starts_with("SVC_STATE_DIR=")).collect();
+                ensure!(leaked.is_empty(), "the engine's variables reach the sandbox: {leaked:?}");
+                ensure!(out.lines().any(|l| l.starts_with("PATH=") && l.len() > 5), "PATH is set: {out}");
+                let value = |key: &str| out.lines().find_map(|l| l.strip_prefix(key)).unwrap_or_default().to_owned();
+                ensure!(!value("CWD=").is_empty() && value("CWD=") == value("REALHOME="), "HOME is the sandbox's folder, where commands start: {out}");
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
 

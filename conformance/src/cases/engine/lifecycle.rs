@@ -118,6 +118,36 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/lifecycle/005",
+            spec: "While a sandbox is paused nothing runs in it: code runs, terminals and signals are 400 `E4003` like commands; its files still work.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:pause", "feature:commands", "feature:processes", "feature:code", "feature:terminal", "feature:files"],
+            endpoints: ["sandboxes_pause", "code_run", "terminal", "processes_signal", "files_write", "files_read"],
+            codes: ["E4003"],
+            run: |ctx| async move {
+                let id = id_of(&create(&ctx, &json!({"timeout": 300})).await?)?;
+                let bg = background_sleep(&ctx, &id).await?;
+                post(&ctx, &sb(&id, "/pause"), &json!({})).await?.expect_status(200)?;
+                expect_error(&post(&ctx, &sb(&id, "/code/run"), &json!({"code": "print(1)"})).await?, 400, "E4003").context("code run")?;
+                expect_error(&post(&ctx, &sb(&id, &format!("/processes/{bg}/signal")), &json!({"signal": 9})).await?, 400, "E4003").context("signal")?;
+                ensure!(alive(bg), "a refused signal is not delivered");
+                let token = ctx.token().ok_or_else(|| anyhow!("the engine's token is unknown"))?;
+                let bearer = format!("Bearer {token}");
+                let own = super::support::own(&ctx);
+                let mut headers = vec![("authorization", bearer.as_str())];
+                if let Some(c) = own.as_deref() { headers.push(("x-svc-connection", c)); }
+                expect_error(&ctx.ws_refused(&sb(&id, "/terminal"), &headers).await?, 400, "E4003").context("terminal")?;
+                let put = ctx.send(super::support::req(&ctx, reqwest::Method::PUT, &sb(&id, "/files/content?path=while-paused.txt")).body("still")).await?;
+                put.expect_status(200).context("files work while paused")?;
+                let read = get(&ctx, &sb(&id, "/files/content?path=while-paused.txt")).await?;
+                ensure!(read.status == 200 && read.body.as_ref() == b"still", "{}", read.describe());
+                post(&ctx, &sb(&id, "/resume"), &json!({})).await?.expect_status(200)?;
+                super::support::kill(&ctx, &id).await;
+                gone(bg, Duration::from_secs(10)).await?;
+                Ok(())
+            },
+        },
     ]
 }
 

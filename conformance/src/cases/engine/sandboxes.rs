@@ -286,5 +286,26 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/sandboxes/010",
+            spec: "Limits asked for are in the record (`cpu` cores, `memory` and `disk` MB), and `limits_enforced` says for each whether the provider really enforces it, never pretending: `local` does not enforce `disk`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:sandboxes"],
+            endpoints: ["sandboxes_create"],
+            codes: [],
+            run: |ctx| async move {
+                let record = create(&ctx, &json!({"timeout": 120, "cpu": 1, "memory": 512, "disk": 1024})).await?;
+                check_record(&record)?;
+                ensure!(record["cpu"] == 1 && record["memory"] == 512 && record["disk"] == 1024, "{record}");
+                let enforced = record["limits_enforced"].as_object().cloned().unwrap_or_default();
+                let mut keys: Vec<&str> = enforced.keys().map(String::as_str).collect();
+                keys.sort_unstable();
+                ensure!(keys == ["cpu", "disk", "memory", "timeout"], "one answer per limit asked for: {record}");
+                ensure!(enforced["timeout"] == true, "the lifetime is always enforced: {record}");
+                ensure!(enforced["disk"] == false, "`local` does not pretend to enforce `disk`: {record}");
+                kill(&ctx, record["sandbox_id"].as_str().unwrap_or_default()).await;
+                Ok(())
+            },
+        },
     ]
 }
