@@ -118,10 +118,11 @@ bench *args:
     cargo bench --bench code
     cargo bench --bench browser
 
-# Regenerate docs/endpoints.md and docs/errors.md from the endpoint and error tables.
+# Regenerate docs/endpoints.md, docs/errors.md and docs/openapi.json from the endpoint and error tables.
 docs:
     cargo run -q --bin svc -- endpoints --format markdown > docs/endpoints.md
     cargo run -q --bin svc -- errors --format markdown > docs/errors.md
+    cargo run -q --bin svc -- openapi --out docs/openapi.json
 
 # Accept changed insta snapshots after reviewing them (needs cargo-insta) or rerun with INSTA_UPDATE=always.
 snapshots:

@@ -43,6 +43,12 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// Print the OpenAPI 3.1 document of the server's endpoints (docs/openapi.json).
+    Openapi {
+        /// Write it to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Providers of sandboxes: `svc provider engine serve|status|stop` runs the local
     /// engine.
     Provider(engine::ProviderArgs),
@@ -107,6 +113,7 @@ pub fn main() -> ExitCode {
             print_errors(format);
             ExitCode::SUCCESS
         }
+        Command::Openapi { out } => crate::server::openapi::main(out.as_deref()),
         Command::Provider(args) => engine::main(args),
         Command::Sandbox(args) => sandbox::main(args),
     }

@@ -13,6 +13,7 @@ pub mod example;
 pub mod extract;
 pub mod groups;
 pub mod launch;
+pub mod openapi;
 pub mod pipeline;
 pub mod policy;
 pub mod route;

@@ -5,6 +5,7 @@ mod coverage;
 mod docs;
 mod engine_coverage;
 mod no_orphans;
+mod openapi;
 mod pipeline_order;
 mod real;
 mod engine_cli;

@@ -7,6 +7,7 @@ use crate::server::SharedState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path};
+use crate::server::openapi::op::{Answer, Doc, json_schema};
 use crate::services::commands::{CommandError, Ran};
 use axum::Extension;
 use axum::extract::State;
@@ -90,3 +91,76 @@ pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedSta
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of the commands rows (this file's handlers).
+pub fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [&LIST, &RUN].into_iter().find(|d| d.id == id)
+}
+
+const LIST: Doc = Doc::new(EndpointId::CommandsList, "List the named commands")
+    .describe("The commands of `template.yaml`, with their arguments.")
+    .answers(&[Answer::json("The commands.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["commands"],
+            "properties": {"commands": {"type": "array", "items": {
+                "type": "object",
+                "required": ["name", "description", "args"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "args": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["name", "type", "required", "description", "default"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "type": {"type": "string", "enum": ["string", "integer", "number", "boolean"]},
+                            "required": {"type": "boolean"},
+                            "description": {"type": "string"},
+                            "default": {"description": "The value used when the argument is left out (null: none)."},
+                            "enum": {"type": "array", "items": {"type": "string"}},
+                            "min": {"type": "number"},
+                            "max": {"type": "number"},
+                            "max_length": {"type": "integer", "minimum": 0},
+                        },
+                        "additionalProperties": false,
+                    }},
+                },
+                "additionalProperties": false,
+            }}},
+            "additionalProperties": false,
+        })
+    })]);
+
+const RUN: Doc = Doc::new(EndpointId::CommandsRun, "Run a named command")
+    .describe("The body holds the command's arguments by name, checked against its declaration (`GET /commands`); the command may need scopes of its own.")
+    .json(|_| {
+        json_schema!({
+            "type": "object",
+            "description": "The arguments by name: strings, numbers and booleans as declared.",
+            "additionalProperties": {"type": ["string", "number", "boolean"]},
+        })
+    })
+    .answers(&[Answer::json("How the command ran.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["name", "argv", "exit_code", "signal", "timed_out", "stdout", "stderr", "truncated", "duration_ms"],
+            "properties": {
+                "name": {"type": "string"},
+                "argv": {"type": "array", "items": {"type": "string"}},
+                "exit_code": {"type": ["integer", "null"]},
+                "signal": {"type": ["integer", "null"]},
+                "timed_out": {"type": "boolean"},
+                "stdout": {"type": "string"},
+                "stderr": {"type": "string"},
+                "truncated": {"type": "boolean"},
+                "duration_ms": {"type": "integer", "minimum": 0},
+            },
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[&[
+        Code::CommandNotFound,
+        Code::MissingScope,
+        Code::CommandUnavailable,
+    ]]);

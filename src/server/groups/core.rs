@@ -4,6 +4,7 @@ use crate::server::auth::Identity;
 use crate::server::capabilities::{self, CheckRequest};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Doc, json_schema};
 use axum::Extension;
 use axum::extract::State;
 use axum::response::IntoResponse;
@@ -44,3 +45,108 @@ pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedSta
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of the core rows (this file's handlers).
+pub fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [&HEALTH, &CAPABILITIES, &CHECK]
+        .into_iter()
+        .find(|d| d.id == id)
+}
+
+const HEALTH: Doc = Doc::new(EndpointId::Health, "Health")
+    .describe("Answered to anyone, without a token (orchestrators' health checks).")
+    .answers(&[Answer::json("The server is up.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["status", "version", "uptime_s"],
+            "properties": {
+                "status": {"const": "ok"},
+                "version": {"type": "string"},
+                "uptime_s": {"type": "integer", "minimum": 0},
+            },
+            "additionalProperties": false,
+        })
+    })]);
+
+const CAPABILITIES: Doc = Doc::new(EndpointId::Capabilities, "What the caller may do")
+    .describe("Every endpoint of the table with whether it is on and whether this caller may call it (and why not), its limits, the path rules of the routes that take paths, and each group's summary.")
+    .answers(&[Answer::json("The capabilities document of the caller.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["api_version", "server_version", "identity_id", "scopes", "groups", "group_summary", "endpoints"],
+            "properties": {
+                "api_version": {"type": "string"},
+                "server_version": {"type": "string"},
+                "revision": {"type": "string"},
+                "configured": {"type": "boolean"},
+                "identity_id": {"type": "string"},
+                "scopes": {"type": "array", "items": {"type": "string"}},
+                "preset": {"type": ["string", "null"]},
+                "warnings": {"type": "array", "items": {"type": "string"}},
+                "groups": {"type": "object", "additionalProperties": {"type": "boolean"}},
+                "group_summary": {"type": "object", "additionalProperties": {
+                    "type": "object",
+                    "required": ["enabled", "total"],
+                    "properties": {"enabled": {"type": "integer"}, "total": {"type": "integer"}},
+                }},
+                "endpoints": {"type": "object", "description": "By endpoint id.", "additionalProperties": {
+                    "type": "object",
+                    "required": ["method", "path", "group", "enabled", "allowed", "scopes", "transport", "port", "status"],
+                    "properties": {
+                        "method": {"type": "string", "enum": ["GET", "POST", "PUT", "DELETE"]},
+                        "path": {"type": "string"},
+                        "group": {"type": "string"},
+                        "enabled": {"type": "boolean"},
+                        "allowed": {"type": "boolean"},
+                        "reason": {"type": ["string", "null"], "enum": ["endpoint_disabled", "missing_scope", null]},
+                        "rule": {"type": ["string", "null"]},
+                        "scopes": {"type": "array", "items": {"type": "string"}},
+                        "limits": {"type": "object"},
+                        "paths": {"type": ["object", "null"]},
+                        "params": {"type": "object"},
+                        "transport": {"type": "string", "enum": ["http", "sse", "websocket"]},
+                        "port": {"type": "string", "enum": ["main", "terminal"]},
+                        "status": {"type": "string", "enum": ["implemented", "refusal", "pending"]},
+                    },
+                }},
+            },
+        })
+    })]);
+
+const CHECK: Doc = Doc::new(EndpointId::CapabilitiesCheck, "Would a call be allowed")
+    .describe("Answers whether this caller may call `endpoint` (and, for a route that takes paths, on `path` with `op`) without calling it; an unknown endpoint is `allowed: false`, `reason: unknown_endpoint`.")
+    .json(|_| {
+        json_schema!({
+            "type": "object",
+            "required": ["endpoint"],
+            "properties": {
+                "endpoint": {"type": "string", "description": "An endpoint id."},
+                "path": {"type": ["string", "null"], "description": "Only for a route that takes paths."},
+                "op": {"type": ["string", "null"], "enum": ["read", "list", "write", "delete", "exec", null], "description": "What is done at `path` (default: by the endpoint's access)."},
+            },
+            "additionalProperties": false,
+        })
+    })
+    .answers(&[Answer::json("The verdict.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["endpoint", "allowed", "reason", "rule", "status"],
+            "properties": {
+                "endpoint": {"type": "string"},
+                "allowed": {"type": "boolean"},
+                "reason": {
+                    "type": ["string", "null"],
+                    "enum": ["unknown_endpoint", "endpoint_disabled", "missing_scope", "path_not_allowed", "path_denied", "read_only", "symlink_denied", "invalid_path", null],
+                    "description": "Why not: the table's code the call would be refused with (the path guard's for a path).",
+                },
+                "rule": {"type": ["string", "null"]},
+                "status": {"type": ["integer", "null"], "description": "The status the call would be refused with."},
+                "implemented": {"type": "boolean"},
+                "scope": {"type": "string", "description": "The scope the caller lacks."},
+                "op": {"type": "string"},
+                "path": {"type": "string", "description": "The path as resolved."},
+                "exists": {"type": "boolean"},
+                "message": {"type": "string"},
+            },
+        })
+    })]);

@@ -1,11 +1,14 @@
 //! Saved agent definitions and the models list built from them and the runtimes.
 
+use super::schemas::{self as s};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
 use crate::server::agents::runtimes::{self, RUNTIMES};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::server::openapi::op::{Answer, Doc};
+use crate::server::openapi::shared::page_query;
 use crate::services::paging::{PageQuery, envelope};
 use axum::Extension;
 use axum::extract::State;
@@ -160,3 +163,74 @@ pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<Sh
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of this file's rows.
+pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [
+        &CREATE, &LIST, &GET, &UPDATE, &DELETE, &MODELS, &MODEL, &FILE,
+    ]
+    .into_iter()
+    .find(|d| d.id == id)
+}
+
+const DEFINITION_CODES: &[Code] = &[Code::NotImplementedLocally, Code::RuntimeNotInstalled];
+
+const CREATE: Doc = Doc::new(
+    EndpointId::AgentsDefinitionsCreate,
+    "Save an agent definition",
+)
+.headers(&[(
+    "X-Svc-Adapter",
+    "The runtime, when the body does not name one.",
+)])
+.json(s::definition_body)
+.answers(&[Answer::json("The definition.", |g| {
+    g.subschema_for::<s::AgentDefinition>()
+})])
+.errors(&[DEFINITION_CODES]);
+
+const LIST: Doc = Doc::new(EndpointId::AgentsDefinitionsList, "List agent definitions")
+    .query(page_query)
+    .answers(&[Answer::json(
+        "The caller's definitions.",
+        s::list::<s::AgentDefinition>,
+    )])
+    .errors(&[&[Code::CursorNotFound]]);
+
+const GET: Doc = Doc::new(EndpointId::AgentsDefinitionsGet, "An agent definition")
+    .answers(&[Answer::json("The definition.", |g| {
+        g.subschema_for::<s::AgentDefinition>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const UPDATE: Doc = Doc::new(EndpointId::AgentsDefinitionsUpdate, "Update an agent definition")
+    .describe("The given fields over the saved ones (the runtime stays); sessions keep the copy they started with.")
+    .json(s::definition_body)
+    .answers(&[Answer::json("The definition.", |g| g.subschema_for::<s::AgentDefinition>())])
+    .errors(&[&[Code::ResourceNotFound], DEFINITION_CODES]);
+
+const DELETE: Doc = Doc::new(
+    EndpointId::AgentsDefinitionsDelete,
+    "Delete an agent definition",
+)
+.answers(&[Answer::json("Deleted.", |g| {
+    g.subschema_for::<s::Deleted>()
+})])
+.errors(&[&[Code::ResourceNotFound]]);
+
+const MODELS: Doc = Doc::new(EndpointId::AgentsModelsList, "List models")
+    .describe("The implemented runtimes, then the caller's definitions, in one page.")
+    .answers(&[Answer::json("The models.", s::list::<s::Model>)]);
+
+const MODEL: Doc = Doc::new(EndpointId::AgentsModelsGet, "A model")
+    .answers(&[Answer::json("The model.", |g| {
+        g.subschema_for::<s::Model>()
+    })])
+    .errors(&[&[Code::ModelNotFound]]);
+
+const FILE: Doc = Doc::new(EndpointId::AgentsFilesCreate, "Upload a file")
+    .describe("Kept in memory for environments and sessions to place (`file_id`).")
+    .json(s::file_create)
+    .answers(&[Answer::json("The file.", |g| {
+        g.subschema_for::<s::FileObject>()
+    })]);

@@ -1,11 +1,14 @@
 //! Environments, their files and templates: thin handlers over `agents::environments`.
 
+use super::schemas::{self as s};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::agents::environments::files::FileListQuery;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::server::openapi::op::{Answer, Code, Doc, PATH_WRITE, json_schema};
+use crate::server::openapi::shared::page_query;
 use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
@@ -126,3 +129,167 @@ pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<Sh
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of this file's rows.
+pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [
+        &ENV_CREATE,
+        &ENV_LIST,
+        &ENV_GET,
+        &FILE_CREATE,
+        &FILE_LIST,
+        &TPL_CREATE,
+        &TPL_LIST,
+        &TPL_GET,
+        &TPL_UPDATE,
+        &TPL_DELETE,
+    ]
+    .into_iter()
+    .find(|d| d.id == id)
+}
+
+const ENV_CREATE: Doc = Doc::new(
+    EndpointId::AgentsEnvironmentsCreate,
+    "Create an environment",
+)
+.describe("A self-hosted workspace: its directory, variables and files (from a template too).")
+.json(s::environment_create)
+.answers(&[Answer::json("The environment.", |g| {
+    g.subschema_for::<s::AgentEnvironment>()
+})])
+.errors(&[
+    PATH_WRITE,
+    &[
+        Code::ResourceNotFound,
+        Code::PathRefused,
+        Code::AgentsFileExists,
+    ],
+]);
+
+const ENV_LIST: Doc = Doc::new(EndpointId::AgentsEnvironmentsList, "List environments")
+    .query(page_query)
+    .answers(&[Answer::json(
+        "The caller's environments.",
+        s::list::<s::AgentEnvironment>,
+    )])
+    .errors(&[&[Code::CursorNotFound]]);
+
+const ENV_GET: Doc = Doc::new(EndpointId::AgentsEnvironmentsGet, "An environment")
+    .answers(&[Answer::json("The environment.", |g| {
+        g.subschema_for::<s::AgentEnvironment>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const FILE_CREATE: Doc = Doc::new(
+    EndpointId::AgentsEnvironmentFilesCreate,
+    "Put a file in an environment",
+)
+.json(|g| g.subschema_for::<s::FileParam>())
+.answers(&[Answer::json("The file.", |g| {
+    g.subschema_for::<s::EnvironmentFile>()
+})])
+.errors(&[
+    PATH_WRITE,
+    &[
+        Code::ResourceNotFound,
+        Code::PathRefused,
+        Code::AgentsFileExists,
+    ],
+]);
+
+const FILE_LIST: Doc = Doc::new(
+    EndpointId::AgentsEnvironmentFilesList,
+    "List an environment's files",
+)
+.query(|_| {
+    json_schema!({"type": "object", "properties": {
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+        "order": {"type": "string", "enum": ["asc", "desc"]},
+        "page": {"type": "string", "description": "The previous page's `next`."},
+        "path": {"type": "string", "description": "Only under this directory."},
+    }})
+})
+.answers(&[Answer::json("A page of files.", |g| {
+    let file = g.subschema_for::<s::EnvironmentFile>();
+    json_schema!({
+        "type": "object",
+        "required": ["object", "data", "has_more"],
+        "properties": {
+            "object": {"const": "list"},
+            "data": {"type": "array", "items": file},
+            "has_more": {"type": "boolean"},
+            "next": {"type": ["string", "null"]},
+        },
+    })
+})])
+.errors(&[
+    PATH_WRITE,
+    &[
+        Code::ResourceNotFound,
+        Code::PathRefused,
+        Code::AgentsFileExists,
+    ],
+]);
+
+const TPL_CREATE: Doc = Doc::new(
+    EndpointId::AgentsEnvironmentTemplatesCreate,
+    "Create an environment template",
+)
+.json(s::template_body)
+.answers(&[Answer::json("The template.", |g| {
+    g.subschema_for::<s::EnvironmentTemplate>()
+})])
+.errors(&[
+    PATH_WRITE,
+    &[
+        Code::ResourceNotFound,
+        Code::PathRefused,
+        Code::AgentsFileExists,
+    ],
+]);
+
+const TPL_LIST: Doc = Doc::new(
+    EndpointId::AgentsEnvironmentTemplatesList,
+    "List environment templates",
+)
+.query(page_query)
+.answers(&[Answer::json(
+    "The caller's templates.",
+    s::list::<s::EnvironmentTemplate>,
+)])
+.errors(&[&[Code::CursorNotFound]]);
+
+const TPL_GET: Doc = Doc::new(
+    EndpointId::AgentsEnvironmentTemplatesGet,
+    "An environment template",
+)
+.answers(&[Answer::json("The template.", |g| {
+    g.subschema_for::<s::EnvironmentTemplate>()
+})])
+.errors(&[&[Code::ResourceNotFound]]);
+
+const TPL_UPDATE: Doc = Doc::new(
+    EndpointId::AgentsEnvironmentTemplatesUpdate,
+    "Update an environment template",
+)
+.json(s::template_body)
+.answers(&[Answer::json("The template.", |g| {
+    g.subschema_for::<s::EnvironmentTemplate>()
+})])
+.errors(&[
+    PATH_WRITE,
+    &[
+        Code::ResourceNotFound,
+        Code::PathRefused,
+        Code::AgentsFileExists,
+    ],
+]);
+
+const TPL_DELETE: Doc = Doc::new(
+    EndpointId::AgentsEnvironmentTemplatesDelete,
+    "Delete an environment template",
+)
+.answers(&[Answer::json("Deleted.", |g| {
+    g.subschema_for::<s::Deleted>()
+})])
+.errors(&[&[Code::ResourceNotFound]]);

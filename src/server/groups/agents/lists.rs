@@ -1,5 +1,6 @@
 //! The read routes under a session: items, turns, artifacts, traces, subagents.
 
+use super::schemas::{self as s};
 use super::sessions::empty_list;
 use crate::error::ApiResult;
 use crate::server::SharedState;
@@ -9,6 +10,8 @@ use crate::server::agents::session_handle::SessionHandle;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
+use crate::server::openapi::op::{Answer, Code, Doc};
+use crate::server::openapi::shared::{list_of as page_of, page_query};
 use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
@@ -277,3 +280,143 @@ pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<Sh
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of this file's rows.
+pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [
+        &ITEMS,
+        &TURNS,
+        &TURN,
+        &TURN_ITEMS,
+        &ARTIFACTS,
+        &ARTIFACT,
+        &ARTIFACT_DELETE,
+        &ARTIFACT_CONTENT,
+        &TRACES,
+        &SUBAGENTS,
+        &SUBAGENT,
+        &SUBAGENT_ITEMS,
+        &SUBAGENT_TURNS,
+        &SUBAGENT_TURN,
+        &SUBAGENT_TURN_ITEMS,
+    ]
+    .into_iter()
+    .find(|d| d.id == id)
+}
+
+const ITEMS: Doc = Doc::new(EndpointId::AgentsSessionsItemsList, "List a session's items")
+    .describe("The items of every turn (messages, reasoning, commands, file changes, tool calls), in the OpenAI items form.")
+    .query(page_query)
+    .answers(&[Answer::json("The list.", |g| page_of(crate::server::openapi::shared::object(g)))])
+    .errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const TURNS: Doc = Doc::new(
+    EndpointId::AgentsSessionsTurnsList,
+    "List a session's turns",
+)
+.query(page_query)
+.answers(&[Answer::json("The list.", s::list::<s::AgentTurn>)])
+.errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const TURN: Doc = Doc::new(EndpointId::AgentsSessionsTurnsGet, "A turn")
+    .answers(&[Answer::json("The object.", |g| {
+        g.subschema_for::<s::AgentTurn>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const TURN_ITEMS: Doc = Doc::new(
+    EndpointId::AgentsSessionsTurnsItemsList,
+    "List a turn's items",
+)
+.query(page_query)
+.answers(&[Answer::json("The list.", |g| {
+    page_of(crate::server::openapi::shared::object(g))
+})])
+.errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const ARTIFACTS: Doc = Doc::new(
+    EndpointId::AgentsArtifactsList,
+    "List a session's artifacts",
+)
+.describe("Snapshots of the files the runtime changed.")
+.query(page_query)
+.answers(&[Answer::json("The list.", s::list::<s::AgentArtifact>)])
+.errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const ARTIFACT: Doc = Doc::new(EndpointId::AgentsArtifactsGet, "An artifact")
+    .answers(&[Answer::json("The object.", |g| {
+        g.subschema_for::<s::AgentArtifact>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const ARTIFACT_DELETE: Doc = Doc::new(EndpointId::AgentsArtifactsDelete, "Delete an artifact")
+    .describe("Removes the snapshot only; the file in the workspace stays.")
+    .answers(&[Answer::json("The object.", |g| {
+        g.subschema_for::<s::Deleted>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const ARTIFACT_CONTENT: Doc = Doc::new(EndpointId::AgentsArtifactsContent, "An artifact's bytes")
+    .answers(&[Answer::bytes(
+        "The snapshot's bytes (`X-Content-Type-Options: nosniff`).",
+        "application/octet-stream",
+    )])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const TRACES: Doc = Doc::new(EndpointId::AgentsTracesList, "List a session's traces")
+    .query(page_query)
+    .answers(&[Answer::json("The list.", |g| {
+        page_of(crate::server::openapi::shared::object(g))
+    })])
+    .errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const SUBAGENTS: Doc = Doc::new(
+    EndpointId::AgentsSubagentsList,
+    "List a session's sub-agents",
+)
+.describe("The sub-agents the runtime reported.")
+.query(page_query)
+.answers(&[Answer::json("The list.", |g| {
+    page_of(crate::server::openapi::shared::object(g))
+})])
+.errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const SUBAGENT: Doc = Doc::new(EndpointId::AgentsSubagentsGet, "A sub-agent")
+    .answers(&[Answer::json(
+        "The object.",
+        crate::server::openapi::shared::object,
+    )])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const SUBAGENT_ITEMS: Doc = Doc::new(
+    EndpointId::AgentsSubagentsItemsList,
+    "List a sub-agent's items",
+)
+.describe("Empty: a sub-agent's own items stay inside the runtime.")
+.query(page_query)
+.answers(&[Answer::json("The list.", |g| {
+    page_of(crate::server::openapi::shared::object(g))
+})])
+.errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const SUBAGENT_TURNS: Doc = Doc::new(
+    EndpointId::AgentsSubagentsTurnsList,
+    "List a sub-agent's turns",
+)
+.describe("Empty: a sub-agent's own turns stay inside the runtime.")
+.query(page_query)
+.answers(&[Answer::json("The list.", |g| {
+    page_of(crate::server::openapi::shared::object(g))
+})])
+.errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const SUBAGENT_TURN: Doc = Doc::new(EndpointId::AgentsSubagentsTurnsGet, "A sub-agent's turn")
+    .describe("Always 404: a sub-agent's own turns stay inside the runtime.")
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const SUBAGENT_TURN_ITEMS: Doc = Doc::new(
+    EndpointId::AgentsSubagentsTurnsItemsList,
+    "List a sub-agent turn's items",
+)
+.describe("Always 404: a sub-agent's own turns stay inside the runtime.")
+.errors(&[&[Code::ResourceNotFound]]);

@@ -7,6 +7,7 @@ mod lists;
 mod refusals;
 mod responses;
 mod responses_ws;
+mod schemas;
 mod sessions;
 mod stream;
 mod vaults;
@@ -14,6 +15,7 @@ mod webhooks;
 
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
+use crate::server::openapi::op::Doc;
 use axum::routing::{MethodFilter, MethodRouter};
 pub use refusals::refusal;
 
@@ -34,6 +36,26 @@ pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedSta
         webhooks::handler,
     ];
     files.iter().find_map(|bind| bind(id, f))
+}
+
+/// How a file declares its rows for the OpenAPI document.
+type Docs = fn(EndpointId) -> Option<&'static Doc>;
+
+/// The OpenAPI declaration of an agents row: each file declares its own (the refusal rows
+/// are documented from the table).
+pub fn doc(id: EndpointId) -> Option<&'static Doc> {
+    let files: [Docs; 9] = [
+        sessions::doc,
+        stream::doc,
+        lists::doc,
+        definitions::doc,
+        responses::doc,
+        responses_ws::doc,
+        vaults::doc,
+        environments::doc,
+        webhooks::doc,
+    ];
+    files.iter().find_map(|doc| doc(id))
 }
 
 /// A request header's value, trimmed; `None` when absent, empty or not text. Every agents

@@ -1,6 +1,7 @@
 //! POST /v1/responses and the routes of one response. A synchronous call waits for the
 //! turn; `stream: true` answers SSE as the runtime works; `background: true` answers at once.
 
+use super::schemas::{self as s};
 use super::stream::{Reader, Source, sse};
 use crate::error::{ApiError, ApiResult, Code, EventForm};
 use crate::server::SharedState;
@@ -8,6 +9,8 @@ use crate::server::agents::responses::{Replay, ResponseHandle, request};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::server::openapi::op::{Answer, Doc, Event as SseEvent, json_schema};
+use crate::server::openapi::shared::{list_of, page_query};
 use crate::services::event_log::{Event, EventLog};
 use crate::services::paging::PageQuery;
 use axum::Extension;
@@ -208,3 +211,143 @@ pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<Sh
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of this file's rows.
+pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [&CREATE, &GET, &DELETE, &CANCEL, &INPUT_ITEMS, &COMPACT]
+        .into_iter()
+        .find(|d| d.id == id)
+}
+
+/// A response's SSE events (the OpenAI Responses stream).
+pub(super) const RESPONSE_EVENTS: &[SseEvent] = &[
+    SseEvent::new("response.created", "The response exists.", response_event),
+    SseEvent::new("response.in_progress", "It runs.", response_event),
+    SseEvent::new(
+        "response.output_item.added",
+        "An output item began.",
+        response_event,
+    ),
+    SseEvent::new(
+        "response.content_part.added",
+        "A content part began.",
+        response_event,
+    ),
+    SseEvent::new("response.output_text.delta", "Text.", response_event),
+    SseEvent::new("response.output_text.done", "The text.", response_event),
+    SseEvent::new(
+        "response.content_part.done",
+        "A content part ended.",
+        response_event,
+    ),
+    SseEvent::new(
+        "response.output_item.done",
+        "An output item ended.",
+        response_event,
+    ),
+    SseEvent::new(
+        "response.completed",
+        "The last event of a completed response.",
+        response_event,
+    ),
+    SseEvent::new(
+        "response.failed",
+        "The last event of a failed response.",
+        response_event,
+    ),
+    SseEvent::new(
+        "response.incomplete",
+        "The last event of a cancelled response.",
+        response_event,
+    ),
+    SseEvent::new(
+        "error",
+        "An error event `{type: error, code, message, param, sequence_number}`.",
+        response_event,
+    ),
+];
+
+fn response_event(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    json_schema!({
+        "type": "object",
+        "required": ["type", "sequence_number"],
+        "properties": {
+            "type": {"type": "string", "description": "The event's name."},
+            "sequence_number": {"type": "integer", "minimum": 0},
+        },
+    })
+}
+
+const RESPONSE_CODES: &[Code] = &[
+    Code::ResourceNotFound,
+    Code::NotImplementedLocally,
+    Code::RuntimeNotInstalled,
+    Code::PreviousResponseNotLatest,
+    Code::IdempotencyMismatch,
+    Code::CredentialUnavailable,
+    Code::CredentialExpired,
+];
+
+const CREATE: Doc = Doc::new(EndpointId::AgentsResponsesCreate, "Create a response")
+    .describe("The OpenAI Responses API on a local runtime: waits for the answer, or `background: true` answers at once, or `stream: true` answers its events as SSE. `previous_response_id` continues the conversation. Parameters that change nothing locally are named in `x-svc-ignored-params`.")
+    .headers(&[
+        ("Idempotency-Key", "The same key with the same body answers the same response; with another body 409."),
+        ("X-Svc-Adapter", "The runtime, when `model` does not say it."),
+    ])
+    .json(s::response_create)
+    .answers(&[
+        Answer::json("The response.", |g| g.subschema_for::<s::ResponseObject>())
+            .headers(&[("x-svc-ignored-params", "The parameters that were accepted and ignored.")]),
+        Answer::events("With `stream: true`: the response's events.", RESPONSE_EVENTS),
+    ])
+    .errors(&[RESPONSE_CODES]);
+
+const GET: Doc = Doc::new(EndpointId::AgentsResponsesGet, "A response")
+    .describe("With `stream=true`, its events as SSE (replayed after `starting_after`).")
+    .query(|_| {
+        json_schema!({"type": "object", "properties": {
+            "stream": {"type": "string", "enum": ["true", "false"]},
+            "starting_after": {"type": "integer", "minimum": 0, "description": "A sequence number."},
+        }})
+    })
+    .answers(&[
+        Answer::json("The response.", |g| g.subschema_for::<s::ResponseObject>()),
+        Answer::events("With `stream=true`: its events.", RESPONSE_EVENTS),
+    ])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const DELETE: Doc = Doc::new(EndpointId::AgentsResponsesDelete, "Delete a response")
+    .answers(&[Answer::json("Deleted.", |g| {
+        g.subschema_for::<s::Deleted>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const CANCEL: Doc = Doc::new(
+    EndpointId::AgentsResponsesCancel,
+    "Cancel a background response",
+)
+.answers(&[Answer::json("The response.", |g| {
+    g.subschema_for::<s::ResponseObject>()
+})])
+.errors(&[&[Code::ResourceNotFound, Code::NotCancellable]]);
+
+const INPUT_ITEMS: Doc = Doc::new(
+    EndpointId::AgentsResponsesInputItems,
+    "List a response's input items",
+)
+.query(page_query)
+.answers(&[Answer::json("The input items.", |g| {
+    list_of(crate::server::openapi::shared::object(g))
+})])
+.errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const COMPACT: Doc = Doc::new(EndpointId::AgentsResponsesCompact, "Compact a conversation")
+    .describe("In the runtime's own thread (rt-two); the conversation goes on from the same latest response.")
+    .json(s::compact_body)
+    .answers(&[Answer::json("The compaction.", |_| {
+        json_schema!({"type": "object", "required": ["id", "object"], "properties": {
+            "id": {"type": "string"},
+            "object": {"const": "response.compaction"},
+        }})
+    })])
+    .errors(&[&[Code::ResourceNotFound, Code::CompactUnsupported, Code::PreviousResponseNotLatest]]);

@@ -7,6 +7,7 @@ use crate::server::SharedState;
 use crate::server::agents::responses::{ResponseHandle, request};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
+use crate::server::openapi::op::{Answer, Doc};
 use crate::server::pipeline::ConnectionPermit;
 use axum::Extension;
 use axum::extract::State;
@@ -136,3 +137,18 @@ pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<Sh
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of this file's rows.
+pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [&CONNECT].into_iter().find(|d| d.id == id)
+}
+
+const CONNECT: Doc = Doc::new(EndpointId::AgentsResponsesConnect, "Responses over a WebSocket")
+    .describe("Without the upgrade handshake: 400 `agents.websocket_upgrade_required`.")
+    .answers(&[Answer::websocket("Each text frame `{\"type\": \"response.create\", ...}` (the body of `POST /v1/responses`) starts a response; its events come back as text frames, the same JSON as the SSE stream, one response after another. A bad message gets an `error` frame and the socket stays.")])
+    .errors(&[&[
+        Code::WebsocketUpgradeRequired,
+        Code::NotImplementedLocally,
+        Code::RuntimeNotInstalled,
+        Code::ResourceNotFound,
+    ]]);

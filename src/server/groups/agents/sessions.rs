@@ -1,10 +1,13 @@
 use super::header;
+use super::schemas::{self as s};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::agents::runtimes::RUNTIMES;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::server::openapi::op::{Answer, Code, Doc, PATH_WRITE, json_schema};
+use crate::server::openapi::shared::page_query;
 use crate::services::paging::{PageQuery, envelope};
 use axum::Extension;
 use axum::extract::State;
@@ -126,3 +129,92 @@ pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<Sh
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of this file's rows.
+pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [
+        &RUNTIMES_LIST,
+        &CREATE,
+        &LIST,
+        &GET,
+        &UPDATE,
+        &DELETE,
+        &EVENTS,
+    ]
+    .into_iter()
+    .find(|d| d.id == id)
+}
+
+const RUNTIMES_LIST: Doc = Doc::new(EndpointId::AgentsRuntimesList, "List the runtimes")
+    .describe(
+        "Every runtime the server knows, whether it is implemented and installed, and the default.",
+    )
+    .query(page_query)
+    .answers(&[Answer::json("The runtimes.", s::list::<s::AgentRuntime>)])
+    .errors(&[&[Code::CursorNotFound]]);
+
+const SESSION_CODES: &[Code] = &[
+    Code::ResourceNotFound,
+    Code::NotImplementedLocally,
+    Code::RuntimeNotInstalled,
+    Code::PathRefused,
+    Code::AgentsFileExists,
+    Code::CredentialUnavailable,
+    Code::CredentialExpired,
+];
+
+const CREATE: Doc = Doc::new(EndpointId::AgentsSessionsCreate, "Create a session")
+    .describe("The session (and its first turn when `input` is given). With `stream: true`, its events as SSE from its creation (`agent.session.created`) through its first turn, ending when the session settles (`agent.session.idle` or `agent.session.failed`); without `input` the stream follows the session until a first turn sent later settles.")
+    .headers(&[("X-Svc-Adapter", "The runtime, when the body does not name one.")])
+    .json(s::session_create)
+    .answers(&[
+        Answer::json("The session.", |g| g.subschema_for::<s::AgentSession>()),
+        Answer::events("With `stream: true`: the session's events.", super::stream::SESSION_EVENTS),
+    ])
+    .errors(&[PATH_WRITE, SESSION_CODES]);
+
+const LIST: Doc = Doc::new(EndpointId::AgentsSessionsList, "List sessions")
+    .query(|g| {
+        let mut query = page_query(g);
+        if let Some(props) = query.get_mut("properties").and_then(|p| p.as_object_mut()) {
+            props.insert("agent_id".into(), serde_json::json!({"type": "string", "description": "Only the sessions of this agent."}));
+        }
+        query
+    })
+    .answers(&[Answer::json("The caller's sessions.", s::list::<s::AgentSession>)])
+    .errors(&[&[Code::CursorNotFound]]);
+
+const GET: Doc = Doc::new(EndpointId::AgentsSessionsGet, "A session")
+    .answers(&[Answer::json("The session.", |g| {
+        g.subschema_for::<s::AgentSession>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const UPDATE: Doc = Doc::new(EndpointId::AgentsSessionsUpdate, "Update a session's metadata")
+    .describe("Only `metadata` can be updated.")
+    .json(|g| {
+        let metadata = g.subschema_for::<s::Metadata>();
+        json_schema!({"type": "object", "properties": {"metadata": metadata}, "additionalProperties": false})
+    })
+    .answers(&[Answer::json("The session.", |g| g.subschema_for::<s::AgentSession>())])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const DELETE: Doc = Doc::new(EndpointId::AgentsSessionsDelete, "Delete a session")
+    .describe("Stops its turn and forgets it.")
+    .answers(&[Answer::json("Deleted.", |g| {
+        g.subschema_for::<s::Deleted>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const EVENTS: Doc = Doc::new(EndpointId::AgentsSessionsEventsCreate, "Send input to a session")
+    .describe("A message starts a turn (queued behind a running one); `agent.session.input.cancel` cancels the running turn. Tool results are refused: local runtimes run their own tools.")
+    .headers(&[("Idempotency-Key", "The same key with the same body is accepted once; with another body it is 409.")])
+    .json(s::events_create)
+    .answers(&[Answer::empty(202, "Accepted.")])
+    .errors(&[&[
+        Code::ResourceNotFound,
+        Code::ToolResultUnsupported,
+        Code::IdempotencyMismatch,
+        Code::CredentialUnavailable,
+        Code::CredentialExpired,
+    ]]);

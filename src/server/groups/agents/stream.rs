@@ -11,6 +11,7 @@ use crate::server::agents::session_handle::SessionHandle;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
+use crate::server::openapi::op::{Answer, Doc, Event as SseEvent, json_schema};
 use crate::services::event_log::{Event, EventLog};
 use axum::Extension;
 use axum::body::Body;
@@ -254,6 +255,128 @@ pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<Sh
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of this file's rows.
+pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [&STREAM].into_iter().find(|d| d.id == id)
+}
+
+/// A session's events as SSE: `id: evt_N`, `event: <type>`, `data: <the event>`.
+pub(super) const SESSION_EVENTS: &[SseEvent] = &[
+    SseEvent::new(
+        "agent.session.created",
+        "The session exists.",
+        session_event,
+    ),
+    SseEvent::new("agent.session.in_progress", "A turn runs.", session_event),
+    SseEvent::new(
+        "agent.session.turn.created",
+        "A turn was queued.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.turn.in_progress",
+        "A turn started.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.turn.item.added",
+        "An item of the turn began.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.turn.output_text.delta",
+        "Text of the answer.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.turn.output_text.done",
+        "The answer's text.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.turn.item.done",
+        "An item of the turn ended.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.turn.completed",
+        "The turn ended.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.turn.failed",
+        "The turn failed.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.turn.cancelled",
+        "The turn was cancelled.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.subagent.created",
+        "The runtime started a sub-agent.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.idle",
+        "The session settled: the stream of a create ends here.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.failed",
+        "The session failed: the stream ends here.",
+        session_event,
+    ),
+    SseEvent::new(
+        "agent.session.deleted",
+        "The session was deleted: the stream ends here.",
+        session_event,
+    ),
+    SseEvent::new(
+        "error",
+        "`agents.events_dropped`: a replay position older than the kept history (the kept events follow).",
+        |_| {
+            json_schema!({
+                "type": "object",
+                "required": ["type", "event_id", "session_id", "error"],
+                "properties": {
+                    "type": {"const": "error"},
+                    "event_id": {"type": "string"},
+                    "session_id": {"type": "string"},
+                    "error": {"type": "object", "required": ["type", "code", "message"], "properties": {
+                        "type": {"type": "string"},
+                        "code": {"type": "string"},
+                        "message": {"type": "string"},
+                        "param": {"type": ["string", "null"]},
+                    }},
+                },
+            })
+        },
+    ),
+];
+
+fn session_event(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    json_schema!({
+        "type": "object",
+        "required": ["type", "event_id", "session_id"],
+        "properties": {
+            "type": {"type": "string", "description": "The event's name."},
+            "event_id": {"type": "string"},
+            "session_id": {"type": "string"},
+        },
+    })
+}
+
+const STREAM: Doc = Doc::new(EndpointId::AgentsSessionsEventsStream, "Stream a session's events")
+    .describe("Live from now, or replayed after a position (`after` or `Last-Event-ID`: `N` or `evt_N`) and then live; a live stream ends when the session settles or is deleted.")
+    .query(|_| {
+        json_schema!({"type": "object", "properties": {"after": {"type": "string", "pattern": "^(evt_)?[0-9]+$", "description": "Replay after this event."}}})
+    })
+    .headers(&[("Last-Event-ID", "Replay after this event (`after` wins).")])
+    .answers(&[Answer::events("The session's events.", SESSION_EVENTS)])
+    .errors(&[&[Code::ResourceNotFound]]);
 
 #[cfg(test)]
 mod tests {

@@ -1,10 +1,13 @@
 //! Vaults and their credentials: thin handlers over `agents::vaults`.
 
+use super::schemas::{self as s};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
+use crate::server::openapi::op::{Answer, Code, Doc};
+use crate::server::openapi::shared::page_query;
 use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
@@ -134,3 +137,86 @@ pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<Sh
         _ => return None,
     })
 }
+
+/// The OpenAPI declarations of this file's rows.
+pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
+    [
+        &V_CREATE, &V_LIST, &V_GET, &V_UPDATE, &V_DELETE, &C_CREATE, &C_LIST, &C_GET, &C_UPDATE,
+        &C_DELETE,
+    ]
+    .into_iter()
+    .find(|d| d.id == id)
+}
+
+const V_CREATE: Doc = Doc::new(EndpointId::AgentsVaultsCreate, "Create a vault")
+    .json(s::vault_body)
+    .answers(&[Answer::json("The vault.", |g| {
+        g.subschema_for::<s::Vault>()
+    })]);
+
+const V_LIST: Doc = Doc::new(EndpointId::AgentsVaultsList, "List vaults")
+    .query(page_query)
+    .answers(&[Answer::json("The caller's vaults.", s::list::<s::Vault>)])
+    .errors(&[&[Code::CursorNotFound]]);
+
+const V_GET: Doc = Doc::new(EndpointId::AgentsVaultsGet, "A vault")
+    .answers(&[Answer::json("The vault.", |g| {
+        g.subschema_for::<s::Vault>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const V_UPDATE: Doc = Doc::new(EndpointId::AgentsVaultsUpdate, "Update a vault")
+    .json(s::vault_body)
+    .answers(&[Answer::json("The vault.", |g| {
+        g.subschema_for::<s::Vault>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const V_DELETE: Doc = Doc::new(EndpointId::AgentsVaultsDelete, "Delete a vault")
+    .describe("And its credentials: sessions that use them fail on their next event.")
+    .answers(&[Answer::json("Deleted.", |g| {
+        g.subschema_for::<s::Deleted>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const C_CREATE: Doc = Doc::new(EndpointId::AgentsVaultCredentialsCreate, "Add a credential")
+    .describe("A token for one https MCP server on a public address; it reaches runtimes only as that server's header.")
+    .json(s::credential_body)
+    .answers(&[Answer::json("The credential (never its secret).", |g| g.subschema_for::<s::VaultCredential>())])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const C_LIST: Doc = Doc::new(
+    EndpointId::AgentsVaultCredentialsList,
+    "List a vault's credentials",
+)
+.query(page_query)
+.answers(&[Answer::json(
+    "The credentials.",
+    s::list::<s::VaultCredential>,
+)])
+.errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
+
+const C_GET: Doc = Doc::new(EndpointId::AgentsVaultCredentialsGet, "A credential")
+    .answers(&[Answer::json("The credential.", |g| {
+        g.subschema_for::<s::VaultCredential>()
+    })])
+    .errors(&[&[Code::ResourceNotFound]]);
+
+const C_UPDATE: Doc = Doc::new(
+    EndpointId::AgentsVaultCredentialsUpdate,
+    "Update a credential",
+)
+.json(s::credential_body)
+.answers(&[Answer::json("The credential.", |g| {
+    g.subschema_for::<s::VaultCredential>()
+})])
+.errors(&[&[Code::ResourceNotFound]]);
+
+const C_DELETE: Doc = Doc::new(
+    EndpointId::AgentsVaultCredentialsDelete,
+    "Delete a credential",
+)
+.answers(&[Answer::json("Deleted.", |g| {
+    g.subschema_for::<s::Deleted>()
+})])
+.errors(&[&[Code::ResourceNotFound]]);

@@ -3,12 +3,14 @@
 //! page is: `{url, title}`. No match is 404 `selector_not_found`; a malformed selector 400
 //! `invalid_request`, both naming `selector`.
 
+use super::BrowserLocation;
 use super::{Route, location_json};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema};
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
@@ -30,7 +32,13 @@ const EXAMPLE: Example = Example {
     answer: r#"{"url":"http://127.0.0.1:8080/","title":"Form"}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::BrowserClick, "Click an element")
+    .describe("Clicks the centre of the first element matching the CSS selector (a real mouse event, scrolled into view). A malformed selector is 400 `invalid_request`.")
+    .json(|g| g.subschema_for::<ClickBody>())
+    .answers(&[Answer::json("Where the page is.", |g| g.subschema_for::<BrowserLocation>())])
+    .errors(&[&[Code::BrowserNotRunning, Code::SelectorNotFound, Code::BrowserTimeout]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ClickBody {
     selector: String,

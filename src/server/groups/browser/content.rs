@@ -7,6 +7,7 @@ use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
+use crate::server::openapi::op::{Answer, Code, Doc, json_schema};
 use axum::extract::State;
 use axum::routing::on;
 use serde_json::{Value, json};
@@ -26,6 +27,23 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"url":"http://127.0.0.1:8080/","title":"Form","html":"<html><head><title>Form</title></head><body><input id=\"name\"><button id=\"go\" onclick=\"document.getElementById('out').textContent='hello '+document.getElementById('name').value\">Go</button><p id=\"out\">hello world</p></body></html>","text":"Go\n\nhello world"}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::BrowserContent, "The page's content")
+    .describe("Its address and title, its HTML as the DOM is now (`outerHTML`) and its visible text (`innerText`).")
+    .answers(&[Answer::json("The page.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["url", "title", "html", "text"],
+            "properties": {
+                "url": {"type": "string"},
+                "title": {"type": "string"},
+                "html": {"type": "string"},
+                "text": {"type": "string"},
+            },
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[&[Code::BrowserNotRunning, Code::BrowserTimeout]]);
 
 async fn content(State(app): State<SharedState>) -> ApiResult<axum::Json<Value>> {
     let c = app.browser.content().await?;

@@ -20,6 +20,7 @@ mod tests;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::Example;
+use crate::server::openapi::op::{Doc, component};
 pub(crate) use crate::server::route::Route;
 use axum::routing::{MethodFilter, MethodRouter};
 use serde_json::{Map, Value};
@@ -46,6 +47,23 @@ pub fn example(id: EndpointId) -> Option<&'static Example> {
     crate::server::route::example(ROUTES, id)
 }
 
+/// Every operation's OpenAPI declaration, one per handler file.
+const DOCS: &[&Doc] = &[
+    &start::DOC,
+    &status::DOC,
+    &stop::DOC,
+    &navigate::DOC,
+    &click::DOC,
+    &type_text::DOC,
+    &screenshot::DOC,
+    &content::DOC,
+];
+
+/// The OpenAPI declaration of a browser row.
+pub fn doc(id: EndpointId) -> Option<&'static Doc> {
+    DOCS.iter().copied().find(|d| d.id == id)
+}
+
 /// `{running, pid?, url?, title?, reason?}`: absent members are left out.
 pub(crate) fn status_json(s: &crate::services::browser::Status) -> Value {
     let mut map = Map::new();
@@ -64,6 +82,31 @@ pub(crate) fn status_json(s: &crate::services::browser::Status) -> Value {
     }
     Value::Object(map)
 }
+
+// What `status_json` writes, for the OpenAPI document.
+component!(pub(super) BrowserStatus, {
+    "type": "object",
+    "required": ["running"],
+    "properties": {
+        "running": {"type": "boolean"},
+        "pid": {"type": "integer"},
+        "url": {"type": "string"},
+        "title": {"type": "string"},
+        "reason": {"type": "string", "description": "How a browser that died ended."},
+    },
+    "additionalProperties": false,
+});
+
+// What `location_json` writes, for the OpenAPI document.
+component!(pub(super) BrowserLocation, {
+    "type": "object",
+    "properties": {
+        "url": {"type": "string"},
+        "title": {"type": "string"},
+        "reason": {"type": "string"},
+    },
+    "additionalProperties": false,
+});
 
 /// After a click or typing: where the page is now.
 pub(crate) async fn location_json(app: &SharedState) -> Value {

@@ -11,6 +11,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, json_schema};
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
@@ -32,7 +33,30 @@ const EXAMPLE: Example = Example {
     answer: r#"{"url":"http://127.0.0.1:8080/","title":"Form","status":200}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::BrowserNavigate, "Load a page")
+    .describe("Only http and https; hosts under the operator's lists and never a private, loopback, link-local or metadata address the rules do not admit, judged on the addresses the browser's proxy connects to, redirects included.")
+    .json(|g| g.subschema_for::<NavigateBody>())
+    .answers(&[Answer::json("Where it ended, after redirects.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["url", "title", "status"],
+            "properties": {
+                "url": {"type": "string"},
+                "title": {"type": "string"},
+                "status": {"type": ["integer", "null"], "description": "The page's HTTP status."},
+            },
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[&[
+        Code::BrowserNotRunning,
+        Code::UrlInvalid,
+        Code::UrlDenied,
+        Code::NavigationFailed,
+        Code::BrowserTimeout,
+    ]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NavigateBody {
     url: String,

@@ -7,6 +7,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema};
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::routing::on;
@@ -28,7 +29,13 @@ const EXAMPLE: Example = Example {
     answer: "<the PNG: 1280x720>",
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::BrowserScreenshot, "A screenshot")
+    .describe("The viewport (1280x720), or the whole page's height with `full_page=true`.")
+    .query(ScreenshotQuery::json_schema)
+    .answers(&[Answer::bytes("The PNG.", "image/png")])
+    .errors(&[&[Code::BrowserNotRunning, Code::BrowserTimeout]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ScreenshotQuery {
     #[serde(default)]

@@ -2,12 +2,14 @@
 //! answers its status. A second start while it runs is 409 `browser_running`; no browser
 //! binary is 503 `browser_unavailable` naming the package to install.
 
+use super::BrowserStatus;
 use super::{Route, status_json};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema};
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
@@ -33,7 +35,14 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::BrowserStart, "Start the browser")
+    .describe("Starts the server's one Chromium. A second start while it runs is 409 `browser_running`; no browser binary is 503 `browser_unavailable` naming the package to install.")
+    .json(|g| g.subschema_for::<StartBody>())
+    .answers(&[Answer::json("Its status.", |g| g.subschema_for::<BrowserStatus>())])
+    .errors(&[&[Code::BrowserRunning, Code::BrowserUnavailable, Code::BrowserTimeout]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "BrowserStartBody")]
 #[serde(deny_unknown_fields)]
 struct StartBody {
     /// A headed browser needs a display (`DISPLAY`).

@@ -2,11 +2,13 @@
 //! removes its profile directory and answers the status (`running: false`); 409
 //! `browser_not_running` when none runs.
 
+use super::BrowserStatus;
 use super::{Route, status_json};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
+use crate::server::openapi::op::{Answer, Code, Doc};
 use axum::extract::State;
 use axum::routing::on;
 use serde_json::Value;
@@ -26,6 +28,11 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"running":false}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::BrowserStop, "Stop the browser")
+    .describe("Ends the browser's whole process group (TERM, 2 s, KILL) and removes its profile directory.")
+    .answers(&[Answer::json("Its status (`running: false`).", |g| g.subschema_for::<BrowserStatus>())])
+    .errors(&[&[Code::BrowserNotRunning]]);
 
 async fn stop(State(app): State<SharedState>) -> ApiResult<axum::Json<Value>> {
     app.browser.stop().await?;

@@ -2,12 +2,14 @@
 //! the selector and types the text into it (inserted as a keyboard would, so the page's
 //! input handlers run), and answers `{url, title}`. Errors as `browser_click`.
 
+use super::BrowserLocation;
 use super::{Route, location_json};
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema};
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
@@ -29,7 +31,13 @@ const EXAMPLE: Example = Example {
     answer: r#"{"url":"http://127.0.0.1:8080/","title":"Form"}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::BrowserType, "Type into an element")
+    .describe("Focuses the first element matching the selector and types the text (inserted as a keyboard would, so the page's input handlers run).")
+    .json(|g| g.subschema_for::<TypeBody>())
+    .answers(&[Answer::json("Where the page is.", |g| g.subschema_for::<BrowserLocation>())])
+    .errors(&[&[Code::BrowserNotRunning, Code::SelectorNotFound, Code::BrowserTimeout]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TypeBody {
     selector: String,

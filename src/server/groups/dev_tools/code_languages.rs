@@ -10,6 +10,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::launch;
+use crate::server::openapi::op::{Answer, Doc, json_schema};
 use crate::services::code_run::{self, LANGUAGES, Launch};
 use axum::extract::State;
 use axum::routing::on;
@@ -32,6 +33,27 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"languages":[{"name":"python3","version":"Python 3.11.7","installed":true,"allowed":true},{"name":"bash","version":"GNU bash, version 5.2.15(1)-release (x86_64-pc-linux-gnu)","installed":true,"allowed":true},{"name":"sh","version":null,"installed":true,"allowed":true},{"name":"node","version":"v20.20.2","installed":true,"allowed":true}]}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::CodeLanguages, "The languages code runs in")
+    .describe("Every language `code_run` knows: `installed` when its interpreter is on the child's `PATH`, `version` its version line (null when not installed or it has none), `allowed` when `dev_tools.languages` admits it.")
+    .answers(&[Answer::json("The languages.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["languages"],
+            "properties": {"languages": {"type": "array", "items": {
+                "type": "object",
+                "required": ["name", "version", "installed", "allowed"],
+                "properties": {
+                    "name": {"type": "string", "enum": ["python3", "bash", "sh", "node"]},
+                    "version": {"type": ["string", "null"]},
+                    "installed": {"type": "boolean"},
+                    "allowed": {"type": "boolean"},
+                },
+                "additionalProperties": false,
+            }}},
+            "additionalProperties": false,
+        })
+    })]);
 
 async fn list(State(app): State<SharedState>) -> Result<axum::Json<Value>, ApiError> {
     let env = launch::child_env(&app, &BTreeMap::new())?;

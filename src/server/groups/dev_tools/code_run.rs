@@ -23,9 +23,10 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::launch;
-use crate::services::output_json::put_bytes;
+use crate::server::openapi::op::{Answer, Doc, LAUNCH, json_schema};
 use crate::services::code_run::{self, Launch, contexts};
 use crate::services::exec_rules::CommandLine;
+use crate::services::output_json::put_bytes;
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::on;
@@ -56,14 +57,43 @@ const EXAMPLE: Example = Example {
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 const MAX_TIMEOUT_S: f64 = 3600.0;
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::CodeRun, "Run a snippet")
+    .describe("Without `context_id` the interpreter reads the snippet on its stdin and ends; with one, the snippet goes to the caller's long-lived interpreter of that id and language, so state carries over (`env` is fixed when a context starts). The interpreter runs in the server's working directory under the path, variable, command and process guards; a `bash` or `sh` snippet is judged as a shell line too.")
+    .json(|g| g.subschema_for::<RunBody>())
+    .answers(&[Answer::json("How it ran.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["stdout", "stderr", "exit_code", "duration_ms", "timed_out", "truncated"],
+            "properties": {
+                "stdout": {"type": "string"},
+                "stdout_b64": {"type": "string", "contentEncoding": "base64"},
+                "stderr": {"type": "string"},
+                "stderr_b64": {"type": "string", "contentEncoding": "base64"},
+                "exit_code": {"type": ["integer", "null"]},
+                "duration_ms": {"type": "integer", "minimum": 0},
+                "timed_out": {"type": "boolean"},
+                "truncated": {"type": "boolean"},
+            },
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[LAUNCH, &[Code::LanguageNotAllowed]]);
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "CodeRunBody")]
 #[serde(deny_unknown_fields)]
 struct RunBody {
+    #[schemars(required, with = "String")]
     code: Option<String>,
+    /// One `GET /code/languages` lists (and `dev_tools.languages` allows).
+    #[schemars(required, with = "String", extend("enum" = ["python3", "bash", "sh", "node"]))]
     language: Option<String>,
-    /// Seconds.
+    /// Seconds (default 60).
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 3600))]
     timeout: Option<f64>,
+    /// The caller's interpreter that keeps state between runs.
     context_id: Option<String>,
+    /// Variables over the interpreter's environment.
     #[serde(default)]
     env: BTreeMap<String, String>,
 }

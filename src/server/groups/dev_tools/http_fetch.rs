@@ -17,8 +17,9 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
-use crate::services::output_json::put_bytes;
+use crate::server::openapi::op::{Answer, Doc, json_schema};
 use crate::services::fetch::{self, Refusal};
+use crate::services::output_json::put_bytes;
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
@@ -47,16 +48,42 @@ const MAX_TIMEOUT_S: f64 = 300.0;
 const DEFAULT_MAX_BYTES: u64 = 1024 * 1024;
 const MAX_MAX_BYTES: u64 = 10 * 1024 * 1024;
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::HttpFetch, "Fetch a URL")
+    .describe("One request under the operator's URL rules: never a private, loopback, link-local or metadata address they do not admit, judged on the addresses connected to (redirects included, at most 10). The final answer's status and headers, the body as text (`body_b64` beside it when it is not UTF-8), cut at `max_bytes` with `truncated: true`.")
+    .json(|g| g.subschema_for::<FetchBody>())
+    .answers(&[Answer::json("The final answer.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["status", "headers", "body", "truncated"],
+            "properties": {
+                "status": {"type": "integer", "minimum": 100, "maximum": 999},
+                "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                "body": {"type": "string"},
+                "body_b64": {"type": "string", "contentEncoding": "base64"},
+                "truncated": {"type": "boolean"},
+            },
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[&[Code::UrlInvalid, Code::UrlDenied, Code::FetchFailed]]);
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "HttpFetchBody")]
 #[serde(deny_unknown_fields)]
 struct FetchBody {
+    /// An http or https URL.
+    #[schemars(required, with = "String")]
     url: Option<String>,
+    /// Default `GET`.
     method: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     body: Option<String>,
     /// Seconds.
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 300))]
     timeout: Option<f64>,
+    /// Default 1 MiB.
+    #[schemars(range(min = 1, max = 10485760))]
     max_bytes: Option<u64>,
 }
 

@@ -8,6 +8,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_WRITE, json_schema};
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
@@ -29,9 +30,24 @@ const EXAMPLE: Example = Example {
     answer: r#"{"path":"/workspace/build","deleted":true}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesDelete, "Delete a file or directory")
+    .describe("A non-empty directory needs `recursive` (else 409 `directory_not_empty`), and then nothing under it may be denied or read-only. A link is removed as the link.")
+    .query(DeleteQuery::json_schema)
+    .answers(&[Answer::json("What was deleted.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["path", "deleted"],
+            "properties": {"path": {"type": "string"}, "deleted": {"const": true}},
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[PATH_WRITE, &[Code::NotFound, Code::NotADirectory, Code::DirectoryNotEmpty]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DeleteQuery {
+    /// Absolute, or relative to the server's working directory.
+    #[schemars(required, with = "String")]
     path: Option<String>,
     #[serde(default)]
     recursive: bool,

@@ -9,6 +9,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ};
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::on;
@@ -32,6 +33,18 @@ const EXAMPLE: Example = Example {
     ],
     answer: "hello, files\n",
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesDownload, "Download a file")
+    .describe("The bytes like `files_read` (no ranges), as an attachment.")
+    .query(PathQuery::json_schema)
+    .answers(&[Answer::bytes("The file.", "application/octet-stream").headers(&[(
+        "Content-Disposition",
+        "`attachment; filename=\"...\"` (and RFC 6266 `filename*=UTF-8''...` for a name that is not plain ASCII)",
+    )])])
+    .errors(&[
+        PATH_READ,
+        &[Code::NotFound, Code::NotADirectory, Code::IsADirectory, Code::NotAFile],
+    ]);
 
 async fn download(
     State(app): State<SharedState>,

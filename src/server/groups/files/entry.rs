@@ -4,6 +4,7 @@
 //! service's `Entry`, whose `Serialize` writes the same form (the test below holds them
 //! together).
 
+use crate::server::openapi::op::component;
 use crate::services::files::Entry;
 use serde_json::{Value, json};
 
@@ -27,6 +28,22 @@ pub(crate) fn entry_json(entry: &Entry) -> Value {
 pub(crate) fn entries_json(entries: &[Entry]) -> Value {
     Value::Array(entries.iter().map(entry_json).collect())
 }
+
+// The shape `entry_json` writes (and `Entry`'s `Serialize`), for the OpenAPI document.
+component!(pub(crate) FileEntry, {
+    "type": "object",
+    "required": ["name", "path", "type", "size", "mode", "modified_at"],
+    "properties": {
+        "name": {"type": "string"},
+        "path": {"type": "string", "description": "Absolute."},
+        "type": {"type": "string", "enum": ["file", "dir", "symlink", "other"]},
+        "size": {"type": "integer", "minimum": 0},
+        "mode": {"type": "string", "pattern": "^[0-7]{4,}$", "description": "Permission bits in octal."},
+        "modified_at": {"type": "string", "format": "date-time"},
+        "symlink_target": {"type": "string", "description": "Only for a symbolic link: where it points."},
+    },
+    "additionalProperties": false,
+});
 
 #[cfg(test)]
 mod tests {

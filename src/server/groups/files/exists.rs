@@ -8,6 +8,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::server::openapi::op::{Answer, Doc, JsonSchema, PATH_READ, json_schema};
 use axum::extract::State;
 use axum::routing::on;
 use serde_json::{Value, json};
@@ -27,6 +28,19 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"exists":false}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesExists, "Whether a path exists")
+    .describe("A guard refusal is the refusal, never `false`.")
+    .query(PathQuery::json_schema)
+    .answers(&[Answer::json("Whether it exists.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["exists"],
+            "properties": {"exists": {"type": "boolean"}},
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[PATH_READ]);
 
 async fn exists(
     State(app): State<SharedState>,

@@ -1,6 +1,7 @@
 //! `files_info`: GET /files/info?path= answers the entry of the path itself (a link is
 //! described, not followed).
 
+use super::entry::FileEntry;
 use super::entry::entry_json;
 use super::read::PathQuery;
 use super::{Route, blocking, required, service};
@@ -9,6 +10,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ};
 use axum::extract::State;
 use axum::routing::on;
 use serde_json::Value;
@@ -28,6 +30,14 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"name":"notes.txt","path":"/workspace/notes.txt","type":"file","size":13,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesInfo, "Describe a path")
+    .describe("The entry of the path itself: a link is described, not followed.")
+    .query(PathQuery::json_schema)
+    .answers(&[Answer::json("The entry.", |g| {
+        g.subschema_for::<FileEntry>()
+    })])
+    .errors(&[PATH_READ, &[Code::NotFound, Code::NotADirectory]]);
 
 async fn info(
     State(app): State<SharedState>,

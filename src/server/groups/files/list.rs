@@ -2,12 +2,14 @@
 //! first in name order, links described and never followed, denied entries left out
 //! (`truncated: true` is added only past the service's entry cap).
 
+use super::entry::FileEntry;
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ, json_schema};
 use crate::services::files::Entry;
 use axum::extract::State;
 use axum::routing::on;
@@ -32,11 +34,31 @@ const EXAMPLE: Example = Example {
     answer: r#"{"entries":[{"name":"notes.txt","path":"/workspace/notes.txt","type":"file","size":13,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"},{"name":"src","path":"/workspace/src","type":"dir","size":4096,"mode":"0755","modified_at":"2025-06-01T12:00:00Z"},{"name":"main.rs","path":"/workspace/src/main.rs","type":"file","size":13,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}]}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesList, "List a directory")
+    .describe("Depth first in name order; links described and never followed; denied entries left out. `truncated: true` only past the service's entry cap.")
+    .query(ListQuery::json_schema)
+    .answers(&[Answer::json("The entries.", |g| {
+        let entry = g.subschema_for::<FileEntry>();
+        json_schema!({
+            "type": "object",
+            "required": ["entries"],
+            "properties": {
+                "entries": {"type": "array", "items": entry},
+                "truncated": {"const": true, "description": "Only past the service's entry cap."},
+            },
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[PATH_READ, &[Code::NotFound, Code::NotADirectory]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListQuery {
+    /// Absolute, or relative to the server's working directory.
+    #[schemars(required, with = "String")]
     path: Option<String>,
     /// Levels below the directory, 1..=10.
+    #[schemars(range(min = 1, max = 10))]
     depth: Option<u32>,
 }
 

@@ -1,6 +1,7 @@
 //! `files_mkdir`: POST /files/mkdir `{path, parents?}` makes the directory and answers its
 //! entry; with `parents` the missing parents too, and an existing directory is fine.
 
+use super::entry::FileEntry;
 use super::entry::entry_json;
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
@@ -8,6 +9,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_WRITE};
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
@@ -29,9 +31,22 @@ const EXAMPLE: Example = Example {
     answer: r#"{"name":"out","path":"/workspace/build/out","type":"dir","size":4096,"mode":"0755","modified_at":"2025-06-01T12:00:00Z"}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesMkdir, "Make a directory")
+    .describe("With `parents` the missing parents too, and an existing directory is fine.")
+    .json(|g| g.subschema_for::<MkdirBody>())
+    .answers(&[Answer::json("The directory's entry.", |g| {
+        g.subschema_for::<FileEntry>()
+    })])
+    .errors(&[
+        PATH_WRITE,
+        &[Code::NotFound, Code::NotADirectory, Code::FileExists],
+    ]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MkdirBody {
+    /// Absolute, or relative to the server's working directory.
+    #[schemars(required, with = "String")]
     path: Option<String>,
     #[serde(default)]
     parents: bool,

@@ -2,6 +2,7 @@
 //! paths guarded: `from` as a delete, `to` as a write) and answers the entry of `to`. An
 //! existing `to` is 409 `file_exists` unless `overwrite: true`.
 
+use super::entry::FileEntry;
 use super::entry::entry_json;
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
@@ -9,6 +10,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_WRITE};
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
@@ -30,10 +32,21 @@ const EXAMPLE: Example = Example {
     answer: r#"{"name":"final.txt","path":"/workspace/final.txt","type":"file","size":5,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesMove, "Move or rename")
+    .describe("Renames on one filesystem (`from` guarded as a delete, `to` as a write); an existing `to` is 409 `file_exists` unless `overwrite: true`.")
+    .json(|g| g.subschema_for::<MoveBody>())
+    .answers(&[Answer::json("The entry of `to`.", |g| g.subschema_for::<FileEntry>())])
+    .errors(&[
+        PATH_WRITE,
+        &[Code::NotFound, Code::NotADirectory, Code::IsADirectory, Code::FileExists, Code::DirectoryNotEmpty],
+    ]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MoveBody {
+    #[schemars(required, with = "String")]
     from: Option<String>,
+    #[schemars(required, with = "String")]
     to: Option<String>,
     #[serde(default)]
     overwrite: bool,

@@ -3,11 +3,12 @@
 //! `Content-Range`; a range past the end is 416 with `Content-Range: bytes */size`.
 
 use super::{Route, blocking, required, service};
-use crate::error::{ApiError, Shape};
+use crate::error::{ApiError, Code, Shape};
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::server::openapi::op::{Answer, Doc, JsonSchema, PATH_READ};
 use crate::services::files::{ByteRange, FileError, ReadFile};
 use axum::body::Body;
 use axum::extract::State;
@@ -37,9 +38,28 @@ const EXAMPLE: Example = Example {
     answer: "hello",
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesRead, "Read a file")
+    .describe("The raw bytes, streamed; `Range: bytes=a-b` (also `a-` and `-n`) answers 206 with `Content-Range`, a range past the end 416 with `Content-Range: bytes */size`.")
+    .query(PathQuery::json_schema)
+    .headers(&[("Range", "One byte range, `bytes=a-b`, `bytes=a-` or `bytes=-n`; anything else is ignored.")])
+    .answers(&[
+        Answer::bytes("The whole file.", "application/octet-stream")
+            .headers(&[("Accept-Ranges", "`bytes`")]),
+        Answer::bytes("The range asked for.", "application/octet-stream")
+            .status(206)
+            .headers(&[("Content-Range", "`bytes a-b/size`")]),
+        Answer::empty(416, "").headers(&[("Content-Range", "`bytes */size`")]),
+    ])
+    .errors(&[
+        PATH_READ,
+        &[Code::NotFound, Code::NotADirectory, Code::IsADirectory, Code::NotAFile, Code::RangeNotSatisfiable],
+    ]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PathQuery {
+    /// Absolute, or relative to the server's working directory.
+    #[schemars(required, with = "String")]
     pub path: Option<String>,
 }
 

@@ -10,6 +10,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ, json_schema};
 use crate::services::files::{SearchQuery, SearchResult};
 use axum::extract::State;
 use axum::routing::on;
@@ -37,12 +38,43 @@ const EXAMPLE: Example = Example {
     answer: r#"{"matches":[{"path":"/workspace/src/main.rs","line":2,"text":"    // TODO: parse arguments"}],"truncated":false}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesSearch, "Search names and text")
+    .describe("`glob` matches names, `pattern` is a regular expression over the lines of text files (binary files skipped); denied paths are never searched and links never followed. Bounded by `max_results` and the service's work budget (then `truncated: true`).")
+    .json(|g| g.subschema_for::<SearchBody>())
+    .answers(&[Answer::json("The matches.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["matches", "truncated"],
+            "properties": {
+                "matches": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["path"],
+                    "properties": {
+                        "path": {"type": "string"},
+                        "line": {"type": "integer", "minimum": 1, "description": "For a text match: the line number."},
+                        "text": {"type": "string", "description": "For a text match: the line."},
+                    },
+                    "additionalProperties": false,
+                }},
+                "truncated": {"type": "boolean"},
+            },
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[PATH_READ, &[Code::NotFound, Code::NotADirectory]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchBody {
+    /// Absolute, or relative to the server's working directory.
+    #[schemars(required, with = "String")]
     path: Option<String>,
+    /// A glob over names (`*.rs`).
     glob: Option<String>,
+    /// A regular expression over the lines of text files.
     pattern: Option<String>,
+    /// 1..=10000, default 1000.
+    #[schemars(range(min = 1, max = 10000))]
     max_results: Option<usize>,
 }
 

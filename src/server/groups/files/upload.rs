@@ -6,6 +6,7 @@
 //! are held in memory until it comes (each within the per-file limit, all within the body
 //! limit).
 
+use super::entry::FileEntry;
 use super::entry::entries_json;
 use super::errors::over_body_limit;
 use super::{Route, blocking, required, service};
@@ -13,6 +14,7 @@ use crate::error::{ApiError, Code};
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody, FormPart};
+use crate::server::openapi::op::{Answer, Body, Doc, PATH_WRITE, json_schema};
 use crate::services::files::{FileError, FileService, WriteOptions};
 use axum::extract::State;
 use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
@@ -39,6 +41,36 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"files":[{"name":"guide.md","path":"/workspace/docs/guide.md","type":"file","size":8,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}]}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesUpload, "Upload files")
+    .describe("A text part `path` (the target directory, which must exist) and one or more file parts; each file judged on its own (one plain name, `paths.upload_extensions`, `paths.max_file_bytes`) before a byte of it is written. A file of the same name is replaced.")
+    .body(Body::Multipart(|_| {
+        json_schema!({
+            "type": "object",
+            "required": ["path", "file"],
+            "properties": {
+                "path": {"type": "string", "description": "The target directory."},
+                "file": {
+                    "type": "array",
+                    "items": {"type": "string", "contentMediaType": "application/octet-stream"},
+                    "description": "File parts (any part name; each with a file name).",
+                },
+            },
+        })
+    }))
+    .answers(&[Answer::json("The written files' entries, in part order.", |g| {
+        let entry = g.subschema_for::<FileEntry>();
+        json_schema!({
+            "type": "object",
+            "required": ["files"],
+            "properties": {"files": {"type": "array", "items": entry}},
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[
+        PATH_WRITE,
+        &[Code::NotFound, Code::NotADirectory, Code::IsADirectory, Code::ExtensionNotAllowed],
+    ]);
 
 /// An upload replaces a file of the same name; the target directory must exist.
 const OPTIONS: WriteOptions = WriteOptions {

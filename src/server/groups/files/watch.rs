@@ -73,7 +73,7 @@ struct WatchQuery {
 pub(super) const DOC: crate::server::openapi::op::Doc = {
     use super::entry::FileEntry;
     use crate::server::openapi::op::{Answer, Doc, Event, JsonSchema, PATH_READ, json_schema};
-    let change = |g: &mut schemars::SchemaGenerator| {
+    fn change(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
         let entry = g.subschema_for::<FileEntry>();
         json_schema!({
             "type": "object",
@@ -85,7 +85,7 @@ pub(super) const DOC: crate::server::openapi::op::Doc = {
                 "entry": entry,
             },
         })
-    };
+    }
     Doc::new(EndpointId::FilesWatch, "Watch changes")
         .describe("Changes under a directory (or of one file) as server-sent events, with `: keep-alive` comments every 15 s. The path is judged and opened before the stream starts, so a refusal or a missing path is a normal typed answer.")
         .query(WatchQuery::json_schema)

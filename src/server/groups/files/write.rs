@@ -4,6 +4,7 @@
 //! disk before the answer. The body limit of the pipeline and the per-file limit
 //! (`paths.max_file_bytes`) both end it with 413 and leave nothing behind.
 
+use super::entry::FileEntry;
 use super::entry::entry_json;
 use super::{Route, required, service};
 use crate::error::ApiError;
@@ -11,6 +12,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::server::openapi::op::{Answer, Body as RequestBody, Code, Doc, JsonSchema, PATH_WRITE};
 use crate::services::files::WriteOptions;
 use axum::body::Body;
 use axum::extract::State;
@@ -34,9 +36,21 @@ const EXAMPLE: Example = Example {
     answer: r#"{"name":"notes.txt","path":"/workspace/notes.txt","type":"file","size":12,"mode":"0644","modified_at":"2025-06-01T12:00:00Z"}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::FilesWrite, "Write a file")
+    .describe("Streams the raw body into an atomic write (a temp file beside the target, then a rename); the body limit and `paths.max_file_bytes` end it with 413 and leave nothing behind.")
+    .query(WriteQuery::json_schema)
+    .body(RequestBody::Bytes("application/octet-stream"))
+    .answers(&[Answer::json("The file's entry.", |g| g.subschema_for::<FileEntry>())])
+    .errors(&[
+        PATH_WRITE,
+        &[Code::NotFound, Code::NotADirectory, Code::IsADirectory, Code::FileExists],
+    ]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WriteQuery {
+    /// Absolute, or relative to the server's working directory.
+    #[schemars(required, with = "String")]
     path: Option<String>,
     /// Replace an existing file (default); `false` answers 409 `file_exists` instead.
     #[serde(default = "yes")]

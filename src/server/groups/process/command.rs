@@ -21,30 +21,47 @@ pub const MAX_TIMEOUT_S: f64 = 3600.0;
 /// The shell that runs a `cmd` given without `args`.
 const SHELL: &str = "/bin/sh";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommandBody {
+    /// A shell line (run by `/bin/sh -c`), or the program when `args` is given.
+    #[schemars(required, with = "String")]
     pub cmd: Option<String>,
+    /// The program's arguments: with them `cmd` runs directly, never through a shell.
     pub args: Option<Vec<String>>,
+    /// The working directory (default: the server's).
     pub cwd: Option<String>,
+    /// Variables over the child's environment.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// Seconds.
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 3600))]
     pub timeout: Option<f64>,
+    /// Written to the program's stdin.
     pub stdin: Option<String>,
 }
 
 /// `process_start`'s body: the command body and a label.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "ProcessStartBody")]
 #[serde(deny_unknown_fields)]
 pub struct StartBody {
+    /// A shell line (run by `/bin/sh -c`), or the program when `args` is given.
+    #[schemars(required, with = "String")]
     pub cmd: Option<String>,
+    /// The program's arguments: with them `cmd` runs directly, never through a shell.
     pub args: Option<Vec<String>>,
+    /// The working directory (default: the server's).
     pub cwd: Option<String>,
+    /// Variables over the child's environment.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Seconds (default: no limit).
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 3600))]
     pub timeout: Option<f64>,
+    /// Written to stdin first; stdin stays open for `process_stdin`.
     pub stdin: Option<String>,
+    /// A label kept with the record.
     pub tag: Option<String>,
 }
 

@@ -4,6 +4,7 @@
 //! `stderr_dropped` counting the older bytes no longer kept (0 when nothing was lost).
 
 use super::render::{put_output, record_json};
+use super::schemas::{ProcessRecord, pid_path};
 use super::{Route, about, pid_of};
 use crate::error::ApiResult;
 use crate::server::SharedState;
@@ -11,6 +12,7 @@ use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::{Path, Query};
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, json_schema};
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::on;
@@ -33,9 +35,30 @@ const EXAMPLE: Example = Example {
     answer: r#"{"error":"no process 4242 was started by this caller (GET /processes lists them)","type":"NotFoundError","code":"not_found","param":"pid"}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::ProcessGet, "A process's record")
+    .describe("With `output=true` also what the rings keep of `stdout` and `stderr` (the newest `process.output_bytes` of each), `stdout_dropped` and `stderr_dropped` counting the older bytes no longer kept.")
+    .path(pid_path)
+    .query(GetQuery::json_schema)
+    .answers(&[Answer::json("The record (and the output).", |g| {
+        let record = g.subschema_for::<ProcessRecord>();
+        json_schema!({
+            "allOf": [record],
+            "properties": {
+                "stdout": {"type": "string"},
+                "stdout_b64": {"type": "string", "contentEncoding": "base64"},
+                "stderr": {"type": "string"},
+                "stderr_b64": {"type": "string", "contentEncoding": "base64"},
+                "stdout_dropped": {"type": "integer", "minimum": 0},
+                "stderr_dropped": {"type": "integer", "minimum": 0},
+            },
+        })
+    })])
+    .errors(&[&[Code::NotFound]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetQuery {
+    /// Include the kept output.
     #[serde(default)]
     output: bool,
 }

@@ -3,6 +3,7 @@
 //! (at once for a process that has already exited).
 
 use super::render::record_json;
+use super::schemas::{ProcessRecord, pid_path};
 use super::{Route, about, pid_of};
 use crate::error::ApiResult;
 use crate::server::SharedState;
@@ -10,6 +11,7 @@ use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Path;
+use crate::server::openapi::op::{Answer, Code, Doc};
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::on;
@@ -30,6 +32,12 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"error":"no process 4242 was started by this caller (GET /processes lists them)","type":"NotFoundError","code":"not_found","param":"pid"}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::ProcessKill, "Kill a process")
+    .describe("TERM to the whole group, 2 s, then KILL; answers the final record once the group has ended.")
+    .path(pid_path)
+    .answers(&[Answer::json("The final record.", |g| g.subschema_for::<ProcessRecord>())])
+    .errors(&[&[Code::NotFound]]);
 
 async fn kill(
     State(app): State<SharedState>,

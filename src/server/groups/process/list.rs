@@ -3,10 +3,12 @@
 
 use super::Route;
 use super::render::record_json;
+use super::schemas::ProcessRecord;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
+use crate::server::openapi::op::{Answer, Doc, json_schema};
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::on;
@@ -27,6 +29,20 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"processes":[]}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::ProcessList, "List the caller's processes")
+    .describe(
+        "Oldest first; exited ones while they are kept (the newest 64 per caller, for 15 min).",
+    )
+    .answers(&[Answer::json("The records.", |g| {
+        let record = g.subschema_for::<ProcessRecord>();
+        json_schema!({
+            "type": "object",
+            "required": ["processes"],
+            "properties": {"processes": {"type": "array", "items": record}},
+            "additionalProperties": false,
+        })
+    })]);
 
 async fn list(
     State(app): State<SharedState>,

@@ -9,6 +9,7 @@ mod get;
 mod kill;
 mod list;
 mod render;
+mod schemas;
 mod shell;
 mod shell_stream;
 mod signal;
@@ -22,6 +23,7 @@ use crate::error::{ApiError, Code};
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::Example;
+use crate::server::openapi::op::Doc;
 pub(crate) use crate::server::route::Route;
 use axum::routing::{MethodFilter, MethodRouter};
 
@@ -44,6 +46,23 @@ pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedSta
 /// The documented example of a process row.
 pub fn example(id: EndpointId) -> Option<&'static Example> {
     crate::server::route::example(ROUTES, id)
+}
+
+/// Every operation's OpenAPI declaration, one per handler file.
+const DOCS: &[&Doc] = &[
+    &shell::DOC,
+    &shell_stream::DOC,
+    &start::DOC,
+    &list::DOC,
+    &get::DOC,
+    &signal::DOC,
+    &stdin::DOC,
+    &kill::DOC,
+];
+
+/// The OpenAPI declaration of a process row.
+pub fn doc(id: EndpointId) -> Option<&'static Doc> {
+    DOCS.iter().copied().find(|d| d.id == id)
 }
 
 /// The pid of the path: a positive number, else 400 naming `pid` (a pid of no process of

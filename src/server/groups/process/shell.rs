@@ -8,12 +8,14 @@
 use super::Route;
 use super::command::{CommandBody, DEFAULT_TIMEOUT, Mode, prepare};
 use super::render::put_output;
+use super::schemas::ShellResult;
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Doc, LAUNCH};
 use crate::services::supervisor;
 use axum::Extension;
 use axum::extract::State;
@@ -35,6 +37,12 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"stdout":"hello\n","stderr":"oops\n","exit_code":3,"duration_ms":4,"timed_out":false,"truncated":false}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::Shell, "Run a command to completion")
+    .describe("`cmd` alone is a shell line; with `args` the program runs directly. A timeout (default 60 s, at most 3600) stops the whole process group and keeps the output so far, `exit_code` null; output past `process.output_bytes` per stream is dropped and `truncated` set. A client that hangs up ends the command.")
+    .json(|g| g.subschema_for::<CommandBody>())
+    .answers(&[Answer::json("How it ran.", |g| g.subschema_for::<ShellResult>())])
+    .errors(&[LAUNCH]);
 
 async fn shell(
     State(app): State<SharedState>,

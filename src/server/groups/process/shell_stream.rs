@@ -45,6 +45,49 @@ const EXAMPLE: Example = Example {
     answer: "event: stdout\ndata: {\"data\":\"one\\n\"}\n\nevent: exit\ndata: {\"exit_code\":2,\"duration_ms\":3,\"timed_out\":false}\n\nevent: end\ndata: {}\n\n",
 };
 
+/// The stream's events (the module's comment says when each comes), for the OpenAPI document.
+pub(super) const DOC: crate::server::openapi::op::Doc = {
+    use crate::server::openapi::op::{Answer, Doc, Event, LAUNCH, json_schema};
+    fn chunk(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        json_schema!({
+            "type": "object",
+            "properties": {
+                "data": {"type": "string", "description": "The bytes, when they are UTF-8."},
+                "data_b64": {"type": "string", "contentEncoding": "base64", "description": "The bytes, when they are not."},
+            },
+            "minProperties": 1,
+            "maxProperties": 1,
+            "additionalProperties": false,
+        })
+    }
+    Doc::new(EndpointId::ShellStream, "Run a command, streamed")
+        .describe("The command body of `/shell`, its output as server-sent events. The command is judged and started before the stream opens, so a refusal is a normal typed answer; the program waits for a slow reader, and a reader that hangs up ends the command.")
+        .json(|g| g.subschema_for::<CommandBody>())
+        .answers(&[Answer::events("Output, then `exit` and `end`.", &[
+            Event::new("stdout", "Output, in order (a character cut between two reads is held back until it is whole).", chunk),
+            Event::new("stderr", "Output, in order.", chunk),
+            Event::new("exit", "How it ended.", |_| {
+                json_schema!({
+                    "type": "object",
+                    "required": ["exit_code", "duration_ms", "timed_out"],
+                    "properties": {
+                        "exit_code": {"type": ["integer", "null"]},
+                        "duration_ms": {"type": "integer", "minimum": 0},
+                        "timed_out": {"type": "boolean"},
+                    },
+                    "additionalProperties": false,
+                })
+            }),
+            Event::new("error", "A failure inside the stream: the flat error body (then `end`).", |_| {
+                json_schema!({"$ref": "#/components/schemas/Error"})
+            }),
+            Event::new("end", "The last event.", |_| {
+                json_schema!({"type": "object", "maxProperties": 0})
+            }),
+        ])])
+        .errors(&[LAUNCH])
+};
+
 async fn shell_stream(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,

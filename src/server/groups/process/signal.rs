@@ -3,6 +3,7 @@
 //! has ended: GET it again, or DELETE it to wait). Any other number is 400.
 
 use super::render::record_json;
+use super::schemas::{ProcessRecord, pid_path};
 use super::{Route, about, pid_of};
 use crate::error::{ApiError, ApiResult};
 use crate::server::SharedState;
@@ -10,6 +11,7 @@ use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::{Json, Path};
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema};
 use crate::services::supervisor::Signal;
 use axum::Extension;
 use axum::extract::State;
@@ -33,9 +35,18 @@ const EXAMPLE: Example = Example {
     answer: r#"{"error":"signal 2 is not supported (only 15 and 9 are)","type":"BadRequestError","code":"invalid_request","param":"signal"}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::ProcessSignal, "Signal a process")
+    .describe("Sends 15 (TERM) or 9 (KILL) to the process's whole group; the record stays `running` until the group has ended.")
+    .path(pid_path)
+    .json(|g| g.subschema_for::<SignalBody>())
+    .answers(&[Answer::json("The record.", |g| g.subschema_for::<ProcessRecord>())])
+    .errors(&[&[Code::NotFound, Code::ProcessExited]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SignalBody {
+    /// 15 (TERM) or 9 (KILL).
+    #[schemars(required, with = "i64", extend("enum" = [15, 9]))]
     signal: Option<i64>,
 }
 

@@ -7,12 +7,14 @@
 use super::Route;
 use super::command::{Mode, StartBody, prepare};
 use super::render::record_json;
+use super::schemas::ProcessRecord;
 use crate::error::ApiResult;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Doc, LAUNCH};
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::on;
@@ -35,6 +37,12 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"pid":4242,"tag":"nap","cmd":"sleep","args":["30"],"cwd":"/workspace","status":"running","exit_code":null,"signal":null,"started_at":"2025-06-01T12:00:00Z","ended_at":null}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::ProcessStart, "Start a process")
+    .describe("Starts a command that outlives the request (no time limit unless `timeout`), stdin open for `process_stdin`; its output is kept in a ring per stream for `process_get?output=true`.")
+    .json(|g| g.subschema_for::<StartBody>())
+    .answers(&[Answer::json("The process's record.", |g| g.subschema_for::<ProcessRecord>())])
+    .errors(&[LAUNCH]);
 
 async fn start(
     State(app): State<SharedState>,

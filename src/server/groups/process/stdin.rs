@@ -3,6 +3,7 @@
 //! A process that does not read is given 10 s before the write fails (`stdin_closed` is
 //! for a closed pipe; a full one that stays full is `process_exited` once it ends).
 
+use super::schemas::pid_path;
 use super::{Route, about, pid_of};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
@@ -10,6 +11,7 @@ use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::{Json, Path};
+use crate::server::openapi::op::{Answer, Doc, JsonSchema, json_schema};
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::on;
@@ -36,9 +38,28 @@ const EXAMPLE: Example = Example {
     answer: r#"{"error":"no process 4242 was started by this caller (GET /processes lists them)","type":"NotFoundError","code":"not_found","param":"pid"}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::ProcessStdin, "Write to a process's stdin")
+    .describe("Writes `data`, then closes stdin when `close` is true. A process that does not read is given 10 s before the write fails.")
+    .path(pid_path)
+    .json(|g| g.subschema_for::<StdinBody>())
+    .answers(&[Answer::json("What was written.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["pid", "written", "closed"],
+            "properties": {
+                "pid": {"type": "integer"},
+                "written": {"type": "integer", "minimum": 0, "description": "Bytes."},
+                "closed": {"type": "boolean"},
+            },
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[&[Code::NotFound, Code::ProcessExited, Code::StdinClosed]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct StdinBody {
+    /// Required unless `close` is true.
     data: Option<String>,
     #[serde(default)]
     close: bool,

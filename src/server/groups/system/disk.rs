@@ -9,6 +9,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
+use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ, json_schema};
 use crate::services::paths::Op;
 use crate::services::system;
 use axum::extract::State;
@@ -32,9 +33,28 @@ const EXAMPLE: Example = Example {
     answer: r#"{"path":"/workspace","total_bytes":107374182400,"used_bytes":42949672960,"free_bytes":59055800320}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::SystemDisk, "How full a disk is")
+    .describe("The filesystem holding `path` (judged by the path guard as a read; the server's working directory when absent). `free_bytes` is what an unprivileged program may still write.")
+    .query(DiskQuery::json_schema)
+    .answers(&[Answer::json("The filesystem's sizes.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["path", "total_bytes", "used_bytes", "free_bytes"],
+            "properties": {
+                "path": {"type": "string"},
+                "total_bytes": {"type": "integer", "minimum": 0},
+                "used_bytes": {"type": "integer", "minimum": 0},
+                "free_bytes": {"type": "integer", "minimum": 0},
+            },
+            "additionalProperties": false,
+        })
+    })])
+    .errors(&[PATH_READ, &[Code::NotFound]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DiskQuery {
+    /// A path on the filesystem (default: the server's working directory).
     path: Option<String>,
 }
 

@@ -4,8 +4,23 @@
 //! `env_rules::secret_like`) shown as `***`.
 
 use crate::server::AppState;
+use crate::server::openapi::op::{Schema, SchemaGenerator, json_schema};
 use crate::services::env_rules::secret_like;
 use serde_json::{Map, Value, json};
+
+/// The view both routes answer, for the OpenAPI document.
+pub fn view_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "required": ["env"],
+        "properties": {"env": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "description": "By name; secret-like values are `***`.",
+        }},
+        "additionalProperties": false,
+    })
+}
 
 /// What a masked value reads as.
 pub const MASK: &str = "***";

@@ -6,6 +6,7 @@ use super::env::view;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
+use crate::server::openapi::op::{Answer, Doc};
 use axum::extract::State;
 use axum::routing::on;
 use serde_json::Value;
@@ -25,6 +26,10 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"env":{"HOME":"/home/agent","LANG":"C.UTF-8","PATH":"/usr/local/bin:/usr/bin:/bin"}}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::SystemEnvGet, "The children's environment")
+    .describe("What a child started now gets: the operator's child base with the changes of `POST /system/env`, never the server's own variables.")
+    .answers(&[Answer::json("The environment.", super::env::view_schema)]);
 
 async fn get(State(app): State<SharedState>) -> axum::Json<Value> {
     axum::Json(view(&app))

@@ -12,6 +12,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
+use crate::server::openapi::op::{Answer, Doc, JsonSchema};
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
@@ -34,9 +35,17 @@ const EXAMPLE: Example = Example {
     answer: r#"{"env":{"APP_MODE":"staging","HOME":"/home/agent","PATH":"/usr/local/bin:/usr/bin:/bin"}}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::SystemEnvSet, "Change the children's environment")
+    .describe("Changes the environment of every child started later (running ones keep theirs). The names pass the variable guards, unset ones too; nothing changes unless all pass.")
+    .json(|g| g.subschema_for::<EnvChange>())
+    .answers(&[Answer::json("The new environment.", super::env::view_schema)])
+    .errors(&[&[Code::EnvInvalid, Code::EnvVarDenied, Code::EnvVarNotAllowed]]);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "SystemEnvSetBody")]
 #[serde(deny_unknown_fields)]
 struct EnvChange {
+    /// Variables to set, by name.
     #[serde(default)]
     set: BTreeMap<String, String>,
     #[serde(default)]

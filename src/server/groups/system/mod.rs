@@ -18,6 +18,7 @@ use crate::error::{ApiError, Code};
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::Example;
+use crate::server::openapi::op::Doc;
 pub(crate) use crate::server::route::Route;
 use axum::routing::{MethodFilter, MethodRouter};
 
@@ -38,6 +39,21 @@ pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedSta
 /// The documented example of a system row.
 pub fn example(id: EndpointId) -> Option<&'static Example> {
     crate::server::route::example(ROUTES, id)
+}
+
+/// Every operation's OpenAPI declaration, one per handler file.
+const DOCS: &[&Doc] = &[
+    &info::DOC,
+    &metrics::DOC,
+    &disk::DOC,
+    &ports::DOC,
+    &env_get::DOC,
+    &env_set::DOC,
+];
+
+/// The OpenAPI declaration of a system row.
+pub fn doc(id: EndpointId) -> Option<&'static Doc> {
+    DOCS.iter().copied().find(|d| d.id == id)
 }
 
 /// The service's errors as rows of the table: a missing path is 404, an unreadable

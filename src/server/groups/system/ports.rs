@@ -8,6 +8,7 @@ use crate::error::ApiError;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
+use crate::server::openapi::op::{Answer, Doc, json_schema};
 use crate::services::system::ports;
 use axum::extract::State;
 use axum::routing::on;
@@ -28,6 +29,28 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"ports":[{"port":22,"address":"0.0.0.0","protocol":"tcp"},{"port":9000,"address":"127.0.0.1","protocol":"tcp","pid":4242,"program":"svc"}]}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::SystemPorts, "What listens")
+    .describe("The listening TCP sockets sorted by port, from `/proc/net/tcp` and `tcp6`; `pid` and `program` when `/proc/<pid>/fd` shows who holds the socket.")
+    .answers(&[Answer::json("The sockets.", |_| {
+        json_schema!({
+            "type": "object",
+            "required": ["ports"],
+            "properties": {"ports": {"type": "array", "items": {
+                "type": "object",
+                "required": ["port", "address", "protocol"],
+                "properties": {
+                    "port": {"type": "integer", "minimum": 0, "maximum": 65535},
+                    "address": {"type": "string"},
+                    "protocol": {"type": "string"},
+                    "pid": {"type": "integer"},
+                    "program": {"type": "string"},
+                },
+                "additionalProperties": false,
+            }}},
+            "additionalProperties": false,
+        })
+    })]);
 
 async fn list(State(_app): State<SharedState>) -> Result<axum::Json<Value>, ApiError> {
     let found = blocking(|| Ok(ports::listening())).await?;

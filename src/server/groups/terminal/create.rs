@@ -8,6 +8,7 @@
 
 use super::Route;
 use super::render::record_json;
+use super::schemas::TerminalRecord;
 use crate::error::ApiError;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
@@ -15,6 +16,7 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::launch;
+use crate::server::openapi::op::{Answer, Code, Doc, LAUNCH};
 use crate::services::pty::{Size, Spec};
 use axum::Extension;
 use axum::extract::State;
@@ -43,13 +45,25 @@ const EXAMPLE: Example = Example {
 const DEFAULT_SHELL: &str = "/bin/bash";
 const FALLBACK_SHELL: &str = "/bin/sh";
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::PtyCreate, "Start a terminal")
+    .describe("A shell on a new terminal for the caller (defaults: 80 x 24, `/bin/bash` or `/bin/sh` where bash is absent, the server's working directory). The working directory passes the path guard, the variables the variable rules, the shell the command and process guards; `TERM=xterm-256color` unless the variables set `TERM`.")
+    .json(|g| g.subschema_for::<CreateBody>())
+    .answers(&[Answer::json("The terminal's record.", |g| g.subschema_for::<TerminalRecord>())])
+    .errors(&[LAUNCH, &[Code::NotFound]]);
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "PtyCreateBody")]
 #[serde(deny_unknown_fields)]
 struct CreateBody {
+    #[schemars(range(min = 1, max = 1000))]
     cols: Option<u32>,
+    #[schemars(range(min = 1, max = 1000))]
     rows: Option<u32>,
+    /// The shell's program.
     shell: Option<String>,
+    /// The working directory.
     cwd: Option<String>,
+    /// Variables over the shell's environment.
     #[serde(default)]
     env: BTreeMap<String, String>,
 }

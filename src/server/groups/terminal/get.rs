@@ -3,12 +3,14 @@
 
 use super::Route;
 use super::render::record_json;
+use super::schemas::TerminalRecord;
 use crate::error::ApiError;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Path;
+use crate::server::openapi::op::{Answer, Code, Doc};
 use axum::Extension;
 use axum::extract::State;
 use axum::routing::on;
@@ -29,6 +31,12 @@ const EXAMPLE: Example = Example {
     headers: &[("content-type", "application/json")],
     answer: r#"{"id":"pty_5f2c0e8b9a1d4c7e6b3a2f10","pid":4242,"cols":80,"rows":24,"shell":"/bin/bash","cwd":"/workspace","created_at":"2025-06-01T12:00:00Z","clients":0}"#,
 };
+
+pub(super) const DOC: Doc = Doc::new(EndpointId::PtyGet, "A terminal's record")
+    .answers(&[Answer::json("The record.", |g| {
+        g.subschema_for::<TerminalRecord>()
+    })])
+    .errors(&[&[Code::NotFound]]);
 
 async fn get(
     State(app): State<SharedState>,

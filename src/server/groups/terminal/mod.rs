@@ -12,6 +12,7 @@ mod kill;
 mod list;
 mod render;
 mod resize;
+mod schemas;
 
 #[cfg(test)]
 mod tests;
@@ -19,6 +20,7 @@ mod tests;
 use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::Example;
+use crate::server::openapi::op::Doc;
 pub(crate) use crate::server::route::Route;
 use axum::routing::{MethodFilter, MethodRouter};
 
@@ -40,4 +42,19 @@ pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedSta
 /// The documented example of a terminal row.
 pub fn example(id: EndpointId) -> Option<&'static Example> {
     crate::server::route::example(ROUTES, id)
+}
+
+/// Every operation's OpenAPI declaration, one per handler file.
+const DOCS: &[&Doc] = &[
+    &create::DOC,
+    &list::DOC,
+    &get::DOC,
+    &resize::DOC,
+    &kill::DOC,
+    &connect::DOC,
+];
+
+/// The OpenAPI declaration of a terminal row.
+pub fn doc(id: EndpointId) -> Option<&'static Doc> {
+    DOCS.iter().copied().find(|d| d.id == id)
 }

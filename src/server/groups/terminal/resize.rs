@@ -3,12 +3,14 @@
 
 use super::Route;
 use super::render::record_json;
+use super::schemas::TerminalRecord;
 use crate::error::ApiError;
 use crate::server::SharedState;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::{Json, Path};
+use crate::server::openapi::op::{Answer, Code, Doc};
 use crate::services::pty::Size;
 use axum::Extension;
 use axum::extract::State;
@@ -32,10 +34,21 @@ const EXAMPLE: Example = Example {
     answer: r#"{"id":"pty_5f2c0e8b9a1d4c7e6b3a2f10","pid":4242,"cols":132,"rows":43,"shell":"/bin/bash","cwd":"/workspace","created_at":"2025-06-01T12:00:00Z","clients":0}"#,
 };
 
-#[derive(Debug, Deserialize)]
+pub(super) const DOC: Doc = Doc::new(EndpointId::PtyResize, "Resize a terminal")
+    .describe("Sets the window size (the shell gets SIGWINCH).")
+    .json(|g| g.subschema_for::<ResizeBody>())
+    .answers(&[Answer::json("The record.", |g| {
+        g.subschema_for::<TerminalRecord>()
+    })])
+    .errors(&[&[Code::NotFound]]);
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "PtyResizeBody")]
 #[serde(deny_unknown_fields)]
 struct ResizeBody {
+    #[schemars(range(min = 1, max = 1000))]
     cols: u32,
+    #[schemars(range(min = 1, max = 1000))]
     rows: u32,
 }
 
