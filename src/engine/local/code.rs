@@ -4,15 +4,16 @@
 
 use super::super::provider::{CodeOutcome, ProviderResult};
 use super::super::wire::{CodeRunBody, ContextRecord, CreateContext};
-use super::commands::{in_cgroup, limit, program, working_dir};
+use super::commands::{check_env, in_cgroup, limit, program, working_dir};
 use super::env;
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::code_run::contexts::ContextInfo;
 use crate::services::code_run::{self, Language, Launch, RunOutcome};
+use crate::services::supervisor::{GroupEnd, Label, Stream};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The language of a body that names none.
 const DEFAULT_LANGUAGE: &str = "python3";
@@ -112,22 +113,38 @@ pub async fn run(core: &Core, body: CodeRunBody) -> ProviderResult<CodeOutcome> 
         return Ok(outcome(run));
     }
     let lang = language(body.language.as_deref())?;
-    let launch = launch(
-        core,
-        lang,
-        &core.home,
-        &body.envs.unwrap_or_default(),
-        timeout,
-    )?;
+    let envs = body.envs.unwrap_or_default();
+    check_env("envs", &envs)?;
+    let launch = launch(core, lang, &core.home, &envs, timeout)?;
+    // A run is a process of the sandbox like a command's: registered (so it can be
+    // signalled), in the cgroup, its background children left running.
     let mut spec = code_run::once_spec(lang, &launch, &body.code);
     (spec.program, spec.args) = in_cgroup(core, spec.program, spec.args);
-    let run = code_run::run_spec(&spec).await.map_err(|e| {
-        EngineError::new(
-            Code::Internal,
-            format!("cannot start `{}`: {e}", lang.program),
-        )
-    })?;
-    Ok(outcome(run))
+    spec.limits.group_end = GroupEnd::Leave;
+    let label = Label {
+        tag: "code".into(),
+        cmd: lang.program.into(),
+        args: Some(lang.stdin_args.iter().map(|a| a.to_string()).collect()),
+    };
+    let started = Instant::now();
+    let pass = core.admit().await?;
+    let record = core
+        .registry
+        .start_labelled(&core.id, &spec, label)
+        .map_err(|e| EngineError::from_domain(&e))?;
+    drop(pass);
+    let handle = core
+        .registry
+        .process(&core.id, record.pid)
+        .map_err(|e| EngineError::from_domain(&e))?;
+    let exit = handle.wait().await;
+    Ok(CodeOutcome {
+        stdout: handle.output(Stream::Stdout, 0).bytes,
+        stderr: handle.output(Stream::Stderr, 0).bytes,
+        exit_code: exit.code().filter(|_| !exit.timed_out),
+        timed_out: exit.timed_out,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
 }
 
 fn record(info: ContextInfo) -> ContextRecord {
@@ -139,8 +156,7 @@ fn record(info: ContextInfo) -> ContextRecord {
     }
 }
 
-pub fn create_context(core: &Core, body: CreateContext) -> ProviderResult<ContextRecord> {
-    core.running()?;
+pub async fn create_context(core: &Core, body: CreateContext) -> ProviderResult<ContextRecord> {
     let lang = language(body.language.as_deref())?;
     let cwd = working_dir(core, body.cwd.as_deref())?;
     let launch = launch(
@@ -150,6 +166,7 @@ pub fn create_context(core: &Core, body: CreateContext) -> ProviderResult<Contex
         &BTreeMap::new(),
         Duration::from_secs(DEFAULT_TIMEOUT_S),
     )?;
+    let _pass = core.admit().await?;
     let info = core
         .contexts
         .create(&core.id, lang, &launch)
@@ -167,8 +184,8 @@ pub fn list_contexts(core: &Core) -> ProviderResult<Vec<ContextRecord>> {
         .collect())
 }
 
-pub fn restart_context(core: &Core, id: &str) -> ProviderResult<ContextRecord> {
-    core.running()?;
+pub async fn restart_context(core: &Core, id: &str) -> ProviderResult<ContextRecord> {
+    let _pass = core.admit().await?;
     core.contexts
         .restart(&core.id, id)
         .map_err(|e| EngineError::from_domain(&e))?

@@ -16,6 +16,7 @@ use crate::services::supervisor::{
 };
 use crate::services::utf8_carry::Utf8Carry;
 use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,6 +100,29 @@ pub fn in_cgroup(core: &Core, program: String, args: Vec<String>) -> (String, Ve
     }
 }
 
+/// Variables a process can be given: names of letters, digits and `_` (not starting with
+/// a digit), values without NUL.
+pub fn check_env(field: &str, env: &BTreeMap<String, String>) -> ProviderResult<()> {
+    for (name, value) in env {
+        let mut chars = name.chars();
+        let good = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !good {
+            return Err(invalid(format!(
+                "`{field}`: `{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"
+            )));
+        }
+        if value.contains('\0') {
+            return Err(invalid(format!(
+                "`{field}`: the value of `{name}` holds a NUL byte"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The spec and label of `body`; `open_stdin`: stdin stays open when the body gives none.
 fn prepare(
     core: &Core,
@@ -107,6 +131,13 @@ fn prepare(
     output_bytes: usize,
 ) -> ProviderResult<(Spec, Label)> {
     check_user(body.user.as_deref())?;
+    if body.cmd.trim().is_empty() {
+        return Err(invalid("`cmd` must not be empty"));
+    }
+    if body.cmd.contains('\0') || body.args.iter().flatten().any(|a| a.contains('\0')) {
+        return Err(invalid("`cmd` and `args` must not hold NUL bytes"));
+    }
+    check_env("env", &body.env.clone().unwrap_or_default())?;
     let timeout = limit(body.timeout, COMMAND_TIMEOUT_DEFAULT_S)?;
     let cwd = working_dir(core, body.cwd.as_deref())?;
     let env = env::with(&core.env, &body.env.clone().unwrap_or_default(), &core.id);
@@ -152,12 +183,13 @@ fn exit_code(exit: &crate::services::supervisor::Exit) -> i32 {
 }
 
 pub async fn run(core: &Core, body: CommandBody) -> ProviderResult<CommandOutcome> {
-    core.running()?;
     let (spec, label) = prepare(core, &body, false, RUN_OUTPUT_BYTES)?;
+    let pass = core.admit().await?;
     let record = core
         .registry
         .start_labelled(&core.id, &spec, label)
         .map_err(|e| EngineError::from_domain(&e))?;
+    drop(pass);
     core.note_group(record.pid);
     let handle = core
         .registry
@@ -174,12 +206,13 @@ pub async fn run(core: &Core, body: CommandBody) -> ProviderResult<CommandOutcom
 }
 
 pub async fn stream(core: &Arc<Core>, body: CommandBody) -> ProviderResult<EventStream> {
-    core.running()?;
     let (spec, label) = prepare(core, &body, true, crate::services::supervisor::OUTPUT_BYTES)?;
+    let pass = core.admit().await?;
     let (record, chunks) = core
         .registry
         .start_followed(&core.id, &spec, label)
         .map_err(|e| EngineError::from_domain(&e))?;
+    drop(pass);
     core.note_group(record.pid);
     let handle = core
         .registry

@@ -119,7 +119,7 @@ impl Sandbox for LocalSandbox {
     }
 
     async fn context_create(&self, body: CreateContext) -> ProviderResult<ContextRecord> {
-        code::create_context(&self.core, body)
+        code::create_context(&self.core, body).await
     }
 
     async fn context_list(&self) -> ProviderResult<Vec<ContextRecord>> {
@@ -127,7 +127,7 @@ impl Sandbox for LocalSandbox {
     }
 
     async fn context_restart(&self, id: &str) -> ProviderResult<ContextRecord> {
-        code::restart_context(&self.core, id)
+        code::restart_context(&self.core, id).await
     }
 
     async fn context_delete(&self, id: &str) -> ProviderResult<()> {

@@ -128,16 +128,41 @@ fn remove(core: &Core) {
         let _ = cgroup.kill();
         let _ = cgroup.remove();
     }
-    // A process killed a moment ago may still be writing: try again.
+    // A process killed a moment ago may still be writing, or left a folder it made
+    // unreadable: open the folders up and try again.
     for _ in 0..20 {
         match std::fs::remove_dir_all(&core.dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                make_removable(&core.dir);
                 std::thread::sleep(Duration::from_millis(10));
             }
             _ => return,
         }
     }
     tracing::warn!(sandbox = %core.id, dir = %core.dir.display(), "the sandbox folder could not be removed");
+}
+
+/// Gives the owner every right on every folder under `dir` (links are not followed), so
+/// that a folder a process made unreadable or unwritable can be removed.
+fn make_removable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&folder) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o700 != 0o700 {
+            let _ =
+                std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(mode | 0o700));
+        }
+        if let Ok(entries) = std::fs::read_dir(&folder) {
+            folders.extend(entries.flatten().map(|e| e.path()));
+        }
+    }
 }
 
 /// Arms (or re-arms) the expiry of `core` at its record's `expires_at`.
@@ -163,6 +188,7 @@ pub fn arm(core: &Arc<Core>) {
 pub async fn end(core: &Arc<Core>, from_kill: bool) -> ProviderResult<SandboxRecord> {
     let _turn = core.lifecycle.lock().await;
     core.alive()?;
+    let _gate = core.gate.write().await;
     let mut last = core.update(|s| s.record.status = SandboxStatus::Stopping)?;
     // The registry and the terminals start nothing more; everything dies by KILL below
     // (their TERM and grace would only slow the end).
@@ -197,6 +223,7 @@ pub async fn pause(core: &Core) -> ProviderResult<SandboxRecord> {
         SandboxStatus::Running => {}
         _ => return Err(core.running().err().unwrap_or_else(|| not_found(&core.id))),
     }
+    let _gate = core.gate.write().await;
     if let Err(e) = processes::stop_all(core).await {
         // Never half paused: what stopped goes on.
         processes::continue_all(core).await;

@@ -201,6 +201,9 @@ impl Provider for LocalProvider {
                 ));
             }
         }
+        if let Some(envs) = &body.envs {
+            commands::check_env("envs", envs)?;
+        }
         let id = crate::services::ids::new("sb");
         let now = SystemTime::now();
         let envs = body.envs.clone().unwrap_or_default();

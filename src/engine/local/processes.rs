@@ -1,6 +1,10 @@
 //! The processes of a sandbox: listed, signalled, written to and killed by pid, and all
 //! of them stopped, continued or killed at once (pause, resume, the end).
 //!
+//! Each is tagged by what started it: `command` (a command running), `code` (a code run, or
+//! a context's interpreter), `terminal` (a terminal's shell), or `background` (anything
+//! those left or started, found by the scan). Zombies are not listed: they run no more.
+//!
 //! A sandbox's processes are those its commands, terminals and code contexts started and
 //! whatever those left behind: found in `/proc` by the sandbox's mark, its process groups
 //! and sessions, and its cgroup where there is one (`Core::scan`). A pid that is not
@@ -32,14 +36,18 @@ fn process_not_found(id: &str, pid: u32) -> EngineError {
     )
 }
 
-/// The running command of the registry with this pid (an exited one's pid may have been
-/// reused by another process of the sandbox).
-fn command(core: &Core, pid: u32) -> Option<supervisor::ProcessHandle> {
+/// The running command (or code run) of the registry with this pid, and its tag (an
+/// exited one's pid may have been reused by another process of the sandbox).
+fn registered(core: &Core, pid: u32) -> Option<(String, supervisor::ProcessHandle)> {
     let record = core.registry.get(&core.id, pid).ok()?;
     if record.status != Status::Running {
         return None;
     }
-    core.registry.process(&core.id, pid).ok()
+    Some((record.tag, core.registry.process(&core.id, pid).ok()?))
+}
+
+fn command(core: &Core, pid: u32) -> Option<supervisor::ProcessHandle> {
+    registered(core, pid).map(|(_, handle)| handle)
 }
 
 /// The live process `pid` of the sandbox.
@@ -61,15 +69,12 @@ pub fn list(core: &Core) -> ProviderResult<Vec<ProcessInfo>> {
         .into_iter()
         .map(|f| {
             let pid = f.stat.pid;
-            let command = command(core, pid);
-            let tag = if command.is_some() {
-                "command"
-            } else if terminals.contains(&pid) {
-                "terminal"
-            } else if code.contains(&pid) {
-                "code"
-            } else {
-                "background"
+            let registered = registered(core, pid);
+            let tag = match &registered {
+                Some((tag, _)) => tag.as_str(),
+                None if terminals.contains(&pid) => "terminal",
+                None if code.contains(&pid) => "code",
+                None => "background",
             };
             ProcessInfo {
                 pid,
@@ -77,7 +82,7 @@ pub fn list(core: &Core) -> ProviderResult<Vec<ProcessInfo>> {
                 cmd: proc_scan::cmdline(pid),
                 state: proc_scan::state_name(f.stat.state).to_owned(),
                 tag: tag.to_owned(),
-                stdin_open: command.is_some_and(|c| c.stdin_open()),
+                stdin_open: registered.is_some_and(|(_, c)| c.stdin_open()),
             }
         })
         .collect())

@@ -50,6 +50,10 @@ pub struct Core {
     pub cgroup: Option<Cgroup>,
     /// Serializes pause, resume, timeout changes and the end.
     pub lifecycle: tokio::sync::Mutex<()>,
+    /// Held shared while something is started in the sandbox ([`Core::admit`]) and
+    /// exclusively while it is paused or ended: nothing starts between a pause's last look
+    /// for processes and its `paused`.
+    pub gate: tokio::sync::RwLock<()>,
     pub timer: Mutex<Option<JoinHandle<()>>>,
     /// Set once everything of the sandbox is gone.
     gone: AtomicBool,
@@ -96,6 +100,7 @@ impl Core {
             contexts,
             cgroup,
             lifecycle: tokio::sync::Mutex::new(()),
+            gate: tokio::sync::RwLock::new(()),
             timer: Mutex::new(None),
             gone: AtomicBool::new(false),
             ended: tokio::sync::watch::Sender::new(false),
@@ -146,6 +151,14 @@ impl Core {
                 ),
             )),
         }
+    }
+
+    /// [`running`](Self::running), and a pass that keeps a pause or the end waiting while
+    /// the caller starts its process (hold it until the process is spawned, no longer).
+    pub async fn admit(&self) -> ProviderResult<tokio::sync::RwLockReadGuard<'_, ()>> {
+        let pass = self.gate.read().await;
+        self.running()?;
+        Ok(pass)
     }
 
     /// Changes the record with `change` and writes it.

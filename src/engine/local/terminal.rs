@@ -23,7 +23,6 @@ pub async fn open(
     rows: u32,
     shell: &str,
 ) -> ProviderResult<TerminalIo> {
-    core.running()?;
     let size = Size::new(cols, rows).map_err(|e| EngineError::from_domain(&e))?;
     let term = [("TERM".to_owned(), env::TERM.to_owned())];
     let env = env::with(&core.env, &BTreeMap::from(term), &core.id);
@@ -42,6 +41,7 @@ pub async fn open(
         env,
         size,
     };
+    let pass = core.admit().await?;
     let record = core
         .terminals
         .create(&core.id, &spec)
@@ -52,6 +52,7 @@ pub async fn open(
     if let Some(cgroup) = &core.cgroup {
         let _ = cgroup.add(record.pid);
     }
+    drop(pass);
     let terminal = core
         .terminals
         .terminal(&core.id, &record.id)

@@ -145,3 +145,65 @@ async fn a_terminal_runs_a_shell_in_the_sandbox() {
     );
     end(&sandbox).await;
 }
+
+#[tokio::test]
+async fn a_one_shot_run_is_a_process_of_the_sandbox_with_its_limits() {
+    let f = fixture();
+    let (record, sandbox) = sandbox(&f).await;
+    let sh = |text: &str| CodeRunBody {
+        language: Some("sh".into()),
+        ..code(text)
+    };
+    let out = sandbox
+        .code_run(CodeRunBody {
+            envs: Some([("EXTRA".to_owned(), "x".to_owned())].into()),
+            ..sh("echo \"$SVC_SANDBOX_ID $EXTRA\"; exit 4")
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        out.stdout,
+        format!("{} x\n", record.sandbox_id).into_bytes()
+    );
+    assert_eq!((out.exit_code, out.timed_out), (Some(4), false));
+    let slow = sandbox
+        .code_run(CodeRunBody {
+            timeout: Some(1),
+            ..sh("sleep 30")
+        })
+        .await
+        .unwrap();
+    assert!(slow.timed_out && slow.exit_code.is_none(), "{slow:?}");
+    assert!(slow.duration_ms >= 1000);
+    let bad = sandbox
+        .code_run(CodeRunBody {
+            envs: Some([("NOT A NAME".to_owned(), "x".to_owned())].into()),
+            ..sh("true")
+        })
+        .await;
+    assert_eq!(code_of(bad), Code::InvalidArgument);
+    // What a run leaves in the background goes on, like a command's.
+    sandbox.code_run(sh("sleep 300 &")).await.unwrap();
+    let listed = sandbox.processes().await.unwrap();
+    assert!(
+        listed
+            .iter()
+            .any(|p| p.cmd == "sleep 300" && p.tag == "background"),
+        "{listed:?}"
+    );
+    sandbox.pause().await.unwrap();
+    assert_eq!(
+        code_of(sandbox.code_run(sh("true")).await),
+        Code::SandboxNotRunning
+    );
+    assert_eq!(
+        code_of(sandbox.context_create(CreateContext::default()).await),
+        Code::SandboxNotRunning
+    );
+    assert_eq!(
+        code_of(sandbox.terminal(80, 24, "/bin/sh").await.map(|_| ())),
+        Code::SandboxNotRunning
+    );
+    end(&sandbox).await;
+    assert!(marked(&record.sandbox_id).is_empty());
+}
