@@ -88,6 +88,19 @@ pub fn detect_in(mount: &Path, self_cgroup: &str) -> Support {
     {
         return Support::Unavailable(format!("cannot make a cgroup under {}: {e}", own.display()));
     }
+    // A process moves from the engine's cgroup into a sandbox's only if it may write the
+    // common ancestor's `cgroup.procs` (the kernel's delegation rule): opened for writing
+    // here (nothing written), so a machine that would refuse every move gives no cgroups
+    // rather than commands that fail to start.
+    if let Err(e) = std::fs::OpenOptions::new()
+        .write(true)
+        .open(own.join("cgroup.procs"))
+    {
+        return Support::Unavailable(format!(
+            "cannot move processes out of {}: {e}",
+            own.display()
+        ));
+    }
     // Hand `cpu` and `memory` down to the sandboxes; each may fail on its own (not offered
     // by the parent, or the engine's cgroup holds processes), which only means that limit
     // is not enforced.
@@ -282,6 +295,7 @@ mod tests {
         std::fs::create_dir_all(own.join(SUBTREE)).unwrap();
         std::fs::write(own.join("cgroup.controllers"), controllers).unwrap();
         std::fs::write(own.join("cgroup.subtree_control"), "").unwrap();
+        std::fs::write(own.join("cgroup.procs"), "").unwrap();
         std::fs::write(own.join(SUBTREE).join("cgroup.controllers"), controllers).unwrap();
         std::fs::write(own.join(SUBTREE).join("cgroup.subtree_control"), "").unwrap();
         dir
@@ -325,6 +339,17 @@ mod tests {
         // The engine's own cgroup is a file here: nothing can be made below it.
         match detect_in(mount.path(), "0::/cgroup.controllers/x\n") {
             Support::Unavailable(why) => assert!(why.contains("cannot make a cgroup"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_right_to_move_processes_means_no_cgroups() {
+        let mount = fake_mount("cpu memory");
+        let own = mount.path().join("user.slice/engine.scope");
+        std::fs::remove_file(own.join("cgroup.procs")).unwrap();
+        match detect_in(mount.path(), "0::/user.slice/engine.scope\n") {
+            Support::Unavailable(why) => assert!(why.contains("cannot move processes"), "{why}"),
             other => panic!("{other:?}"),
         }
     }
