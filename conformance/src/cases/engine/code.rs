@@ -142,6 +142,34 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/code/006",
+            spec: "`language` picks the interpreter (`bash` among them); a context's `cwd` (relative to the sandbox) is where its code runs, and one out of the sandbox is 400 `E4005`; a run naming another language than its context's, or `envs` with a `context_id`, is 400 `E4001`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:code", "feature:code_contexts", "feature:files"],
+            endpoints: ["code_run", "code_contexts_create"],
+            codes: ["E4001", "E4005"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let out = code(&ctx, &id, &json!({"code": "echo $((40 + 2)) ${BASH_VERSION:+bash}", "language": "bash"})).await?;
+                ensure!(out["stdout"] == "42 bash\n" && out["exit_code"] == 0, "{out}");
+                post(&ctx, &sb(&id, "/files/mkdir"), &json!({"path": "work/ctx", "parents": true})).await?.expect_status(200)?;
+                let resp = post(&ctx, &sb(&id, "/code/contexts"), &json!({"cwd": "work/ctx"})).await?;
+                resp.expect_status(201)?;
+                let record = resp.json()?;
+                check_context(&record)?;
+                ensure!(record["cwd"].as_str().is_some_and(|c| c.ends_with("/work/ctx")), "{record}");
+                let cid = record["context_id"].as_str().unwrap_or_default().to_owned();
+                let here = code(&ctx, &id, &json!({"code": "import os\nprint(os.getcwd())", "context_id": cid})).await?;
+                ensure!(here["stdout"].as_str().is_some_and(|o| o.trim_end().ends_with("/work/ctx")), "{here}");
+                for bad in [json!({"code": "1", "context_id": cid, "language": "bash"}), json!({"code": "1", "context_id": cid, "envs": {"A": "b"}})] {
+                    expect_error(&post(&ctx, &sb(&id, "/code/run"), &bad).await?, 400, "E4001").with_context(|| format!("body {bad}"))?;
+                }
+                expect_error(&post(&ctx, &sb(&id, "/code/contexts"), &json!({"cwd": "../../etc"})).await?, 400, "E4005")?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
 
