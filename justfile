@@ -6,13 +6,14 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 default:
     @just --list
 
-# Everything CI runs: format check, clippy -D warnings, unit, integration, conformance, Python and TypeScript SDK and real-CLI tests.
+# Everything CI runs: format check, clippy -D warnings, unit, integration, conformance, Python and TypeScript SDK and real-CLI tests, the bounded fuzz run.
 test: fmt-check lint
     cargo build --workspace --bins
     cargo test --workspace
     just test-python
     just test-ts
     just test-real
+    just fuzz
 
 codex_version := "0.169.0"
 claude_version := "2.1.197"
@@ -46,19 +47,24 @@ test-python: python-env
     cargo build --workspace --bins
     "${SVC_VENV:-$HOME/.cache/svc/venv}/bin/python" -m pytest -q tests/python
 
-# The venv of the Python checks (pinned tests/python/requirements.txt); reinstalled only when they change.
+# The venv of the Python checks and the fuzz run (pinned tests/python/requirements.txt and tests/fuzz/requirements.txt); reinstalled only when they change.
 python-env:
     #!/usr/bin/env bash
     set -euo pipefail
     venv="${SVC_VENV:-$HOME/.cache/svc/venv}"
-    req=tests/python/requirements.txt
+    reqs="tests/python/requirements.txt tests/fuzz/requirements.txt"
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-    want="$(sha256sum "$req" | cut -d' ' -f1)"
+    want="$(cat $reqs | sha256sum | cut -d' ' -f1)"
     if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
-        echo "installing $req into $venv"
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
+        echo "installing $reqs into $venv"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check $(printf -- '-r %s ' $reqs)
         echo "$want" >"$venv/.requirements.sha256"
     fi
+
+# Schema-driven fuzzing: schemathesis against a server with every group on, from docs/openapi.json (a bounded run; `--long` for many more cases per route). Prints requests sent and routes covered.
+fuzz *args: python-env
+    cargo build --workspace --bins
+    "${SVC_VENV:-$HOME/.cache/svc/venv}/bin/python" tests/fuzz/run.py {{args}}
 
 # The official client check for TypeScript: the npm openai SDK against our server, typechecked with tsc, run by node:test.
 test-ts: ts-env
