@@ -581,6 +581,21 @@ impl Worker {
 
     /// Sends an event, or counts it lost when the reader is `capacity` behind.
     fn emit(&mut self, event: WatchEvent) {
+        // An atomic write's temp file is scaffolding: its rename into place is the write.
+        use super::write::is_write_temp;
+        let event = match event {
+            WatchEvent::Create { path, .. }
+            | WatchEvent::Modify { path, .. }
+            | WatchEvent::Delete { path, .. }
+                if is_write_temp(&path) =>
+            {
+                return;
+            }
+            WatchEvent::Rename { from, to, kind } if is_write_temp(&from) => {
+                WatchEvent::Create { path: to, kind }
+            }
+            other => other,
+        };
         if self.lost {
             match self.tx.try_send(WatchEvent::Overflow) {
                 Ok(()) => self.lost = false,
@@ -1127,6 +1142,19 @@ mod tests {
                 kind: Kind::File
             }
         );
+        quiet(&mut watch).await;
+    }
+
+    #[tokio::test]
+    async fn an_atomic_write_shows_as_the_file_it_makes() {
+        let (_dir, root) = tree();
+        let mut watch = Watch::start(&root, recursive()).unwrap();
+        // The write service's way: a temp file beside the target, then a rename over it.
+        let temp = root.join(".svc-write-0123abcd.tmp");
+        fs::write(&temp, "made").unwrap();
+        fs::rename(&temp, root.join("made.txt")).unwrap();
+        let seen = until(&mut watch, |e| matches!(e, WatchEvent::Create { .. })).await;
+        assert_eq!(seen, vec![create(root.join("made.txt"), Kind::File)]);
         quiet(&mut watch).await;
     }
 

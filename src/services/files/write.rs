@@ -17,6 +17,18 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
+/// The name of the temp file beside a file being written (`.svc-write-<hex>.tmp`): a
+/// watcher hides it, so a write shows as the file it makes, not as our scaffolding.
+const TEMP_PREFIX: &str = ".svc-write-";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Whether `path` names a temp file of an atomic write under way.
+pub fn is_write_temp(path: &std::path::Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(TEMP_PREFIX) && n.ends_with(TEMP_SUFFIX))
+}
+
 /// How a write treats what is there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteOptions {
@@ -84,7 +96,7 @@ impl PendingWrite {
             Err(e) => return Err(errno_error(&path, e)),
         };
         let (temp, fd) = loop {
-            let temp = OsString::from(format!(".svc-write-{}.tmp", random_hex()));
+            let temp = OsString::from(format!("{TEMP_PREFIX}{}{TEMP_SUFFIX}", random_hex()));
             match openat(
                 &dir,
                 temp.as_os_str(),
