@@ -123,12 +123,14 @@ bench *args:
     cargo bench --bench terminal
     cargo bench --bench code
     cargo bench --bench browser
+    cargo bench --bench engine
 
 # Regenerate docs/endpoints.md, docs/errors.md and docs/openapi.json from the endpoint and error tables.
 docs:
     cargo run -q --bin svc -- endpoints --format markdown > docs/endpoints.md
     cargo run -q --bin svc -- errors --format markdown > docs/errors.md
     cargo run -q --bin svc -- openapi --out docs/openapi.json
+    cargo build -q --bin svc && SVC_UPDATE_DOCS=1 cargo test -q --test integration engine_docs
 
 # Accept changed insta snapshots after reviewing them (needs cargo-insta) or rerun with INSTA_UPDATE=always.
 snapshots:

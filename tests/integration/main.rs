@@ -10,3 +10,4 @@ mod pipeline_order;
 mod real;
 mod engine_cli;
 mod engine_client;
+mod engine_docs;

@@ -1,0 +1,265 @@
+//! `just bench` (engine part): the local engine through its client, against the physical
+//! floor measured in the same run.
+//!
+//! - cold start: from nothing (no engine, empty state folder) to the first answered request
+//!   (`health`), the client starting the engine itself; floor: spawning `svc --version` and
+//!   waiting for it. Target: under 50 ms.
+//! - create to first command: `POST /sandboxes`, then `commands/run` of `true`.
+//! - `commands/run` of `true` versus spawning `true` directly (p50 and p99).
+//! - time to the first `stdout` event of `commands/stream` of `echo hi`, versus spawning
+//!   `echo hi` and reading its first byte.
+//! - files PUT and GET of 100 MiB (`--mib N`) versus `cp` of the same file.
+
+#[allow(dead_code)]
+mod support;
+
+use futures::StreamExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use support::{arg, median};
+use svc::client::{Client, ClientOptions, CommandEvent, Upload, WriteOptions};
+use svc::engine::wire::{CommandBody, CreateSandbox};
+use tokio::io::AsyncReadExt;
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
+}
+
+fn svc_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_svc"))
+}
+
+fn client(state: &Path) -> Client {
+    Client::new(ClientOptions {
+        state_dir: state.to_path_buf(),
+        program: Some(svc_binary()),
+        ..ClientOptions::default()
+    })
+    .expect("a client")
+}
+
+async fn stop(client: &Client) {
+    let _ = client.stop_engine(Duration::from_secs(10)).await;
+}
+
+async fn cold_start(rounds: u64) {
+    let mut starts = Vec::new();
+    let mut floors = Vec::new();
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let status = std::process::Command::new(svc_binary())
+            .arg("--version")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        floors.push(ms(started.elapsed()));
+
+        let state = tempfile::tempdir().unwrap();
+        let client = client(state.path());
+        let started = Instant::now();
+        client.health().await.expect("the client starts an engine");
+        starts.push(ms(started.elapsed()));
+        stop(&client).await;
+    }
+    let (p50, floor) = (median(starts.clone()), median(floors));
+    println!(
+        "engine cold start (client, nothing → first answer): p50 {p50:.1} ms, p99 {:.1} ms; \
+         floor (spawn `svc --version`, wait) {floor:.1} ms; ratio {:.2}; target < 50 ms: {}",
+        percentile(starts, 0.99),
+        p50 / floor,
+        if p50 < 50.0 { "met" } else { "NOT met" }
+    );
+}
+
+async fn direct(program: &str, args: &[&str]) -> Duration {
+    let started = Instant::now();
+    let out = tokio::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    started.elapsed()
+}
+
+async fn first_byte_direct() -> Duration {
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new("echo")
+        .arg("hi")
+        .env_clear()
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut byte = [0u8; 1];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut byte)
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    child.wait().await.unwrap();
+    elapsed
+}
+
+fn program(cmd: &str, args: &[&str]) -> CommandBody {
+    CommandBody {
+        cmd: cmd.into(),
+        args: Some(args.iter().map(|a| a.to_string()).collect()),
+        ..CommandBody::default()
+    }
+}
+
+async fn commands(client: &Client, rounds: u64) {
+    let mut created = Vec::new();
+    for _ in 0..10 {
+        let started = Instant::now();
+        let sandbox = client.create(&CreateSandbox::default()).await.unwrap();
+        let result = client
+            .run(&sandbox.sandbox_id, &program("true", &[]))
+            .await
+            .unwrap();
+        assert_eq!(result.exit_code, 0);
+        created.push(ms(started.elapsed()));
+        client.kill(&sandbox.sandbox_id).await.unwrap();
+    }
+    println!(
+        "sandbox create → first command answered: p50 {:.1} ms, p99 {:.1} ms",
+        median(created.clone()),
+        percentile(created, 0.99)
+    );
+
+    let sandbox = client.create(&CreateSandbox::default()).await.unwrap();
+    let id = sandbox.sandbox_id;
+    let (mut via, mut floor) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        floor.push(ms(direct("true", &[]).await));
+        let started = Instant::now();
+        let result = client.run(&id, &program("true", &[])).await.unwrap();
+        assert_eq!(result.exit_code, 0);
+        via.push(ms(started.elapsed()));
+    }
+    let (p50, f50) = (median(via.clone()), median(floor.clone()));
+    println!(
+        "commands/run `true`: p50 {p50:.2} ms, p99 {:.2} ms; direct spawn p50 {f50:.2} ms, \
+         p99 {:.2} ms; added p50 {:.2} ms, ratio {:.2}",
+        percentile(via, 0.99),
+        percentile(floor, 0.99),
+        p50 - f50,
+        p50 / f50
+    );
+
+    let (mut via, mut floor) = (Vec::new(), Vec::new());
+    for _ in 0..rounds.min(100) {
+        floor.push(ms(first_byte_direct().await));
+        let started = Instant::now();
+        let mut events = client.stream(&id, &program("echo", &["hi"])).await.unwrap();
+        let mut first = None;
+        while let Some(event) = events.next().await {
+            if let CommandEvent::Stdout(_) = event.unwrap() {
+                first.get_or_insert_with(|| started.elapsed());
+            }
+        }
+        via.push(ms(first.expect("a stdout event")));
+    }
+    let (p50, f50) = (median(via), median(floor));
+    println!(
+        "commands/stream first stdout event: p50 {p50:.2} ms; direct first byte p50 {f50:.2} ms; \
+         added {:.2} ms, ratio {:.2}",
+        p50 - f50,
+        p50 / f50
+    );
+    client.kill(&id).await.unwrap();
+}
+
+async fn files(client: &Client, mib: u64) {
+    let work = tempfile::tempdir().unwrap();
+    let source = work.path().join("source.bin");
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&source).unwrap();
+        let block: Vec<u8> = (0..1024 * 1024).map(|i| (i * 31 % 251) as u8).collect();
+        for _ in 0..mib {
+            file.write_all(&block).unwrap();
+        }
+        file.sync_all().unwrap();
+    }
+    let sandbox = client.create(&CreateSandbox::default()).await.unwrap();
+    let id = sandbox.sandbox_id;
+    let (mut put, mut get, mut cp) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..3 {
+        let target = work.path().join(format!("cp-{round}.bin"));
+        let started = Instant::now();
+        let status = std::process::Command::new("cp")
+            .arg(&source)
+            .arg(&target)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        cp.push(ms(started.elapsed()));
+        std::fs::remove_file(&target).unwrap();
+
+        let started = Instant::now();
+        let entry = client
+            .write_file(
+                &id,
+                "big.bin",
+                &Upload::File(source.clone()),
+                WriteOptions::default(),
+                None,
+            )
+            .await
+            .unwrap();
+        put.push(ms(started.elapsed()));
+        assert_eq!(entry.size, mib * 1024 * 1024);
+
+        let out = work.path().join(format!("get-{round}.bin"));
+        let started = Instant::now();
+        let mut file = tokio::fs::File::create(&out).await.unwrap();
+        let n = client
+            .read_file_to(&id, "big.bin", &mut file, None)
+            .await
+            .unwrap();
+        get.push(ms(started.elapsed()));
+        assert_eq!(n, mib * 1024 * 1024);
+        std::fs::remove_file(&out).unwrap();
+    }
+    let (put, get, cp) = (median(put), median(get), median(cp));
+    let rate = |t: f64| mib as f64 / (t / 1000.0);
+    println!(
+        "files {mib} MiB: PUT {put:.0} ms ({:.0} MiB/s), GET {get:.0} ms ({:.0} MiB/s); \
+         cp {cp:.0} ms ({:.0} MiB/s); throughput ratio to cp: PUT {:.2}, GET {:.2}",
+        rate(put),
+        rate(get),
+        rate(cp),
+        cp / put,
+        cp / get
+    );
+    client.kill(&id).await.unwrap();
+}
+
+fn main() {
+    let rounds = arg("rounds", 300);
+    let mib = arg("mib", 100);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        cold_start(10).await;
+        let state = tempfile::tempdir().unwrap();
+        let client = client(state.path());
+        commands(&client, rounds).await;
+        files(&client, mib).await;
+        stop(&client).await;
+    });
+}
