@@ -59,7 +59,14 @@ fn header_connection(headers: &http::HeaderMap) -> Result<Connection, EngineErro
     let json = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(text.trim_end_matches('='))
         .map_err(|e| bad(format!("is not base64url: {e}")))?;
-    serde_json::from_slice(&json).map_err(|e| bad(format!("is not a connection: {e}")))
+    // An object only: serde would read a JSON array as the fields in order.
+    match serde_json::from_slice::<Value>(&json) {
+        Ok(object @ Value::Object(_)) => {
+            serde_json::from_value(object).map_err(|e| bad(format!("is not a connection: {e}")))
+        }
+        Ok(_) => Err(bad("must be a JSON object".into())),
+        Err(e) => Err(bad(format!("is not JSON: {e}"))),
+    }
 }
 
 /// A JSON body of type `T` and the connection: the header's, with the body's connection

@@ -231,12 +231,15 @@ async fn an_undeclared_feature_is_501_e8004_and_an_unknown_provider_400() {
         .unwrap();
     let (status, body) = send(&s, req).await;
     assert_eq!((status.as_u16(), code(&body)), (400, "E4002"));
-    let req = request("GET", "/v1/sandboxes")
-        .header(CONNECTION_HEADER, "%%%")
-        .body(Body::empty())
-        .unwrap();
-    let (status, body) = send(&s, req).await;
-    assert_eq!((status.as_u16(), code(&body)), (400, "E4002"));
+    // Not base64url; base64url of an array (serde would read it as the fields in order).
+    for bad in ["%%%", "WyJsb2NhbCJd"] {
+        let req = request("GET", "/v1/sandboxes")
+            .header(CONNECTION_HEADER, bad)
+            .body(Body::empty())
+            .unwrap();
+        let (status, body) = send(&s, req).await;
+        assert_eq!((status.as_u16(), code(&body)), (400, "E4002"), "{bad}");
+    }
 }
 
 #[tokio::test]
