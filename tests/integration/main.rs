@@ -3,11 +3,11 @@
 mod cli;
 mod coverage;
 mod docs;
+mod engine_cli;
+mod engine_client;
 mod engine_coverage;
+mod engine_docs;
 mod no_orphans;
 mod openapi;
 mod pipeline_order;
 mod real;
-mod engine_cli;
-mod engine_client;
-mod engine_docs;
