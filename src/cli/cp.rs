@@ -64,7 +64,7 @@ pub async fn run(client: &Client, args: CpArgs) -> ExitCode {
         }
         _ => Err(usage("one side must be a sandbox's file, `ID:PATH`")),
     };
-    super::sandbox::report(result)
+    super::say::report(result)
 }
 
 fn usage(message: &str) -> ClientError {

@@ -11,7 +11,7 @@
 //! refused request, a broken stream), with the reason on stderr, so that a failure of
 //! `svc` never reads as the command's success or as its own exit code 1.
 
-use super::sandbox::parse_pair;
+use super::say::parse_pair;
 use crate::client::{Client, ClientError, CommandEvent};
 use crate::engine::wire::CommandBody;
 use clap::Args;

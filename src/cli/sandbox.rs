@@ -5,7 +5,7 @@
 use super::cp::CpArgs;
 use super::engine::runtime;
 use super::exec::ExecArgs;
-use super::say::say;
+use super::say::{parse_pair, report, say};
 use super::terminal::TerminalArgs;
 use crate::client::{Client, ClientOptions};
 use crate::engine::wire::{Connection, CreateSandbox, ListSandboxes, SandboxRecord, SandboxStatus};
@@ -95,13 +95,6 @@ struct CreateArgs {
     json: bool,
 }
 
-pub(super) fn parse_pair(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
-        _ => Err(format!("expected K=V, got `{text}`")),
-    }
-}
-
 fn parse_status(text: &str) -> Result<SandboxStatus, String> {
     serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| {
         "expected one of creating, running, paused, stopping, stopped, error".to_owned()
@@ -142,17 +135,6 @@ fn client(args: &ConnectionArgs) -> Result<Client, ExitCode> {
         eprintln!("svc: error: {e}");
         ExitCode::FAILURE
     })
-}
-
-/// Any failure of a sandbox command: its message on stderr, exit 1.
-pub(super) fn report(result: Result<(), crate::client::ClientError>) -> ExitCode {
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("svc: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
 }
 
 async fn records(

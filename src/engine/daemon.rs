@@ -3,7 +3,8 @@
 //! (idle timeout, `POST /v1/shutdown`, SIGTERM / SIGINT). Sandboxes outlive the engine:
 //! the next engine adopts them from the state folder.
 
-use super::app::{EngineState, Shared, app};
+use super::app::app;
+use super::state::{EngineState, Shared};
 use super::local::LocalProvider;
 use super::provider::Provider;
 use super::wire::{Descriptor, PROTOCOL, descriptor_path, lock_path, log_path};

@@ -141,6 +141,11 @@ fn merge(header: Connection, body: &mut Map<String, Value>) -> Result<Connection
     })
 }
 
+/// The body of a POST that takes none (connection fields aside): `{}` or empty.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoFields {}
+
 /// A query of type `T` (unknown or repeated parameters refused).
 pub struct Query<T>(pub T);
 

@@ -18,9 +18,11 @@ pub mod local;
 pub mod provider;
 pub mod routes;
 pub mod sessions;
+pub mod state;
 pub mod wire;
 
 #[cfg(test)]
 mod tests;
 
-pub use app::{EngineState, app};
+pub use app::app;
+pub use state::EngineState;

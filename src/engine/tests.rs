@@ -2,7 +2,8 @@
 //! table-built router, the feature gate, the connection, sessions. The `local` provider has
 //! its own tests; the conformance suite checks the whole engine from outside.
 
-use super::app::{EngineState, app};
+use super::app::app;
+use super::state::EngineState;
 use super::provider::{Provider, ProviderResult, Sandbox};
 use super::routes::ROUTES;
 use super::wire::*;

@@ -1,9 +1,9 @@
 //! Code runs and code contexts (a context keeps its interpreter's state between runs).
 
-use super::super::app::Shared;
-use super::super::extract::{Body, Conn, Matched, PathParams};
+use super::super::extract::{Body, Conn, Matched, NoFields, PathParams};
+use super::super::state::Shared;
 use super::super::wire::{CodeRunBody, ContextList, ContextRecord, CreateContext};
-use super::on;
+use super::support::on;
 use crate::error::engine::{Code, EngineError};
 use crate::services::output_json::put_bytes;
 use axum::Json;
@@ -68,7 +68,7 @@ pub async fn restart_context(
     State(state): State<Shared>,
     Matched(route): Matched,
     PathParams((id, context_id)): PathParams<(String, String)>,
-    Body(conn, super::sandboxes::NoFields {}): Body<super::sandboxes::NoFields>,
+    Body(conn, NoFields {}): Body<NoFields>,
 ) -> Result<Json<ContextRecord>, EngineError> {
     Ok(Json(
         on(&state, route, &conn, &id, |s| {

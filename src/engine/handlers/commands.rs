@@ -1,9 +1,9 @@
 //! Commands (run to completion, or streamed as events) and the processes of a sandbox.
 
-use super::super::app::Shared;
 use super::super::extract::{Body, Conn, Matched, PathParams};
+use super::super::state::Shared;
 use super::super::wire::{CommandBody, SignalBody, StdinBody};
-use super::{on, sse};
+use super::support::{on, sse};
 use crate::error::engine::{Code, EngineError};
 use crate::services::output_json::put_bytes;
 use axum::Json;

@@ -1,6 +1,6 @@
 //! The engine's own routes: health, shutdown, providers.
 
-use super::super::app::Shared;
+use super::super::state::Shared;
 use super::super::wire::{Health, PROTOCOL};
 use axum::Json;
 use axum::extract::State;

@@ -1,10 +1,10 @@
 //! Files of a sandbox: content (raw bytes both ways, streamed), list, info, exists, mkdir,
 //! move, remove, and changes as events. Entry info is the server's file_ops shape.
 
-use super::super::app::Shared;
 use super::super::extract::{Body, Conn, Matched, PathParams, Query};
+use super::super::state::Shared;
 use super::super::wire::{MkdirBody, MoveBody, PathQuery, WriteQuery};
-use super::{on, sse};
+use super::support::{on, sse};
 use crate::error::engine::{Code, EngineError};
 use axum::Json;
 use axum::extract::State;

@@ -1,18 +1,17 @@
 //! `/v1/sandboxes`: create (every field validated here, the same for every provider),
 //! list, connect, info, kill, running, timeout, pause, resume, port URLs.
 
-use super::super::app::Shared;
-use super::super::extract::{Body, Conn, Matched, PathParams, Query};
+use super::super::extract::{Body, Conn, Matched, NoFields, PathParams, Query};
+use super::super::state::Shared;
 use super::super::wire::{
     CreateSandbox, ListSandboxes, PortUrl, Running, SANDBOX_TIMEOUT_DEFAULT_S,
     SANDBOX_TIMEOUT_MAX_S, SandboxList, SandboxRecord, SandboxStatus, SetTimeout,
 };
-use super::on;
+use super::support::on;
 use crate::error::engine::{Code, EngineError};
 use axum::Json;
 use axum::extract::State;
 use http::StatusCode;
-use serde::Deserialize;
 
 fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::new(Code::InvalidArgument, message)
@@ -91,10 +90,6 @@ pub async fn list(
     let sandboxes = provider.list(&conn, &query).await?;
     Ok(Json(SandboxList { sandboxes }))
 }
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoFields {}
 
 pub async fn connect(
     State(state): State<Shared>,

@@ -3,11 +3,11 @@
 //! The socket closes with 1000 when the shell exits, 1003 for a text frame that is not a
 //! resize, 1007 for a size out of range.
 
-use super::super::app::{OpenGuard, Shared};
 use super::super::extract::{Conn, Matched, PathParams, Query};
 use super::super::provider::{TerminalInput, TerminalIo};
+use super::super::state::{OpenGuard, Shared};
 use super::super::wire::{TerminalControl, TerminalQuery};
-use super::on;
+use super::support::on;
 use crate::error::engine::{Code, EngineError};
 use crate::services::pty::Size;
 use axum::extract::State;
