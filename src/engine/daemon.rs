@@ -4,9 +4,9 @@
 //! the next engine adopts them from the state folder.
 
 use super::app::app;
-use super::state::{EngineState, Shared};
 use super::local::LocalProvider;
 use super::provider::Provider;
+use super::state::{EngineState, Shared};
 use super::wire::{Descriptor, PROTOCOL, descriptor_path, lock_path, log_path};
 use anyhow::Context as _;
 use nix::fcntl::{Flock, FlockArg};

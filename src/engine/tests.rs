@@ -3,9 +3,9 @@
 //! its own tests; the conformance suite checks the whole engine from outside.
 
 use super::app::app;
-use super::state::EngineState;
 use super::provider::{Provider, ProviderResult, Sandbox};
 use super::routes::ROUTES;
+use super::state::EngineState;
 use super::wire::*;
 use crate::error::engine::{Code, EngineError};
 use async_trait::async_trait;
