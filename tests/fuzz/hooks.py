@@ -34,7 +34,8 @@ def _tame(value, path: tuple[str, ...] = ()):
             if isinstance(item, str) and key in URL_KEYS:
                 out[key] = SAFE_URL
             elif isinstance(item, str) and key == "cmd" and not path:
-                out[key] = "echo fuzz"
+                # With `args` the program runs directly, without a shell.
+                out[key] = "echo" if isinstance(value.get("args"), list) else "echo fuzz"
             elif isinstance(item, str) and key == "code" and not path:
                 out[key] = SAFE_CODE.get(str(value.get("language")), "echo fuzz")
             else:

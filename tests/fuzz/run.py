@@ -55,7 +55,9 @@ dev_tools:
 
 def start(folder: Path) -> tuple[subprocess.Popen, str]:
     root = folder / "root"
-    root.mkdir()
+    (root / "docs").mkdir(parents=True)
+    (root / "notes.txt").write_text("hello, fuzz\n")
+    (root / "docs" / "guide.md").write_text("# Guide\n")
     config = folder / "template.yaml"
     config.write_text(TEMPLATE.format(root=root))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_", "RT_FAKE_"))}

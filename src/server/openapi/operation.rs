@@ -70,7 +70,10 @@ pub fn path_names(path: &str) -> Vec<&str> {
 
 /// An object schema's properties and required names, its `$ref` followed.
 fn properties(schema: SchemaFn, g: &mut SchemaGenerator) -> (Map<String, Value>, Vec<String>) {
-    let mut value = schema(g).to_value();
+    properties_of(schema(g).to_value(), g)
+}
+
+fn properties_of(mut value: Value, g: &SchemaGenerator) -> (Map<String, Value>, Vec<String>) {
     if let Some(name) = value
         .get("$ref")
         .and_then(Value::as_str)
@@ -162,11 +165,16 @@ fn parameters(endpoint: &Endpoint, doc: Option<&Doc>, g: &mut SchemaGenerator) -
 fn request_body(body: Body, g: &mut SchemaGenerator) -> Option<Value> {
     Some(match body {
         Body::None => return None,
-        Body::Json(schema) => json!({
-            "description": "JSON; an empty body reads as `{}`.",
-            "required": false,
-            "content": {"application/json": {"schema": schema(g)}},
-        }),
+        Body::Json(schema) => {
+            let schema = schema(g);
+            // An empty body reads as `{}`: it is optional unless `{}` lacks a required field.
+            let required = !properties_of(schema.as_value().clone(), g).1.is_empty();
+            json!({
+                "description": "JSON; an empty body reads as `{}`.",
+                "required": required,
+                "content": {"application/json": {"schema": schema}},
+            })
+        }
         Body::Bytes(media) => json!({
             "description": "The raw bytes.",
             "required": false,

@@ -88,6 +88,16 @@ fn refusals() -> Vec<(Value, &'static str)> {
             ),
             "tools[0].type",
         ),
+        // Found by the fuzz run: with `authorization`, headers that are not an object were a
+        // caught panic (500).
+        (
+            with(
+                "tools",
+                json!([{"type": "mcp", "server_label": "docs", "server_url": "https://mcp.example.com/mcp",
+                        "headers": [null, null], "authorization": "t"}]),
+            ),
+            "tools[0].headers",
+        ),
         (with("conversation", json!("conv_1")), "conversation"),
         (with("prompt", json!({"id": "pmpt_1"})), "prompt"),
         (

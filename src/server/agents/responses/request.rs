@@ -254,7 +254,18 @@ fn tools(value: Option<&Value>) -> Result<Vec<McpTool>, ApiError> {
             ],
             &p,
         )?;
-        let mut headers = map.get("headers").cloned().unwrap_or(json!({}));
+        // Checked here, before `authorization` is added to it: the common check below sees
+        // the merged headers only.
+        let mut headers = match map.get("headers") {
+            None | Some(Value::Null) => json!({}),
+            Some(h @ Value::Object(_)) => h.clone(),
+            Some(_) => {
+                return Err(invalid(
+                    format!("{p}.headers"),
+                    "`headers` must be an object of header names to values",
+                ));
+            }
+        };
         if let Some(token) = opt_str(map, "authorization", &format!("{p}.authorization"))? {
             headers["Authorization"] = json!(format!("Bearer {token}"));
         }
@@ -272,4 +283,23 @@ fn tools(value: Option<&Value>) -> Result<Vec<McpTool>, ApiError> {
             e
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the fuzz run: `headers` that is not an object, with `authorization`, was a
+    /// caught panic (500) instead of a refusal naming the field.
+    #[test]
+    fn tool_headers_that_are_not_an_object_are_refused_naming_them() {
+        for headers in [json!([null, null]), json!("x"), json!(1)] {
+            let body = json!({"model": "rt-one", "input": "hi", "tools": [{
+                "type": "mcp", "server_label": "docs", "server_url": "https://mcp.example.com/mcp",
+                "headers": headers, "authorization": "t",
+            }]});
+            let e = parse(&body).unwrap_err();
+            assert_eq!(e.param.as_deref(), Some("tools[0].headers"), "{headers}");
+        }
+    }
 }

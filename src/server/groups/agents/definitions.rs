@@ -183,7 +183,7 @@ const CREATE: Doc = Doc::new(
     "X-Svc-Adapter",
     "The runtime, when the body does not name one.",
 )])
-.json(s::definition_body)
+.json(s::definition_create)
 .answers(&[Answer::json("The definition.", |g| {
     g.subschema_for::<s::AgentDefinition>()
 })])

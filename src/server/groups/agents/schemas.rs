@@ -10,7 +10,8 @@ use crate::server::openapi::shared::list_of;
 component!(pub(super) Metadata, {
     "type": "object",
     "maxProperties": 16,
-    "additionalProperties": {"type": ["string", "number", "boolean"]},
+    "propertyNames": {"minLength": 1, "maxLength": 64},
+    "additionalProperties": {"anyOf": [{"type": "string", "maxLength": 512}, {"type": ["number", "boolean"]}]},
     "description": "Up to 16 keys of 1 to 64 characters, values up to 512 (numbers and booleans are kept as their text).",
 });
 
@@ -71,10 +72,30 @@ fn agent_fields(g: &mut SchemaGenerator) -> Schema {
 component!(pub(super) InputText, {
     "description": "A string, a message `{role, content}` or a list of them; `content` a string or `input_text` parts.",
     "anyOf": [
-        {"type": "string", "minLength": 1},
-        {"type": "object"},
-        {"type": "array", "items": {"type": "object"}},
+        {"type": "string", "minLength": 1, "pattern": "\\S"},
+        {"$ref": "#/components/schemas/InputMessage"},
+        {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/InputMessage"}},
     ],
+});
+
+// One input message: text only (images and files are refused).
+component!(pub(super) InputMessage, {
+    "type": "object",
+    "properties": {
+        "role": {"enum": ["user", "system", "developer"]},
+        "type": {"const": "message"},
+        "content": {"anyOf": [
+            {"type": "string", "minLength": 1, "pattern": "\\S"},
+            {"type": "array", "minItems": 1, "items": {
+                "type": "object",
+                "required": ["type", "text"],
+                "properties": {"type": {"enum": ["input_text", "text"]}, "text": {"type": "string", "minLength": 1, "pattern": "\\S"}},
+            }},
+        ]},
+        "text": {"type": "string", "minLength": 1, "pattern": "\\S"},
+    },
+    "anyOf": [{"required": ["content"]}, {"required": ["text"]}],
+    "additionalProperties": false,
 });
 
 /// `POST /v1/agents/sessions`.
@@ -83,8 +104,11 @@ pub(super) fn session_create(g: &mut SchemaGenerator) -> Schema {
     let environment = g.subschema_for::<EnvironmentParam>();
     let metadata = g.subschema_for::<Metadata>();
     let input = g.subschema_for::<InputText>();
+    let _ = g.subschema_for::<InputMessage>();
     json_schema!({
         "type": "object",
+        "if": {"required": ["stream_options"], "properties": {"stream_options": {"type": "object"}}},
+        "then": {"required": ["stream"], "properties": {"stream": {"const": true}}},
         "properties": {
             "agent": agent,
             "agent_id": {"type": ["string", "null"], "description": "A saved definition (instead of `agent`)."},
@@ -102,7 +126,18 @@ pub(super) fn session_create(g: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// `POST /v1/agents` and its update: the agent fields and `metadata`.
+/// `POST /v1/agents`: the agent fields and `metadata`, `model` required.
+pub(super) fn definition_create(g: &mut SchemaGenerator) -> Schema {
+    let mut body = definition_body(g);
+    body.insert("required".into(), serde_json::json!(["model"]));
+    if let Some(model) = body.pointer_mut("/properties/model") {
+        *model = serde_json::json!({"type": "string", "pattern": "\\S", "description": "A runtime (`rt-one`, `rt-two`, an alias) or a model the runtime resolves."});
+    }
+    body
+}
+
+/// The update of `POST /v1/agents/{agent_id}`: the agent fields and `metadata`, each
+/// optional over the saved ones.
 pub(super) fn definition_body(g: &mut SchemaGenerator) -> Schema {
     let mut body = agent_fields(g);
     let metadata = g.subschema_for::<Metadata>();
@@ -126,17 +161,31 @@ component!(pub(super) EnvironmentParam, {
     },
 });
 
-// A file placed in a workspace: inline base64 `data`, or an uploaded `file_id`.
+// A file placed in a workspace: inline base64 `data`, or an uploaded `file_id` (`type` says
+// which, or the key does).
 component!(pub(super) FileParam, {
-    "type": "object",
-    "required": ["path"],
-    "properties": {
-        "type": {"type": "string", "enum": ["inline", "file_id"]},
-        "path": {"type": "string", "description": "Relative to the workspace (or under `/workspace/`)."},
-        "data": {"type": "string", "contentEncoding": "base64"},
-        "file_id": {"type": "string"},
-    },
-    "additionalProperties": false,
+    "anyOf": [
+        {
+            "type": "object",
+            "required": ["path", "data"],
+            "properties": {
+                "type": {"const": "inline"},
+                "path": {"type": "string", "minLength": 1, "description": "Relative to the workspace (or under `/workspace/`)."},
+                "data": {"type": "string", "contentEncoding": "base64"},
+            },
+            "additionalProperties": false,
+        },
+        {
+            "type": "object",
+            "required": ["path", "file_id"],
+            "properties": {
+                "type": {"const": "file_id"},
+                "path": {"type": "string", "minLength": 1},
+                "file_id": {"type": "string", "minLength": 1},
+            },
+            "additionalProperties": false,
+        },
+    ],
 });
 
 /// `POST /v1/agents/environments`: the SDK's `{environment: {...}}` or the flat form.
@@ -216,7 +265,24 @@ pub(super) fn vault_body(g: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// `POST /v1/vaults/{vault_id}/credentials` and its update.
+/// `POST /v1/vaults/{vault_id}/credentials`: `name` and `auth` required, the token its type
+/// names too.
+pub(super) fn credential_create(g: &mut SchemaGenerator) -> Schema {
+    let mut body = credential_body(g);
+    body.insert("required".into(), serde_json::json!(["name", "auth"]));
+    if let Some(name) = body.pointer_mut("/properties/name") {
+        *name = serde_json::json!({"type": "string", "minLength": 1, "pattern": "\\S"});
+    }
+    if let Some(auth) = body.pointer_mut("/properties/auth") {
+        auth["anyOf"] = serde_json::json!([
+            {"properties": {"type": {"const": "static_bearer"}, "token": {"type": "string", "minLength": 1}}, "required": ["token"]},
+            {"properties": {"type": {"const": "mcp_oauth"}, "access_token": {"type": "string", "minLength": 1}}, "required": ["access_token"]},
+        ]);
+    }
+    body
+}
+
+/// The update of a credential.
 pub(super) fn credential_body(g: &mut SchemaGenerator) -> Schema {
     let metadata = g.subschema_for::<Metadata>();
     json_schema!({
@@ -242,12 +308,19 @@ pub(super) fn credential_body(g: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// `POST /v1/webhook_endpoints` and its update.
+/// `POST /v1/webhook_endpoints`: `name` and `url` required.
+pub(super) fn webhook_create(g: &mut SchemaGenerator) -> Schema {
+    let mut body = webhook_body(g);
+    body.insert("required".into(), serde_json::json!(["name", "url"]));
+    body
+}
+
+/// The update of a webhook endpoint.
 pub(super) fn webhook_body(_: &mut SchemaGenerator) -> Schema {
     json_schema!({
         "type": "object",
         "properties": {
-            "name": {"type": "string"},
+            "name": {"type": "string", "minLength": 1, "pattern": "\\S"},
             "url": {"type": "string", "description": "https (http to loopback when the operator allows)."},
             "event_types": {"type": "array", "items": {"type": "string"}},
         },
@@ -261,8 +334,9 @@ pub(super) fn response_create(g: &mut SchemaGenerator) -> Schema {
     let metadata = g.subschema_for::<Metadata>();
     json_schema!({
         "type": "object",
+        "required": ["model"],
         "properties": {
-            "model": {"type": ["string", "null"]},
+            "model": {"type": "string", "pattern": "\\S", "description": "A definition id, a model id or a runtime name."},
             "input": input,
             "instructions": {"type": ["string", "null"]},
             "metadata": metadata,

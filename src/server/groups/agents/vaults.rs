@@ -181,7 +181,7 @@ const V_DELETE: Doc = Doc::new(EndpointId::AgentsVaultsDelete, "Delete a vault")
 
 const C_CREATE: Doc = Doc::new(EndpointId::AgentsVaultCredentialsCreate, "Add a credential")
     .describe("A token for one https MCP server on a public address; it reaches runtimes only as that server's header.")
-    .json(s::credential_body)
+    .json(s::credential_create)
     .answers(&[Answer::json("The credential (never its secret).", |g| g.subschema_for::<s::VaultCredential>())])
     .errors(&[&[Code::ResourceNotFound]]);
 

@@ -124,7 +124,7 @@ pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
 
 const CREATE: Doc = Doc::new(EndpointId::AgentsWebhooksCreate, "Create a webhook endpoint")
     .describe("Session events are delivered to `url`, signed (Standard Webhooks); the answer carries `signing_secret` once.")
-    .json(s::webhook_body)
+    .json(s::webhook_create)
     .answers(&[Answer::json("The endpoint, with its secret.", |g| g.subschema_for::<s::WebhookEndpoint>())]);
 
 const LIST: Doc = Doc::new(EndpointId::AgentsWebhooksList, "List webhook endpoints")

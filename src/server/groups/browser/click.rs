@@ -41,6 +41,8 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::BrowserClick, "Click an element
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ClickBody {
+    /// A CSS selector.
+    #[schemars(length(min = 1))]
     selector: String,
 }
 

@@ -40,6 +40,8 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::BrowserType, "Type into an elem
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TypeBody {
+    /// A CSS selector.
+    #[schemars(length(min = 1))]
     selector: String,
     text: String,
 }

@@ -83,7 +83,7 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::CodeRun, "Run a snippet")
 #[schemars(rename = "CodeRunBody")]
 #[serde(deny_unknown_fields)]
 struct RunBody {
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     code: Option<String>,
     /// One `GET /code/languages` lists (and `dev_tools.languages` allows).
     #[schemars(required, with = "String", extend("enum" = ["python3", "bash", "sh", "node"]))]
@@ -92,6 +92,7 @@ struct RunBody {
     #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 3600))]
     timeout: Option<f64>,
     /// The caller's interpreter that keeps state between runs.
+    #[schemars(length(min = 1, max = 64))]
     context_id: Option<String>,
     /// Variables over the interpreter's environment.
     #[serde(default)]

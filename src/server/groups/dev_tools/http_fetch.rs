@@ -72,9 +72,10 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::HttpFetch, "Fetch a URL")
 #[serde(deny_unknown_fields)]
 struct FetchBody {
     /// An http or https URL.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     url: Option<String>,
     /// Default `GET`.
+    #[schemars(extend("enum" = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", null]))]
     method: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,

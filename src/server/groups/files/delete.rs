@@ -47,7 +47,7 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesDelete, "Delete a file or 
 #[serde(deny_unknown_fields)]
 struct DeleteQuery {
     /// Absolute, or relative to the server's working directory.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     path: Option<String>,
     #[serde(default)]
     recursive: bool,

@@ -55,7 +55,7 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesList, "List a directory")
 #[serde(deny_unknown_fields)]
 struct ListQuery {
     /// Absolute, or relative to the server's working directory.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     path: Option<String>,
     /// Levels below the directory, 1..=10.
     #[schemars(range(min = 1, max = 10))]

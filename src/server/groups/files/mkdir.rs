@@ -46,7 +46,7 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesMkdir, "Make a directory")
 #[serde(deny_unknown_fields)]
 struct MkdirBody {
     /// Absolute, or relative to the server's working directory.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     path: Option<String>,
     #[serde(default)]
     parents: bool,

@@ -44,9 +44,9 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesMove, "Move or rename")
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MoveBody {
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     from: Option<String>,
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     to: Option<String>,
     #[serde(default)]
     overwrite: bool,

@@ -59,7 +59,7 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesRead, "Read a file")
 #[serde(deny_unknown_fields)]
 pub(super) struct PathQuery {
     /// Absolute, or relative to the server's working directory.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     pub path: Option<String>,
 }
 

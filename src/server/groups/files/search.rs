@@ -65,9 +65,13 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesSearch, "Search names and 
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    {"required": ["glob"], "properties": {"glob": {"type": "string"}}},
+    {"required": ["pattern"], "properties": {"pattern": {"type": "string"}}},
+]))]
 struct SearchBody {
     /// Absolute, or relative to the server's working directory.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     path: Option<String>,
     /// A glob over names (`*.rs`).
     glob: Option<String>,

@@ -52,6 +52,7 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesUpload, "Upload files")
                 "path": {"type": "string", "description": "The target directory."},
                 "file": {
                     "type": "array",
+                    "minItems": 1,
                     "items": {"type": "string", "contentMediaType": "application/octet-stream"},
                     "description": "File parts (any part name; each with a file name).",
                 },

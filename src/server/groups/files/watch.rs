@@ -63,7 +63,7 @@ static EXAMPLE: Example = Example {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct WatchQuery {
     /// A directory (its changes) or a file; absolute, or relative to the working directory.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     path: Option<String>,
     #[serde(default)]
     recursive: bool,

@@ -50,7 +50,7 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesWrite, "Write a file")
 #[serde(deny_unknown_fields)]
 struct WriteQuery {
     /// Absolute, or relative to the server's working directory.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     path: Option<String>,
     /// Replace an existing file (default); `false` answers 409 `file_exists` instead.
     #[serde(default = "yes")]

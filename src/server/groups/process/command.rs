@@ -25,11 +25,12 @@ const SHELL: &str = "/bin/sh";
 #[serde(deny_unknown_fields)]
 pub struct CommandBody {
     /// A shell line (run by `/bin/sh -c`), or the program when `args` is given.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     pub cmd: Option<String>,
     /// The program's arguments: with them `cmd` runs directly, never through a shell.
     pub args: Option<Vec<String>>,
     /// The working directory (default: the server's).
+    #[schemars(length(min = 1))]
     pub cwd: Option<String>,
     /// Variables over the child's environment.
     #[serde(default)]
@@ -47,11 +48,12 @@ pub struct CommandBody {
 #[serde(deny_unknown_fields)]
 pub struct StartBody {
     /// A shell line (run by `/bin/sh -c`), or the program when `args` is given.
-    #[schemars(required, with = "String")]
+    #[schemars(required, with = "String", length(min = 1))]
     pub cmd: Option<String>,
     /// The program's arguments: with them `cmd` runs directly, never through a shell.
     pub args: Option<Vec<String>>,
     /// The working directory (default: the server's).
+    #[schemars(length(min = 1))]
     pub cwd: Option<String>,
     /// Variables over the child's environment.
     #[serde(default)]

@@ -58,6 +58,10 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::ProcessStdin, "Write to a proce
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    {"required": ["data"], "properties": {"data": {"type": "string"}}},
+    {"required": ["close"], "properties": {"close": {"const": true}}},
+]))]
 struct StdinBody {
     /// Required unless `close` is true.
     data: Option<String>,

@@ -55,6 +55,7 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::SystemDisk, "How full a disk is
 #[serde(deny_unknown_fields)]
 struct DiskQuery {
     /// A path on the filesystem (default: the server's working directory).
+    #[schemars(length(min = 1))]
     path: Option<String>,
 }
 

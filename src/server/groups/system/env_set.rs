@@ -46,9 +46,12 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::SystemEnvSet, "Change the child
 #[serde(deny_unknown_fields)]
 struct EnvChange {
     /// Variables to set, by name.
+    #[schemars(extend("propertyNames" = {"minLength": 1}))]
     #[serde(default)]
     set: BTreeMap<String, String>,
     #[serde(default)]
+    /// Names to remove.
+    #[schemars(extend("items" = {"type": "string", "minLength": 1}))]
     unset: Vec<String>,
 }
 

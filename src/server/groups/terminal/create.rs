@@ -60,8 +60,10 @@ struct CreateBody {
     #[schemars(range(min = 1, max = 1000))]
     rows: Option<u32>,
     /// The shell's program.
+    #[schemars(length(min = 1))]
     shell: Option<String>,
     /// The working directory.
+    #[schemars(length(min = 1))]
     cwd: Option<String>,
     /// Variables over the shell's environment.
     #[serde(default)]
