@@ -130,6 +130,7 @@ docs:
     cargo run -q --bin svc -- endpoints --format markdown > docs/endpoints.md
     cargo run -q --bin svc -- errors --format markdown > docs/errors.md
     cargo run -q --bin svc -- openapi --out docs/openapi.json
+    cargo run -q --bin svc -- openapi --engine --out docs/engine-openapi.json
     cargo build -q --bin svc && SVC_UPDATE_DOCS=1 cargo test -q --test integration engine_docs
 
 # Accept changed insta snapshots after reviewing them (needs cargo-insta) or rerun with INSTA_UPDATE=always.

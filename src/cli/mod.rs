@@ -43,11 +43,15 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Print the OpenAPI 3.1 document of the server's endpoints (docs/openapi.json).
+    /// Print the OpenAPI 3.1 document of the server's endpoints (docs/openapi.json), or with
+    /// --engine the local engine's (docs/engine-openapi.json).
     Openapi {
         /// Write it to FILE instead of stdout.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// The local engine's routes instead of the server's.
+        #[arg(long)]
+        engine: bool,
     },
     /// Providers of sandboxes: `svc provider engine serve|status|stop` runs the local
     /// engine.
@@ -113,7 +117,14 @@ pub fn main() -> ExitCode {
             print_errors(format);
             ExitCode::SUCCESS
         }
-        Command::Openapi { out } => crate::server::openapi::main(out.as_deref()),
+        Command::Openapi { out, engine } => {
+            let text = if engine {
+                crate::engine::openapi::document_json()
+            } else {
+                crate::server::openapi::document_json()
+            };
+            crate::server::openapi::main(text, out.as_deref())
+        }
         Command::Provider(args) => engine::main(args),
         Command::Sandbox(args) => sandbox::main(args),
     }

@@ -15,6 +15,7 @@ mod extract;
 mod guard;
 mod handlers;
 pub mod local;
+pub mod openapi;
 pub mod provider;
 pub mod routes;
 pub mod sessions;

@@ -46,7 +46,7 @@ pub struct CommandOutcome {
 }
 
 /// A process of a sandbox, as `GET .../processes` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessInfo {
     pub pid: u32,
     /// The process group it belongs to.

@@ -21,7 +21,7 @@ pub const SANDBOX_TIMEOUT_DEFAULT_S: u64 = 300;
 pub const COMMAND_TIMEOUT_DEFAULT_S: u64 = 60;
 
 /// `<state_dir>/engine.json`, written by a running engine with mode 0600.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Descriptor {
     pub protocol: String,
     pub pid: u32,
@@ -76,7 +76,7 @@ pub fn log_path(state_dir: &std::path::Path) -> std::path::PathBuf {
 
 /// Who the engine speaks to the provider as (spec 2.3). The engine keeps no account of its
 /// own: every request brings its connection, in the header or in a POST body.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Connection {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,7 +130,7 @@ impl Connection {
 }
 
 /// `GET /v1/health`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Health {
     pub protocol: String,
     pub version: String,
@@ -139,7 +139,7 @@ pub struct Health {
     pub sessions: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
     Builtin,
@@ -150,7 +150,19 @@ pub enum ProviderKind {
 
 /// What a provider can do; a route whose feature the provider did not declare answers 501
 /// `E8004`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Feature {
     /// create, list, connect, info, kill, running
@@ -196,7 +208,7 @@ impl Feature {
 }
 
 /// `GET /v1/providers` lists these.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProviderRecord {
     pub id: String,
     pub name: String,
@@ -210,7 +222,7 @@ pub struct ProviderRecord {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SandboxStatus {
     Creating,
@@ -222,7 +234,7 @@ pub enum SandboxStatus {
 }
 
 /// The sandbox record every sandbox route answers with.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SandboxRecord {
     pub sandbox_id: String,
     pub provider: String,
@@ -247,7 +259,7 @@ pub struct SandboxRecord {
 }
 
 /// `POST /v1/sandboxes`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSandbox {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -272,7 +284,7 @@ pub struct CreateSandbox {
 }
 
 /// `GET /v1/sandboxes?status=&limit=&offset=`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListSandboxes {
     #[serde(default)]
@@ -284,25 +296,25 @@ pub struct ListSandboxes {
     pub offset: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SandboxList {
     pub sandboxes: Vec<SandboxRecord>,
 }
 
 /// `POST .../timeout`: the sandbox's new lifetime, counted from now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetTimeout {
     pub timeout: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Running {
     pub running: bool,
 }
 
 /// `GET .../ports/:port/url`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PortUrl {
     pub url: String,
     pub headers: BTreeMap<String, String>,
@@ -310,7 +322,7 @@ pub struct PortUrl {
 
 /// `commands/run` and `commands/stream`: `cmd` alone is a shell line (`/bin/sh -c`); `cmd`
 /// with `args` is a program and its arguments, no shell.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommandBody {
     pub cmd: String,
@@ -332,7 +344,7 @@ pub struct CommandBody {
 }
 
 /// `POST .../processes/:pid/signal`: 15 or 9 only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SignalBody {
     pub signal: i32,
@@ -340,7 +352,7 @@ pub struct SignalBody {
 
 /// `POST .../processes/:pid/stdin`: `data` (text) or `data_b64` (bytes), and `close` to
 /// close stdin after them (the server's `process_stdin` names).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StdinBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -352,7 +364,7 @@ pub struct StdinBody {
 }
 
 /// `GET .../files/content|list|info|exists|watch` and `DELETE .../files`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PathQuery {
     #[serde(default)]
@@ -366,7 +378,7 @@ pub struct PathQuery {
 }
 
 /// `PUT .../files/content?path=[&overwrite=][&parents=]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteQuery {
     #[serde(default)]
@@ -377,7 +389,7 @@ pub struct WriteQuery {
     pub parents: Option<bool>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MkdirBody {
     pub path: String,
@@ -385,7 +397,7 @@ pub struct MkdirBody {
     pub parents: Option<bool>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveBody {
     pub from: String,
@@ -395,7 +407,7 @@ pub struct MoveBody {
 }
 
 /// `POST .../code/run`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodeRunBody {
     pub code: String,
@@ -412,7 +424,7 @@ pub struct CodeRunBody {
 }
 
 /// `POST .../code/contexts`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateContext {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -421,7 +433,7 @@ pub struct CreateContext {
     pub cwd: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ContextRecord {
     pub context_id: String,
     pub language: String,
@@ -429,13 +441,13 @@ pub struct ContextRecord {
     pub created_at: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ContextList {
     pub contexts: Vec<ContextRecord>,
 }
 
 /// `GET .../terminal?cols=&rows=&shell=` (spec: client defaults 80, 24, `/bin/bash`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TerminalQuery {
     #[serde(default)]
@@ -447,7 +459,7 @@ pub struct TerminalQuery {
 }
 
 /// The one text frame a terminal client sends: `{type: "resize", cols, rows}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TerminalControl {
     Resize { cols: u32, rows: u32 },

@@ -103,6 +103,7 @@ impl Docs<'_> {
         let value: Value =
             serde_json::from_str(&text).unwrap_or_else(|_| panic!("{route}: not JSON: {text}"));
         assert!(status < 300, "{route}: {status} {text}");
+        conforms(route, status, &value);
         self.shown.push(Shown {
             route,
             request: shown,
@@ -120,6 +121,30 @@ impl Docs<'_> {
             answer,
         });
     }
+}
+
+/// The answer matches the engine's OpenAPI document: the route's documented status and
+/// its schema, so the document cannot drift from what the engine answers.
+fn conforms(route_id: &str, status: u16, answer: &Value) {
+    let doc = svc::engine::openapi::document();
+    let route = ROUTES.iter().find(|r| r.id == route_id).unwrap();
+    let method = route.method.as_str().to_ascii_lowercase();
+    let response = &doc["paths"][route.path][&method]["responses"][status.to_string()];
+    let schema = &response["content"]["application/json"]["schema"];
+    assert!(
+        schema.is_object(),
+        "{route_id}: status {status} is not documented"
+    );
+    let root = json!({"components": doc["components"], "allOf": [schema]});
+    let validator = jsonschema::draft202012::new(&root).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(answer)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{route_id}: {answer} does not match its schema: {errors:?}"
+    );
 }
 
 fn pretty(value: &Value) -> String {
@@ -351,6 +376,7 @@ async fn story(engine: &Engine) -> Vec<Shown> {
         .unwrap();
     let status = response.status().as_u16();
     let written: Value = response.json().await.unwrap();
+    conforms("files_write", status, &written);
     d.show(
         "files_write",
         format!("PUT /v1{sb}/files/content?path=notes/hello.txt&parents=true\n\nhello, sandbox"),
@@ -659,5 +685,19 @@ fn engine_md_shows_a_real_exchange_for_every_route() {
     assert!(
         current == expected,
         "docs/engine.md is out of date: run `just docs` (or SVC_UPDATE_DOCS=1 cargo test --test integration engine_docs)"
+    );
+}
+
+#[test]
+fn engine_openapi_json_is_generated_from_the_route_table() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/engine-openapi.json");
+    let expected = svc::engine::openapi::document_json();
+    if std::env::var_os("SVC_UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &expected).unwrap();
+    }
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        current == expected,
+        "docs/engine-openapi.json is out of date: run `just docs` (or SVC_UPDATE_DOCS=1 cargo test)"
     );
 }

@@ -102,9 +102,9 @@ pub fn document_json() -> String {
     text
 }
 
-/// `svc openapi [--out FILE]`: prints the document, or writes it to `out`.
-pub fn main(out: Option<&std::path::Path>) -> std::process::ExitCode {
-    let text = document_json();
+/// `svc openapi [--engine] [--out FILE]`: prints a document (this one, or the engine's),
+/// or writes it to `out`.
+pub fn main(text: String, out: Option<&std::path::Path>) -> std::process::ExitCode {
     let written = match out {
         Some(path) => std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display())),
         None => {
