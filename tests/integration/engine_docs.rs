@@ -326,6 +326,23 @@ async fn story(engine: &Engine) -> Vec<Shown> {
             }
         }
     };
+    // Shown once only the long-lived processes are left (`sleep`, and the `cat` with its
+    // shell): the shell of the run above may still be ending on a busy machine.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now: Value = d
+            .request(Method::GET, &format!("{sb}/processes"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if now["processes"].as_array().map_or(0, Vec::len) == 3 || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let listed = d
         .call(
             "processes_list",
@@ -682,9 +699,15 @@ fn engine_md_shows_a_real_exchange_for_every_route() {
         std::fs::write(&path, &expected).unwrap();
         return;
     }
+    let first_difference = current
+        .lines()
+        .zip(expected.lines())
+        .find(|(a, b)| a != b)
+        .map(|(a, b)| format!("\n  committed: {a}\n  rendered:  {b}"))
+        .unwrap_or_default();
     assert!(
         current == expected,
-        "docs/engine.md is out of date: run `just docs` (or SVC_UPDATE_DOCS=1 cargo test --test integration engine_docs)"
+        "docs/engine.md is out of date: run `just docs` (or SVC_UPDATE_DOCS=1 cargo test --test integration engine_docs){first_difference}"
     );
 }
 
