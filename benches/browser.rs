@@ -9,7 +9,7 @@
 //! - screenshot: GET /browser/screenshot (a 1280x720 PNG) p50 and p99 over `--rounds N`
 //!   (default 50), versus `Page::screenshot` on the directly driven browser.
 
-// The shared helpers this benchmark does not use (`median`).
+// Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
 
@@ -19,7 +19,7 @@ use chromiumoxide::page::ScreenshotParams;
 use futures::StreamExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::arg;
+use support::{arg, ms, percentile};
 use svc::server::AppState;
 use svc::server::config::Settings;
 use svc::server::endpoints::Group;
@@ -27,15 +27,6 @@ use svc::services::browser::{Browser, Config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const PAGE: &str = "<html><head><title>Bench</title></head><body><p>hello</p></body></html>";
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
-}
 
 async fn serve_page() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -7,19 +7,15 @@
 
 #[path = "support/server.rs"]
 mod server;
-// The shared helpers hold more than this benchmark uses.
+// Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
 
-use server::{percentile, serve};
+use server::serve;
 use std::time::{Duration, Instant};
-use support::arg;
+use support::{arg, ms, percentile};
 
 const SNIPPET: &str = "print(6 * 7)";
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
 
 async fn direct() -> Duration {
     let started = Instant::now();

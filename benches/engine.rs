@@ -10,25 +10,16 @@
 //!   `echo hi` and reading its first byte.
 //! - files PUT and GET of 100 MiB (`--mib N`) versus `cp` of the same file.
 
+// Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
 
 use futures::StreamExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use support::{arg, median};
+use support::{arg, first_byte, median, ms, percentile, spawn_and_wait};
 use svc::client::{Client, ClientOptions, CommandEvent, Upload, WriteOptions};
 use svc::engine::wire::{CommandBody, CreateSandbox};
-use tokio::io::AsyncReadExt;
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
-}
 
 fn svc_binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svc"))
@@ -77,43 +68,6 @@ async fn cold_start(rounds: u64) {
     );
 }
 
-async fn direct(program: &str, args: &[&str]) -> Duration {
-    let started = Instant::now();
-    let out = tokio::process::Command::new(program)
-        .args(args)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .process_group(0)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    assert!(out.status.success());
-    started.elapsed()
-}
-
-async fn first_byte_direct() -> Duration {
-    let started = Instant::now();
-    let mut child = tokio::process::Command::new("echo")
-        .arg("hi")
-        .env_clear()
-        .process_group(0)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut byte = [0u8; 1];
-    child
-        .stdout
-        .as_mut()
-        .unwrap()
-        .read_exact(&mut byte)
-        .await
-        .unwrap();
-    let elapsed = started.elapsed();
-    child.wait().await.unwrap();
-    elapsed
-}
-
 fn program(cmd: &str, args: &[&str]) -> CommandBody {
     CommandBody {
         cmd: cmd.into(),
@@ -145,7 +99,7 @@ async fn commands(client: &Client, rounds: u64) {
     let id = sandbox.sandbox_id;
     let (mut via, mut floor) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        floor.push(ms(direct("true", &[]).await));
+        floor.push(ms(spawn_and_wait("true", &[]).await));
         let started = Instant::now();
         let result = client.run(&id, &program("true", &[])).await.unwrap();
         assert_eq!(result.exit_code, 0);
@@ -163,7 +117,7 @@ async fn commands(client: &Client, rounds: u64) {
 
     let (mut via, mut floor) = (Vec::new(), Vec::new());
     for _ in 0..rounds.min(100) {
-        floor.push(ms(first_byte_direct().await));
+        floor.push(ms(first_byte("echo", &["hi"]).await));
         let started = Instant::now();
         let mut events = client.stream(&id, &program("echo", &["hi"])).await.unwrap();
         let mut first = None;

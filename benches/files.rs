@@ -19,14 +19,16 @@
 
 #[path = "support/server.rs"]
 mod server;
+// Shared with the other benches; this one uses only part of it.
+#[allow(dead_code)]
 mod support;
 
 use futures::StreamExt;
-use server::{percentile, serve};
+use server::serve;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use support::{arg, median};
+use support::{arg, median, percentile};
 
 fn mib_per_s(bytes: u64, secs: f64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0) / secs

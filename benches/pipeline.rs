@@ -8,6 +8,8 @@
 //! Options (after `--`): `--seconds N` per measurement (default 2), `--rounds N`
 //! (default 5), `--concurrency N` (default 32).
 
+// Shared with the other benches; this one uses only part of it.
+#[allow(dead_code)]
 mod support;
 
 use std::net::SocketAddr;

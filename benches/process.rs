@@ -18,29 +18,9 @@ mod server;
 mod support;
 
 use futures::StreamExt;
-use server::{percentile, serve};
+use server::serve;
 use std::time::{Duration, Instant};
-use support::arg;
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-async fn direct(program: &str, args: &[&str]) -> Duration {
-    let started = Instant::now();
-    // What any supervisor has to do too: its own group, a clean environment, piped output.
-    let out = tokio::process::Command::new(program)
-        .args(args)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .process_group(0)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    assert!(out.status.success());
-    started.elapsed()
-}
+use support::{arg, first_byte, ms, percentile, spawn_and_wait};
 
 async fn shell(client: &reqwest::Client, base: &str, body: &serde_json::Value) -> Duration {
     let started = Instant::now();
@@ -77,22 +57,6 @@ async fn first_stdout_event(client: &reqwest::Client, base: &str) -> Duration {
     panic!("no stdout event: {}", String::from_utf8_lossy(&seen));
 }
 
-async fn first_byte_direct() -> Duration {
-    use tokio::io::AsyncReadExt;
-    let started = Instant::now();
-    let mut child = tokio::process::Command::new("echo")
-        .arg("hi")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut byte = [0u8; 1];
-    stdout.read_exact(&mut byte).await.unwrap();
-    let at = started.elapsed();
-    child.wait().await.unwrap();
-    at
-}
-
 fn report(name: &str, server: Vec<f64>, floor: Vec<f64>) {
     let (s50, s99) = (percentile(server.clone(), 0.5), percentile(server, 0.99));
     let (f50, f99) = (percentile(floor.clone(), 0.5), percentile(floor, 0.99));
@@ -115,7 +79,7 @@ fn main() {
         // Warm up both paths (page cache, connection, allocator).
         for _ in 0..20 {
             shell(&client, &base, &direct_true).await;
-            direct("true", &[]).await;
+            spawn_and_wait("true", &[]).await;
         }
         let (mut server_direct, mut floor_direct) = (Vec::new(), Vec::new());
         let (mut server_line, mut floor_line) = (Vec::new(), Vec::new());
@@ -123,11 +87,11 @@ fn main() {
         // Interleaved, so drift in the machine's load hits both sides alike.
         for _ in 0..rounds {
             server_direct.push(ms(shell(&client, &base, &direct_true).await));
-            floor_direct.push(ms(direct("true", &[]).await));
+            floor_direct.push(ms(spawn_and_wait("true", &[]).await));
             server_line.push(ms(shell(&client, &base, &line_true).await));
-            floor_line.push(ms(direct("/bin/sh", &["-c", "true"]).await));
+            floor_line.push(ms(spawn_and_wait("/bin/sh", &["-c", "true"]).await));
             stream_first.push(ms(first_stdout_event(&client, &base).await));
-            floor_first.push(ms(first_byte_direct().await));
+            floor_first.push(ms(first_byte("echo", &["hi"]).await));
         }
         report("shell `true` (no shell)", server_direct, floor_direct);
         report("shell `true` (sh -c)", server_line, floor_line);
@@ -141,7 +105,7 @@ fn main() {
             futures::future::join_all(calls).await;
             server_wall.push(ms(started.elapsed()));
             let started = Instant::now();
-            futures::future::join_all((0..100).map(|_| direct("true", &[]))).await;
+            futures::future::join_all((0..100).map(|_| spawn_and_wait("true", &[]))).await;
             floor_wall.push(ms(started.elapsed()));
         }
         report("100 concurrent shells (wall)", server_wall, floor_wall);

@@ -14,14 +14,16 @@
 
 #[path = "support/server.rs"]
 mod server;
+// Shared with the other benches; this one uses only part of it.
+#[allow(dead_code)]
 mod support;
 
 use futures::StreamExt;
-use server::{percentile, serve};
+use server::serve;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{arg, median};
+use support::{arg, median, percentile};
 
 /// Counts live heap bytes, so memory per session is measured exactly rather than through
 /// RSS (which the allocator's reuse of freed memory hides).

@@ -9,18 +9,14 @@
 //! trips each, after 200 to warm up; p50 and p99 reported. Target: p50 under 1 ms through
 //! the server.
 
-// Each benchmark uses part of the shared helpers.
-#[path = "support/server.rs"]
-#[allow(dead_code)]
-mod server;
+// Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
 
 use futures::{SinkExt, StreamExt};
-use server::percentile;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::arg;
+use support::{arg, percentile};
 use svc::server::config::{LoadOptions, Settings};
 use svc::server::{AppState, SharedState};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

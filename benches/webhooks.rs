@@ -12,19 +12,17 @@
 
 #[path = "support/server.rs"]
 mod server;
+// Shared with the other benches; this one uses only part of it.
+#[allow(dead_code)]
 mod support;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use server::{percentile, serve};
+use server::serve;
 use std::time::{Duration, Instant};
-use support::{arg, median};
+use support::{arg, median, ms, percentile};
 use svc::server::SharedState;
 use tokio::sync::mpsc;
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
 
 /// `later - earlier` in ms, negative when `later` came first.
 fn signed_ms(later: Instant, earlier: Instant) -> f64 {

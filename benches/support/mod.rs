@@ -1,4 +1,5 @@
-//! What both benchmarks need: their `--name value` options and medians.
+//! What every benchmark needs: its `--name value` options, medians and percentiles, and the
+//! floor most of them compare against (spawning a program directly).
 
 pub fn arg(name: &str, default: u64) -> u64 {
     let args: Vec<String> = std::env::args().collect();
@@ -12,4 +13,51 @@ pub fn arg(name: &str, default: u64) -> u64 {
 pub fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(|a, b| a.total_cmp(b));
     values[values.len() / 2]
+}
+
+/// The value below which a fraction `p` of `v` lies.
+pub fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
+}
+
+pub fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The floor of a command run: spawning `program` directly and waiting for it, as any
+/// supervisor has to (its own group, a clean environment, piped output).
+pub async fn spawn_and_wait(program: &str, args: &[&str]) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    let out = tokio::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    started.elapsed()
+}
+
+/// The floor of a streamed run: spawning `program` directly until its first stdout byte.
+pub async fn first_byte(program: &str, args: &[&str]) -> std::time::Duration {
+    use tokio::io::AsyncReadExt;
+    let started = std::time::Instant::now();
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    stdout.read_exact(&mut byte).await.unwrap();
+    let at = started.elapsed();
+    child.wait().await.unwrap();
+    at
 }

@@ -32,9 +32,3 @@ pub async fn serve(dir: &std::path::Path, extra: &[(&str, &str)]) -> (String, Sh
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (format!("http://{addr}"), state)
 }
-
-/// The value below which a fraction `p` of `v` lies.
-pub fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
-}
