@@ -18,9 +18,11 @@ use super::state::Shared;
 pub fn app(state: Shared) -> Router {
     let mut router = Router::new();
     for route in ROUTES {
-        let method_router = handlers::handler(route.id)
-            .unwrap_or_else(|| panic!("route `{}` has no handler", route.id))
-            .layer(axum::Extension(Matched(route)));
+        let bind = handlers::handler(route.id)
+            .unwrap_or_else(|| panic!("route `{}` has no handler", route.id));
+        let method = axum::routing::MethodFilter::try_from(route.method.clone())
+            .unwrap_or_else(|_| panic!("route `{}`: no method filter", route.id));
+        let method_router = bind(method).layer(axum::Extension(Matched(route)));
         router = router.route(&format!("/v1{}", route.path), method_router);
     }
     router

@@ -4,7 +4,7 @@
 //! of `wire.rs` (JSON Schema 2020-12, as 3.1 reads it), and the error answers each route can
 //! give, all in the engine body.
 
-use super::routes::{Answer, Method, ROUTES, Route};
+use super::routes::{Answer, ROUTES, Route};
 use super::wire::Feature;
 use crate::error::engine::Code;
 use schemars::{JsonSchema, SchemaGenerator};
@@ -277,16 +277,11 @@ pub fn document() -> Value {
     let mut paths = Map::new();
     for route in ROUTES {
         let op = operation(route, &mut generator);
-        let method = match route.method {
-            Method::Get => "get",
-            Method::Post => "post",
-            Method::Put => "put",
-            Method::Delete => "delete",
-        };
+        let method = route.method.as_str().to_ascii_lowercase();
         let item = paths
             .entry(route.path.to_owned())
             .or_insert_with(|| json!({}));
-        item[method] = op;
+        item[method.as_str()] = op;
     }
     let mut schemas = serde_json::to_value(generator.take_definitions(true)).unwrap_or_default();
     schemas["EntryInfo"] = object(json!({
