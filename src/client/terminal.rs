@@ -5,6 +5,7 @@
 
 use super::Client;
 use super::error::{ApiError, ClientError, ClientResult};
+use super::transport::is_provider_auth;
 use crate::engine::wire::{CONNECTION_HEADER, Descriptor, TerminalControl};
 use bytes::Bytes;
 use futures::stream::{SplitSink, SplitStream};
@@ -48,23 +49,11 @@ impl Client {
             ("rows", rows.unwrap_or(DEFAULT_ROWS).to_string()),
             ("shell", shell.unwrap_or(DEFAULT_SHELL).to_owned()),
         ];
-        let mut engine = self.engine().await?;
-        let mut retried = false;
-        loop {
-            match self.open(&engine, id, &query).await {
-                Ok(socket) => return Ok(Terminal { socket }),
-                Err((error, recoverable)) => {
-                    if retried || !recoverable {
-                        return Err(error);
-                    }
-                    retried = true;
-                    match self.recover(&engine).await? {
-                        Some(next) => engine = next,
-                        None => return Err(error),
-                    }
-                }
-            }
-        }
+        let query = &query;
+        let socket = self
+            .with_recovery(|engine| async move { self.open(&engine, id, query).await })
+            .await?;
+        Ok(Terminal { socket })
     }
 
     /// One upgrade; the error says whether a new engine might take it (a 401, a refused
@@ -95,10 +84,9 @@ impl Client {
             Err(tungstenite::Error::Http(response)) => {
                 let status = response.status().as_u16();
                 let body = response.body().as_deref().unwrap_or_default();
-                let error = ApiError::from_body(status, body);
-                let recoverable = status == 401
-                    && error.code != crate::error::engine::Code::ProviderAuth.as_str();
-                Err((error.into(), recoverable))
+                let error = ApiError::from_body(status, body).into();
+                let recoverable = status == 401 && !is_provider_auth(&error);
+                Err((error, recoverable))
             }
             Err(tungstenite::Error::Io(e)) => {
                 let refused = e.kind() == std::io::ErrorKind::ConnectionRefused

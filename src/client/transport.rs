@@ -77,39 +77,44 @@ impl Client {
     /// Sends a request (built by `build` for the engine in use), recovering once; answers a
     /// success or the engine's typed error.
     pub(crate) async fn send(&self, build: &Build<'_>) -> ClientResult<reqwest::Response> {
-        let mut engine = self.engine().await?;
-        let mut retried = false;
-        loop {
-            let outcome = build(self, &engine)?.send().await;
+        self.with_recovery(|engine| async move {
+            let outcome = build(self, &engine).map_err(|e| (e, false))?.send().await;
             match outcome {
-                Ok(response) if response.status().is_success() => return Ok(response),
-                Ok(response) if response.status() == reqwest::StatusCode::UNAUTHORIZED => {
+                Ok(response) if response.status().is_success() => Ok(response),
+                Ok(response) => {
+                    let unauthorized = response.status() == reqwest::StatusCode::UNAUTHORIZED;
                     let error = error_of(response).await;
-                    // A provider refusing the connection's credentials is no engine change.
-                    if retried || is_provider_auth(&error) {
-                        return Err(error);
-                    }
-                    retried = true;
-                    match self.recover(&engine).await? {
-                        Some(next) => engine = next,
-                        None => return Err(error),
-                    }
+                    let recoverable = unauthorized && !is_provider_auth(&error);
+                    Err((error, recoverable))
                 }
-                Ok(response) => return Err(error_of(response).await),
                 Err(e) => {
                     // Refused: nothing listens there. Otherwise it went away mid-request:
                     // only worth a retry when the engine is really gone.
                     let gone = e.is_connect() || !pid_alive(engine.pid);
-                    if retried || !gone {
-                        return Err(ClientError::transport(&e));
-                    }
-                    retried = true;
-                    match self.recover(&engine).await? {
-                        Some(next) => engine = next,
-                        None => return Err(ClientError::transport(&e)),
-                    }
+                    Err((ClientError::transport(&e), gone))
                 }
             }
+        })
+        .await
+    }
+
+    /// Runs `attempt` on the engine in use and, when it fails in a way a new engine might
+    /// not (the error's flag: a 401 other than the provider's, the engine gone), once more
+    /// on the engine `recover` finds; any other failure, or a second one, is the answer.
+    pub(crate) async fn with_recovery<T, F, Fut>(&self, attempt: F) -> ClientResult<T>
+    where
+        F: Fn(Descriptor) -> Fut,
+        Fut: Future<Output = Result<T, (ClientError, bool)>>,
+    {
+        let engine = self.engine().await?;
+        let error = match attempt(engine.clone()).await {
+            Ok(answer) => return Ok(answer),
+            Err((error, false)) => return Err(error),
+            Err((error, true)) => error,
+        };
+        match self.recover(&engine).await? {
+            Some(next) => attempt(next).await.map_err(|(error, _)| error),
+            None => Err(error),
         }
     }
 
@@ -253,7 +258,8 @@ pub(crate) fn no_engine_running(state_dir: &std::path::Path) -> ClientError {
     ))
 }
 
-fn is_provider_auth(error: &ClientError) -> bool {
+/// A provider refusing the connection's credentials: no engine change, so no retry.
+pub(crate) fn is_provider_auth(error: &ClientError) -> bool {
     error
         .api()
         .is_some_and(|e| e.code == Code::ProviderAuth.as_str())
