@@ -30,12 +30,7 @@ impl Client {
     /// `POST .../commands/run`: runs to completion.
     pub async fn run(&self, id: &str, body: &CommandBody) -> ClientResult<super::CommandResult> {
         let raw: RawCommandResult = self
-            .send_json(&|c, e| {
-                Ok(
-                    c.request(e, Method::POST, &["sandboxes", id, "commands", "run"], &[])?
-                        .json(body),
-                )
-            })
+            .post(&["sandboxes", id, "commands", "run"], body)
             .await?;
         raw.into_result()
     }
@@ -64,9 +59,7 @@ impl Client {
 
     /// `GET .../processes`.
     pub async fn processes(&self, id: &str) -> ClientResult<Vec<ProcessRecord>> {
-        let value: Value = self
-            .send_json(&|c, e| c.request(e, Method::GET, &["sandboxes", id, "processes"], &[]))
-            .await?;
+        let value: Value = self.get(&["sandboxes", id, "processes"], &[]).await?;
         items(value, "processes")
     }
 
@@ -76,16 +69,8 @@ impl Client {
         check_signal(signal)?;
         let pid = pid.to_string();
         let body = SignalBody { signal };
-        self.send(&|c, e| {
-            Ok(c.request(
-                e,
-                Method::POST,
-                &["sandboxes", id, "processes", &pid, "signal"],
-                &[],
-            )?
-            .json(&body))
-        })
-        .await?;
+        self.send_post(&["sandboxes", id, "processes", &pid, "signal"], &body)
+            .await?;
         Ok(())
     }
 
@@ -111,31 +96,16 @@ impl Client {
                 close,
             },
         };
-        self.send(&|c, e| {
-            Ok(c.request(
-                e,
-                Method::POST,
-                &["sandboxes", id, "processes", &pid, "stdin"],
-                &[],
-            )?
-            .json(&body))
-        })
-        .await?;
+        self.send_post(&["sandboxes", id, "processes", &pid, "stdin"], &body)
+            .await?;
         Ok(())
     }
 
     /// `DELETE .../processes/:pid`.
     pub async fn kill_process(&self, id: &str, pid: u32) -> ClientResult<()> {
         let pid = pid.to_string();
-        self.send(&|c, e| {
-            c.request(
-                e,
-                Method::DELETE,
-                &["sandboxes", id, "processes", &pid],
-                &[],
-            )
-        })
-        .await?;
+        self.delete(&["sandboxes", id, "processes", &pid], &[])
+            .await?;
         Ok(())
     }
 }

@@ -204,9 +204,7 @@ impl Client {
             query.push(("depth", depth.to_string()));
         }
         let value: Value = self
-            .send_json(&|c, e| {
-                c.request(e, Method::GET, &["sandboxes", id, "files", "list"], &query)
-            })
+            .get(&["sandboxes", id, "files", "list"], &query)
             .await?;
         items(value, "entries")
     }
@@ -214,10 +212,7 @@ impl Client {
     /// `GET .../files/info?path=`.
     pub async fn file_info(&self, id: &str, path: &str) -> ClientResult<EntryInfo> {
         let query = [("path", path.to_owned())];
-        self.send_json(&|c, e| {
-            c.request(e, Method::GET, &["sandboxes", id, "files", "info"], &query)
-        })
-        .await
+        self.get(&["sandboxes", id, "files", "info"], &query).await
     }
 
     /// `GET .../files/exists?path=`.
@@ -228,14 +223,7 @@ impl Client {
         }
         let query = [("path", path.to_owned())];
         let answer: Exists = self
-            .send_json(&|c, e| {
-                c.request(
-                    e,
-                    Method::GET,
-                    &["sandboxes", id, "files", "exists"],
-                    &query,
-                )
-            })
+            .get(&["sandboxes", id, "files", "exists"], &query)
             .await?;
         Ok(answer.exists)
     }
@@ -246,13 +234,7 @@ impl Client {
             path: path.to_owned(),
             parents: Some(parents),
         };
-        self.send_json(&|c, e| {
-            Ok(
-                c.request(e, Method::POST, &["sandboxes", id, "files", "mkdir"], &[])?
-                    .json(&body),
-            )
-        })
-        .await
+        self.post(&["sandboxes", id, "files", "mkdir"], &body).await
     }
 
     /// `POST .../files/move`: the moved entry's info at its new path.
@@ -268,13 +250,7 @@ impl Client {
             to: to.to_owned(),
             overwrite: Some(overwrite),
         };
-        self.send_json(&|c, e| {
-            Ok(
-                c.request(e, Method::POST, &["sandboxes", id, "files", "move"], &[])?
-                    .json(&body),
-            )
-        })
-        .await
+        self.post(&["sandboxes", id, "files", "move"], &body).await
     }
 
     /// `DELETE .../files?path=[&recursive=]`.
@@ -283,8 +259,7 @@ impl Client {
             ("path", path.to_owned()),
             ("recursive", recursive.to_string()),
         ];
-        self.send(&|c, e| c.request(e, Method::DELETE, &["sandboxes", id, "files"], &query))
-            .await?;
+        self.delete(&["sandboxes", id, "files"], &query).await?;
         Ok(())
     }
 

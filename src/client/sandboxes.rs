@@ -3,7 +3,7 @@
 use super::Client;
 use super::error::{ClientError, ClientResult};
 use super::launch::pid_alive;
-use super::transport::no_engine_running;
+use super::transport::{error_of, no_engine_running, read_json};
 use super::types::items;
 use crate::engine::wire::{
     CreateSandbox, Descriptor, Health, ListSandboxes, PortUrl, ProviderRecord, Running,
@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 impl Client {
     /// `GET /v1/health` (starts an engine when none runs, unless the options say not to).
     pub async fn health(&self) -> ClientResult<Health> {
-        self.send_json(&|c, e| c.request(e, Method::GET, &["health"], &[]))
-            .await
+        self.get(&["health"], &[]).await
     }
 
     /// The running engine's descriptor and health, never starting one.
@@ -50,7 +49,7 @@ impl Client {
             .await;
         match sent {
             Ok(response) if response.status().is_success() => {}
-            Ok(response) => return Err(super::transport::error_of(response).await),
+            Ok(response) => return Err(error_of(response).await),
             // It may have gone between the check and the request.
             Err(_) if !pid_alive(engine.pid) => {}
             Err(e) => return Err(ClientError::transport(&e)),
@@ -72,16 +71,13 @@ impl Client {
 
     /// `GET /v1/providers`.
     pub async fn providers(&self) -> ClientResult<Vec<ProviderRecord>> {
-        let value: Value = self
-            .send_json(&|c, e| c.request(e, Method::GET, &["providers"], &[]))
-            .await?;
+        let value: Value = self.get(&["providers"], &[]).await?;
         items(value, "providers")
     }
 
     /// `POST /v1/sandboxes` (201 and the record).
     pub async fn create(&self, body: &CreateSandbox) -> ClientResult<SandboxRecord> {
-        self.send_json(&|c, e| Ok(c.request(e, Method::POST, &["sandboxes"], &[])?.json(body)))
-            .await
+        self.post(&["sandboxes"], body).await
     }
 
     /// `GET /v1/sandboxes?status=&limit=&offset=`.
@@ -98,87 +94,58 @@ impl Client {
         if let Some(offset) = query.offset {
             pairs.push(("offset", offset.to_string()));
         }
-        let list: SandboxList = self
-            .send_json(&|c, e| c.request(e, Method::GET, &["sandboxes"], &pairs))
-            .await?;
+        let list: SandboxList = self.get(&["sandboxes"], &pairs).await?;
         Ok(list.sandboxes)
     }
 
     /// `POST /v1/sandboxes/:id/connect`.
     pub async fn connect(&self, id: &str) -> ClientResult<SandboxRecord> {
-        self.sandbox_call(Method::POST, id, "connect").await
+        self.sandbox_action(id, "connect").await
     }
 
     /// `GET /v1/sandboxes/:id`.
     pub async fn info(&self, id: &str) -> ClientResult<SandboxRecord> {
-        self.send_json(&|c, e| c.request(e, Method::GET, &["sandboxes", id], &[]))
-            .await
+        self.get(&["sandboxes", id], &[]).await
     }
 
     /// `DELETE /v1/sandboxes/:id`: the sandbox's last record.
     pub async fn kill(&self, id: &str) -> ClientResult<SandboxRecord> {
-        self.send_json(&|c, e| c.request(e, Method::DELETE, &["sandboxes", id], &[]))
-            .await
+        read_json(self.delete(&["sandboxes", id], &[]).await?).await
     }
 
     /// `GET /v1/sandboxes/:id/running`.
     pub async fn is_running(&self, id: &str) -> ClientResult<bool> {
-        let running: Running = self
-            .send_json(&|c, e| c.request(e, Method::GET, &["sandboxes", id, "running"], &[]))
-            .await?;
+        let running: Running = self.get(&["sandboxes", id, "running"], &[]).await?;
         Ok(running.running)
     }
 
     /// `POST /v1/sandboxes/:id/timeout`: the remaining lifetime, from now.
     pub async fn set_timeout(&self, id: &str, seconds: u64) -> ClientResult<SandboxRecord> {
         let body = SetTimeout { timeout: seconds };
-        self.send_json(&|c, e| {
-            Ok(
-                c.request(e, Method::POST, &["sandboxes", id, "timeout"], &[])?
-                    .json(&body),
-            )
-        })
-        .await
+        self.post(&["sandboxes", id, "timeout"], &body).await
     }
 
     /// `POST /v1/sandboxes/:id/pause`.
     pub async fn pause(&self, id: &str) -> ClientResult<SandboxRecord> {
-        self.sandbox_call(Method::POST, id, "pause").await
+        self.sandbox_action(id, "pause").await
     }
 
     /// `POST /v1/sandboxes/:id/resume`.
     pub async fn resume(&self, id: &str) -> ClientResult<SandboxRecord> {
-        self.sandbox_call(Method::POST, id, "resume").await
+        self.sandbox_action(id, "resume").await
     }
 
     /// `GET /v1/sandboxes/:id/ports/:port/url`.
     pub async fn port_url(&self, id: &str, port: u16) -> ClientResult<PortUrl> {
         let port = port.to_string();
-        self.send_json(&|c, e| {
-            c.request(
-                e,
-                Method::GET,
-                &["sandboxes", id, "ports", &port, "url"],
-                &[],
-            )
-        })
-        .await
+        self.get(&["sandboxes", id, "ports", &port, "url"], &[])
+            .await
     }
 
-    async fn sandbox_call(
-        &self,
-        method: Method,
-        id: &str,
-        action: &str,
-    ) -> ClientResult<SandboxRecord> {
-        // `{}`: a POST's body may carry the connection's fields (spec 5.4), so an engine may
-        // read one; an empty object means none.
-        self.send_json(&|c, e| {
-            Ok(
-                c.request(e, method.clone(), &["sandboxes", id, action], &[])?
-                    .json(&serde_json::json!({})),
-            )
-        })
-        .await
+    /// `POST /v1/sandboxes/:id/<action>` with `{}`: a POST's body may carry the
+    /// connection's fields (spec 5.4), so an engine may read one; an empty object means none.
+    async fn sandbox_action(&self, id: &str, action: &str) -> ClientResult<SandboxRecord> {
+        self.post(&["sandboxes", id, action], &serde_json::json!({}))
+            .await
     }
 }

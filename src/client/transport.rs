@@ -8,6 +8,8 @@ use super::error::{ApiError, ClientError, ClientResult};
 use super::launch::{engine_program, pid_alive, spawn_engine};
 use crate::engine::wire::{CONNECTION_HEADER, Descriptor, Health, log_path};
 use crate::error::engine::Code;
+use reqwest::Method;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::time::{Duration, Instant};
 
@@ -52,7 +54,7 @@ impl Client {
     pub(crate) fn request(
         &self,
         engine: &Descriptor,
-        method: reqwest::Method,
+        method: Method,
         segments: &[&str],
         query: &[(&str, String)],
     ) -> ClientResult<reqwest::RequestBuilder> {
@@ -125,6 +127,45 @@ impl Client {
     ) -> ClientResult<T> {
         let response = self.send(build).await?;
         read_json(response).await
+    }
+
+    /// `GET` a route and read its JSON answer.
+    pub(crate) async fn get<T: DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        query: &[(&str, String)],
+    ) -> ClientResult<T> {
+        self.send_json(&|c, e| c.request(e, Method::GET, segments, query))
+            .await
+    }
+
+    /// `POST` `body` as JSON to a route; the answer unread.
+    pub(crate) async fn send_post(
+        &self,
+        segments: &[&str],
+        body: &(impl Serialize + Sync + ?Sized),
+    ) -> ClientResult<reqwest::Response> {
+        self.send(&|c, e| Ok(c.request(e, Method::POST, segments, &[])?.json(body)))
+            .await
+    }
+
+    /// `POST` `body` as JSON to a route and read its JSON answer.
+    pub(crate) async fn post<T: DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        body: &(impl Serialize + Sync + ?Sized),
+    ) -> ClientResult<T> {
+        read_json(self.send_post(segments, body).await?).await
+    }
+
+    /// `DELETE` a route; the answer unread.
+    pub(crate) async fn delete(
+        &self,
+        segments: &[&str],
+        query: &[(&str, String)],
+    ) -> ClientResult<reqwest::Response> {
+        self.send(&|c, e| c.request(e, Method::DELETE, segments, query))
+            .await
     }
 
     /// The engine in use: the one found before, else the descriptor's when its pid lives
@@ -233,7 +274,7 @@ impl Client {
     /// `GET /v1/health` of one engine, no recovery: the liveness probe.
     pub(crate) async fn health_of(&self, engine: &Descriptor) -> ClientResult<Health> {
         let response = self
-            .request(engine, reqwest::Method::GET, &["health"], &[])?
+            .request(engine, Method::GET, &["health"], &[])?
             .timeout(HEALTH_TIMEOUT)
             .send()
             .await
