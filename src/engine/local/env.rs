@@ -44,7 +44,7 @@ pub fn base(home: &Path, id: &str, envs: &BTreeMap<String, String>) -> Vec<(Stri
     if !env.iter().any(|(name, _)| name == "LANG") {
         env.push(("LANG".into(), "C.UTF-8".into()));
     }
-    let user = user_name();
+    let user = user_name().to_owned();
     env.extend([
         ("HOME".to_owned(), home.display().to_string()),
         ("TMPDIR".to_owned(), home.join(TMP).display().to_string()),
@@ -77,8 +77,14 @@ pub fn get<'a>(env: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// The name of the user the engine runs as (every sandbox process runs as it).
-pub fn user_name() -> String {
+/// The name of the user the engine runs as (every sandbox process runs as it): read once,
+/// since every command checks its `user` against it.
+pub fn user_name() -> &'static str {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(read_user_name)
+}
+
+fn read_user_name() -> String {
     let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
     let from_passwd = uid.and_then(|uid| {
         let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
@@ -108,7 +114,7 @@ mod tests {
         assert_eq!(get(&env, "API_KEY"), Some("k"));
         assert_eq!(get(&env, MARK), Some("sb_1"));
         assert!(get(&env, "PATH").is_some());
-        assert_eq!(get(&env, "USER"), Some(user_name().as_str()));
+        assert_eq!(get(&env, "USER"), Some(user_name()));
         for (name, _) in &env {
             assert!(
                 !name.starts_with("SVC_") || name == MARK,

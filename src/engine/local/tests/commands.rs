@@ -119,7 +119,7 @@ async fn cwd_user_and_timeout() {
     let me = super::super::env::user_name();
     let ok = sandbox
         .run(CommandBody {
-            user: Some(me.clone()),
+            user: Some(me.to_owned()),
             ..shell("true")
         })
         .await
@@ -133,7 +133,7 @@ async fn cwd_user_and_timeout() {
         .await
         .unwrap_err();
     assert_eq!(e.code, Code::InvalidArgument);
-    assert!(e.message.contains(&me), "{}", e.message);
+    assert!(e.message.contains(me), "{}", e.message);
     let started = std::time::Instant::now();
     let slow = sandbox
         .run(CommandBody {
