@@ -36,6 +36,16 @@ pub enum Support {
     Unavailable(String),
 }
 
+impl Support {
+    /// The cgroups, when the machine offers them.
+    pub fn cgroups(&self) -> Option<&Cgroups> {
+        match self {
+            Support::Available(cgroups) => Some(cgroups),
+            Support::Unavailable(_) => None,
+        }
+    }
+}
+
 /// Where sandboxes' cgroups are made, and which limits they can enforce.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cgroups {

@@ -86,10 +86,10 @@ pub fn adopt(dir: &Path, support: &Support, table: Weak<Table>) -> Adopted {
             stored.record.sandbox_id
         ));
     }
-    let cgroup = match (support, &stored.cgroup) {
-        (Support::Available(cgroups), Some(path)) => cgroups.open(path),
-        _ => None,
-    };
+    let cgroup = support
+        .cgroups()
+        .zip(stored.cgroup.as_deref())
+        .and_then(|(cgroups, path)| cgroups.open(path));
     let finished = matches!(
         stored.record.status,
         SandboxStatus::Creating | SandboxStatus::Stopping | SandboxStatus::Stopped

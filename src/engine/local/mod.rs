@@ -122,10 +122,10 @@ impl LocalProvider {
 
     /// Which limits a sandbox asking for these is given for real.
     fn enforced(&self, body: &CreateSandbox) -> BTreeMap<String, bool> {
-        let (cpu, memory) = match &self.cgroups {
-            Support::Available(c) => (c.cpu(), c.memory()),
-            Support::Unavailable(_) => (false, false),
-        };
+        let (cpu, memory) = self
+            .cgroups
+            .cgroups()
+            .map_or((false, false), |c| (c.cpu(), c.memory()));
         let mut limits = BTreeMap::from([("timeout".to_owned(), true)]);
         if body.cpu.is_some() {
             limits.insert("cpu".into(), cpu);
@@ -232,10 +232,6 @@ impl Provider for LocalProvider {
             cgroup: None,
         };
         stored.set_expiry(now + Duration::from_secs(timeout));
-        let cgroups = match &self.cgroups {
-            Support::Available(c) => Some(c),
-            Support::Unavailable(_) => None,
-        };
         let limits = cgroup::Limits {
             cpus: body.cpu,
             memory_mb: body.memory,
@@ -245,7 +241,7 @@ impl Provider for LocalProvider {
         let core = lifecycle::make(
             &dir,
             stored,
-            cgroups,
+            self.cgroups.cgroups(),
             limits,
             Arc::downgrade(&self.sandboxes),
         )?;
