@@ -4,13 +4,13 @@
 
 use super::super::provider::{CodeOutcome, ProviderResult};
 use super::super::wire::{CodeRunBody, ContextRecord, CreateContext};
-use super::commands::{check_env, in_cgroup, limit, program, working_dir};
+use super::commands::{check_env, in_cgroup, limit, program, run_registered, working_dir};
 use super::env;
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::code_run::contexts::ContextInfo;
 use crate::services::code_run::{self, Language, Launch, RunOutcome};
-use crate::services::supervisor::{GroupEnd, Label, Stream};
+use crate::services::supervisor::{GroupEnd, Label};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -127,22 +127,12 @@ pub async fn run(core: &Core, body: CodeRunBody) -> ProviderResult<CodeOutcome> 
         args: Some(lang.stdin_args.iter().map(|a| a.to_string()).collect()),
     };
     let started = Instant::now();
-    let pass = core.admit().await?;
-    let record = core
-        .registry
-        .start_labelled(&core.id, &spec, label)
-        .map_err(|e| EngineError::from_domain(&e))?;
-    drop(pass);
-    let handle = core
-        .registry
-        .process(&core.id, record.pid)
-        .map_err(|e| EngineError::from_domain(&e))?;
-    let exit = handle.wait().await;
+    let ran = run_registered(core, &spec, label).await?;
     Ok(CodeOutcome {
-        stdout: handle.output(Stream::Stdout, 0).bytes,
-        stderr: handle.output(Stream::Stderr, 0).bytes,
-        exit_code: exit.code().filter(|_| !exit.timed_out),
-        timed_out: exit.timed_out,
+        exit_code: ran.exit.code().filter(|_| !ran.exit.timed_out),
+        timed_out: ran.exit.timed_out,
+        stdout: ran.stdout,
+        stderr: ran.stderr,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }

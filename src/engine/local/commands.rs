@@ -12,7 +12,7 @@ use crate::error::engine::{Code, EngineError};
 use crate::services::files::Op;
 use crate::services::output_json::put_bytes;
 use crate::services::supervisor::{
-    Chunk, GroupEnd, LEAVE_DRAIN, Label, Limits, ProcessHandle, Spec, Stdin, Stream,
+    Chunk, Exit, GroupEnd, LEAVE_DRAIN, Label, Limits, ProcessHandle, Spec, Stdin, Stream,
 };
 use crate::services::utf8_carry::Utf8Carry;
 use serde_json::{Map, Value, json};
@@ -176,18 +176,27 @@ fn prepare(
 }
 
 /// The exit status as a shell says it: the code, or 128 + the signal.
-fn exit_code(exit: &crate::services::supervisor::Exit) -> i32 {
+fn exit_code(exit: &Exit) -> i32 {
     exit.code()
         .or_else(|| exit.signal().map(|s| 128 + s))
         .unwrap_or(-1)
 }
 
-pub async fn run(core: &Core, body: CommandBody) -> ProviderResult<CommandOutcome> {
-    let (spec, label) = prepare(core, &body, false, RUN_OUTPUT_BYTES)?;
+/// A process of the sandbox run to its end: its pid, how it ended, what it wrote.
+pub struct Ran {
+    pub pid: u32,
+    pub exit: Exit,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Starts `spec` as a registered process of the sandbox (so it can be listed and
+/// signalled; its group noted, so what it leaves behind is found) and waits for its exit.
+pub async fn run_registered(core: &Core, spec: &Spec, label: Label) -> ProviderResult<Ran> {
     let pass = core.admit().await?;
     let record = core
         .registry
-        .start_labelled(&core.id, &spec, label)
+        .start_labelled(&core.id, spec, label)
         .map_err(|e| EngineError::from_domain(&e))?;
     drop(pass);
     core.note_group(record.pid);
@@ -196,12 +205,23 @@ pub async fn run(core: &Core, body: CommandBody) -> ProviderResult<CommandOutcom
         .process(&core.id, record.pid)
         .map_err(|e| EngineError::from_domain(&e))?;
     let exit = handle.wait().await;
-    Ok(CommandOutcome {
+    Ok(Ran {
         pid: record.pid,
+        exit,
         stdout: handle.output(Stream::Stdout, 0).bytes,
         stderr: handle.output(Stream::Stderr, 0).bytes,
-        exit_code: exit_code(&exit),
-        timed_out: exit.timed_out,
+    })
+}
+
+pub async fn run(core: &Core, body: CommandBody) -> ProviderResult<CommandOutcome> {
+    let (spec, label) = prepare(core, &body, false, RUN_OUTPUT_BYTES)?;
+    let ran = run_registered(core, &spec, label).await?;
+    Ok(CommandOutcome {
+        pid: ran.pid,
+        stdout: ran.stdout,
+        stderr: ran.stderr,
+        exit_code: exit_code(&ran.exit),
+        timed_out: ran.exit.timed_out,
     })
 }
 
