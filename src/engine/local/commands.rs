@@ -137,10 +137,11 @@ fn prepare(
     if body.cmd.contains('\0') || body.args.iter().flatten().any(|a| a.contains('\0')) {
         return Err(invalid("`cmd` and `args` must not hold NUL bytes"));
     }
-    check_env("env", &body.env.clone().unwrap_or_default())?;
+    let extra = body.env.clone().unwrap_or_default();
+    check_env("env", &extra)?;
     let timeout = limit(body.timeout, COMMAND_TIMEOUT_DEFAULT_S)?;
     let cwd = working_dir(core, body.cwd.as_deref())?;
-    let env = env::with(&core.env, &body.env.clone().unwrap_or_default(), &core.id);
+    let env = env::with(&core.env, &extra, &core.id);
     let (program, args) = match &body.args {
         Some(args) => (
             program(core, &env, &body.cmd, &cwd)?.display().to_string(),
