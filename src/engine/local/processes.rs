@@ -224,6 +224,6 @@ pub async fn kill_all(core: &Core) -> bool {
     if let Some(cgroup) = core.cgroup.clone() {
         let _ = tokio::task::spawn_blocking(move || cgroup.kill()).await;
     }
-    each(core, Signal::SIGKILL, KILL_WAIT, |_| false).await;
-    core.live().is_empty()
+    // `each` answers true once a scan finds nothing; past its wait, look once more.
+    each(core, Signal::SIGKILL, KILL_WAIT, |_| false).await || core.live().is_empty()
 }
