@@ -88,11 +88,6 @@ pub struct Launch {
     pub output_bytes: usize,
 }
 
-/// Runs `code` once: the interpreter reads it from stdin and exits.
-pub async fn run_once(lang: &Language, launch: &Launch, code: &str) -> std::io::Result<RunOutcome> {
-    run_spec(&once_spec(lang, launch, code)).await
-}
-
 /// The supervisor's spec of [`run_once`], for a caller that adjusts it before it runs
 /// (the engine makes it join its sandbox's cgroup first).
 pub fn once_spec(lang: &Language, launch: &Launch, code: &str) -> Spec {
@@ -110,9 +105,9 @@ pub fn once_spec(lang: &Language, launch: &Launch, code: &str) -> Spec {
     }
 }
 
-/// Runs a spec of [`once_spec`] to completion.
-pub async fn run_spec(spec: &Spec) -> std::io::Result<RunOutcome> {
-    let outcome = supervisor::run(spec).await?;
+/// Runs `code` once: the interpreter reads it from stdin and exits.
+pub async fn run_once(lang: &Language, launch: &Launch, code: &str) -> std::io::Result<RunOutcome> {
+    let outcome = supervisor::run(&once_spec(lang, launch, code)).await?;
     Ok(RunOutcome {
         truncated: outcome.stdout.truncated || outcome.stderr.truncated,
         stdout: outcome.stdout.bytes,
