@@ -1,13 +1,11 @@
 //! Commands (run to completion, or streamed as events) and the processes of a sandbox.
 
-use super::super::extract::{Body, Conn, Matched, PathParams};
-use super::super::state::Shared;
+use super::super::extract::{Body, PathParams};
 use super::super::wire::{CommandBody, SignalBody, StdinBody};
-use super::support::{on, sse};
+use super::support::Sandboxed;
 use crate::error::engine::{Code, EngineError};
 use crate::services::output_json::put_bytes;
 use axum::Json;
-use axum::extract::State;
 use axum::response::Response;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -27,17 +25,17 @@ fn check(body: &CommandBody) -> Result<(), EngineError> {
 }
 
 pub async fn run(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    PathParams(id): PathParams<String>,
+    sb: Sandboxed,
     Body(conn, body): Body<CommandBody>,
 ) -> Result<Json<Value>, EngineError> {
     check(&body)?;
-    let outcome = on(&state, route, &conn, &id, |s| {
-        let body = body.clone();
-        async move { s.run(body).await }
-    })
-    .await?;
+    let outcome = sb
+        .with(conn)
+        .on(|s| {
+            let body = body.clone();
+            async move { s.run(body).await }
+        })
+        .await?;
     let mut map = Map::new();
     map.insert("pid".into(), outcome.pid.into());
     put_bytes(&mut map, "stdout", &outcome.stdout);
@@ -48,34 +46,22 @@ pub async fn run(
 }
 
 pub async fn stream(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    PathParams(id): PathParams<String>,
+    sb: Sandboxed,
     Body(conn, body): Body<CommandBody>,
 ) -> Result<Response, EngineError> {
     check(&body)?;
-    let events = on(&state, route, &conn, &id, |s| {
-        let body = body.clone();
-        async move { s.stream(body).await }
-    })
-    .await?;
-    Ok(sse(events, state.activity.open(), true))
+    let sb = sb.with(conn);
+    let events = sb
+        .on(|s| {
+            let body = body.clone();
+            async move { s.stream(body).await }
+        })
+        .await?;
+    Ok(sb.sse(events, true))
 }
 
-pub async fn processes(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    Conn(conn): Conn,
-    PathParams(id): PathParams<String>,
-) -> Result<Json<Value>, EngineError> {
-    let list = on(
-        &state,
-        route,
-        &conn,
-        &id,
-        |s| async move { s.processes().await },
-    )
-    .await?;
+pub async fn processes(sb: Sandboxed) -> Result<Json<Value>, EngineError> {
+    let list = sb.on(|s| async move { s.processes().await }).await?;
     Ok(Json(json!({ "processes": list })))
 }
 
@@ -90,23 +76,20 @@ pub fn check_signal(signal: i32) -> Result<i32, EngineError> {
 }
 
 pub async fn signal(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    PathParams((id, pid)): PathParams<(String, u32)>,
+    sb: Sandboxed,
+    PathParams((_, pid)): PathParams<(String, u32)>,
     Body(conn, body): Body<SignalBody>,
 ) -> Result<Json<Value>, EngineError> {
     let signal = check_signal(body.signal)?;
-    on(&state, route, &conn, &id, |s| async move {
-        s.signal(pid, signal).await
-    })
-    .await?;
+    sb.with(conn)
+        .on(|s| async move { s.signal(pid, signal).await })
+        .await?;
     Ok(Json(json!({ "pid": pid, "signal": signal })))
 }
 
 pub async fn stdin(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    PathParams((id, pid)): PathParams<(String, u32)>,
+    sb: Sandboxed,
+    PathParams((_, pid)): PathParams<(String, u32)>,
     Body(conn, body): Body<StdinBody>,
 ) -> Result<Json<Value>, EngineError> {
     let data = match (body.data, body.data_b64) {
@@ -124,25 +107,21 @@ pub async fn stdin(
     };
     let written = data.len();
     let close = body.close;
-    on(&state, route, &conn, &id, |s| {
-        let data = data.clone();
-        async move { s.stdin(pid, data, close).await }
-    })
-    .await?;
+    sb.with(conn)
+        .on(|s| {
+            let data = data.clone();
+            async move { s.stdin(pid, data, close).await }
+        })
+        .await?;
     Ok(Json(
         json!({ "pid": pid, "written": written, "closed": close }),
     ))
 }
 
 pub async fn kill(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    Conn(conn): Conn,
-    PathParams((id, pid)): PathParams<(String, u32)>,
+    sb: Sandboxed,
+    PathParams((_, pid)): PathParams<(String, u32)>,
 ) -> Result<Json<Value>, EngineError> {
-    on(&state, route, &conn, &id, |s| async move {
-        s.kill_process(pid).await
-    })
-    .await?;
+    sb.on(|s| async move { s.kill_process(pid).await }).await?;
     Ok(Json(json!({ "pid": pid, "killed": true })))
 }

@@ -7,7 +7,7 @@ use super::super::wire::{
     CreateSandbox, ListSandboxes, PortUrl, Running, SANDBOX_TIMEOUT_DEFAULT_S,
     SANDBOX_TIMEOUT_MAX_S, SandboxList, SandboxRecord, SandboxStatus, SetTimeout,
 };
-use super::support::on;
+use super::support::Sandboxed;
 use crate::error::engine::{Code, EngineError};
 use axum::Json;
 use axum::extract::State;
@@ -92,108 +92,63 @@ pub async fn list(
 }
 
 pub async fn connect(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    PathParams(id): PathParams<String>,
+    sb: Sandboxed,
     Body(conn, NoFields {}): Body<NoFields>,
 ) -> Result<Json<SandboxRecord>, EngineError> {
+    let sb = sb.with(conn);
     // A connect always builds a fresh session: the caller asked to attach anew.
-    state.sessions.forget(&conn, &id);
-    Ok(Json(
-        on(&state, route, &conn, &id, |s| async move { s.info().await }).await?,
-    ))
+    sb.forget();
+    Ok(Json(sb.on(|s| async move { s.info().await }).await?))
 }
 
-pub async fn info(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    Conn(conn): Conn,
-    PathParams(id): PathParams<String>,
-) -> Result<Json<SandboxRecord>, EngineError> {
-    Ok(Json(
-        on(&state, route, &conn, &id, |s| async move { s.info().await }).await?,
-    ))
+pub async fn info(sb: Sandboxed) -> Result<Json<SandboxRecord>, EngineError> {
+    Ok(Json(sb.on(|s| async move { s.info().await }).await?))
 }
 
-pub async fn kill(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    Conn(conn): Conn,
-    PathParams(id): PathParams<String>,
-) -> Result<Json<SandboxRecord>, EngineError> {
-    let record = on(&state, route, &conn, &id, |s| async move { s.kill().await }).await?;
-    state.sessions.forget(&conn, &id);
+pub async fn kill(sb: Sandboxed) -> Result<Json<SandboxRecord>, EngineError> {
+    let record = sb.on(|s| async move { s.kill().await }).await?;
+    sb.forget();
     Ok(Json(record))
 }
 
-pub async fn running(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    Conn(conn): Conn,
-    PathParams(id): PathParams<String>,
-) -> Result<Json<Running>, EngineError> {
-    let record = on(&state, route, &conn, &id, |s| async move { s.info().await }).await?;
+pub async fn running(sb: Sandboxed) -> Result<Json<Running>, EngineError> {
+    let record = sb.on(|s| async move { s.info().await }).await?;
     Ok(Json(Running {
         running: record.status == SandboxStatus::Running,
     }))
 }
 
 pub async fn timeout(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    PathParams(id): PathParams<String>,
+    sb: Sandboxed,
     Body(conn, body): Body<SetTimeout>,
 ) -> Result<Json<SandboxRecord>, EngineError> {
     let seconds = check_timeout(body.timeout)?;
+    let sb = sb.with(conn);
     Ok(Json(
-        on(&state, route, &conn, &id, |s| async move {
-            s.set_timeout(seconds).await
-        })
-        .await?,
+        sb.on(|s| async move { s.set_timeout(seconds).await })
+            .await?,
     ))
 }
 
 pub async fn pause(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    PathParams(id): PathParams<String>,
+    sb: Sandboxed,
     Body(conn, NoFields {}): Body<NoFields>,
 ) -> Result<Json<SandboxRecord>, EngineError> {
-    Ok(Json(
-        on(
-            &state,
-            route,
-            &conn,
-            &id,
-            |s| async move { s.pause().await },
-        )
-        .await?,
-    ))
+    let sb = sb.with(conn);
+    Ok(Json(sb.on(|s| async move { s.pause().await }).await?))
 }
 
 pub async fn resume(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    PathParams(id): PathParams<String>,
+    sb: Sandboxed,
     Body(conn, NoFields {}): Body<NoFields>,
 ) -> Result<Json<SandboxRecord>, EngineError> {
-    Ok(Json(
-        on(
-            &state,
-            route,
-            &conn,
-            &id,
-            |s| async move { s.resume().await },
-        )
-        .await?,
-    ))
+    let sb = sb.with(conn);
+    Ok(Json(sb.on(|s| async move { s.resume().await }).await?))
 }
 
 pub async fn port_url(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    Conn(conn): Conn,
-    PathParams((id, port)): PathParams<(String, String)>,
+    sb: Sandboxed,
+    PathParams((_, port)): PathParams<(String, String)>,
 ) -> Result<Json<PortUrl>, EngineError> {
     let port = port
         .parse::<u16>()
@@ -201,9 +156,6 @@ pub async fn port_url(
         .filter(|p| *p > 0)
         .ok_or_else(|| invalid(format!("`port` must be 1 to 65535, not `{port}`")))?;
     Ok(Json(
-        on(&state, route, &conn, &id, |s| async move {
-            s.port_url(port).await
-        })
-        .await?,
+        sb.on(|s| async move { s.port_url(port).await }).await?,
     ))
 }

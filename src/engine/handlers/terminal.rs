@@ -3,14 +3,13 @@
 //! The socket closes with 1000 when the shell exits, 1003 for a text frame that is not a
 //! resize, 1007 for a size out of range.
 
-use super::super::extract::{Conn, Matched, PathParams, Query};
+use super::super::extract::Query;
 use super::super::provider::{TerminalInput, TerminalIo};
-use super::super::state::{OpenGuard, Shared};
+use super::super::state::OpenGuard;
 use super::super::wire::{TerminalControl, TerminalQuery};
-use super::support::on;
+use super::support::Sandboxed;
 use crate::error::engine::{Code, EngineError};
 use crate::services::pty::Size;
-use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
@@ -25,10 +24,7 @@ const DEFAULT_SHELL: &str = "/bin/bash";
 const MAX_INPUT_FRAME: usize = 1024 * 1024;
 
 pub async fn connect(
-    State(state): State<Shared>,
-    Matched(route): Matched,
-    Conn(conn): Conn,
-    PathParams(id): PathParams<String>,
+    sb: Sandboxed,
     Query(query): Query<TerminalQuery>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, EngineError> {
@@ -42,12 +38,13 @@ pub async fn connect(
             "the terminal is a WebSocket: send the upgrade handshake",
         )
     })?;
-    let io = on(&state, route, &conn, &id, |s| {
-        let shell = shell.clone();
-        async move { s.terminal(cols, rows, &shell).await }
-    })
-    .await?;
-    let open = state.activity.open();
+    let io = sb
+        .on(|s| {
+            let shell = shell.clone();
+            async move { s.terminal(cols, rows, &shell).await }
+        })
+        .await?;
+    let open = sb.state.activity.open();
     Ok(upgrade
         .max_message_size(MAX_INPUT_FRAME)
         .max_frame_size(MAX_INPUT_FRAME)
