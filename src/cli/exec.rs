@@ -11,7 +11,7 @@
 //! refused request, a broken stream), with the reason on stderr, so that a failure of
 //! `svc` never reads as the command's success or as its own exit code 1.
 
-use super::say::parse_pair;
+use super::say::{parse_pair, stdin_chunks};
 use crate::client::{Client, ClientError, CommandEvent};
 use crate::engine::wire::CommandBody;
 use clap::Args;
@@ -169,27 +169,9 @@ fn write_out(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Copies this process's stdin to the command's, then closes it. A thread reads (a blocking
-/// read of a terminal cannot be cancelled, and must not hold the runtime's shutdown).
+/// Copies this process's stdin to the command's, then closes it.
 fn forward(client: Client, id: String, pid: u32) {
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
-    let _ = std::thread::Builder::new()
-        .name("svc-exec-stdin".into())
-        .spawn(move || {
-            use std::io::Read;
-            let mut stdin = std::io::stdin();
-            let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if tx.blocking_send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
+    let mut rx = stdin_chunks("svc-exec-stdin", 64 * 1024);
     tokio::spawn(async move {
         while let Some(chunk) = rx.recv().await {
             if client.write_stdin(&id, pid, &chunk, false).await.is_err() {

@@ -1,5 +1,5 @@
 //! What the engine and sandbox commands share, apart from any one of them: printing to
-//! stdout, reporting a failure, reading `K=V`. Printing: `println!` panics when the
+//! stdout, reporting a failure, reading `K=V`, reading stdin as it comes. Printing: `println!` panics when the
 //! reader has gone (`id=$(svc sandbox create | head -1)` closes the pipe after the first
 //! line): here the rest of the output is dropped instead, and the command ends as it would
 //! have.
@@ -32,4 +32,32 @@ pub(super) fn report(result: Result<(), crate::client::ClientError>) -> ExitCode
             ExitCode::FAILURE
         }
     }
+}
+
+/// Stdin's bytes as they come, in reads of up to `chunk` bytes. A thread reads: a blocking
+/// read of a terminal cannot be cancelled, and the thread must not hold the runtime (or the
+/// exit) when the other side ends first.
+pub(super) fn stdin_chunks(
+    thread_name: &str,
+    chunk: usize,
+) -> tokio::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let _ = std::thread::Builder::new()
+        .name(thread_name.to_owned())
+        .spawn(move || {
+            use std::io::Read;
+            let mut stdin = std::io::stdin();
+            let mut buf = vec![0u8; chunk];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    rx
 }

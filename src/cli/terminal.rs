@@ -4,6 +4,7 @@
 //! window size is sent at the start and again on every SIGWINCH; the command exits when the
 //! shell does.
 
+use super::say::{report, stdin_chunks};
 use crate::client::{Client, ClientError};
 use clap::Args;
 use nix::sys::termios::{SetArg, Termios, cfmakeraw, tcgetattr, tcsetattr};
@@ -51,13 +52,7 @@ fn window_size() -> Option<(u32, u32)> {
 }
 
 pub async fn run(client: &Client, args: TerminalArgs) -> ExitCode {
-    match session(client, &args).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("svc: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    report(session(client, &args).await)
 }
 
 async fn session(client: &Client, args: &TerminalArgs) -> Result<(), ClientError> {
@@ -76,7 +71,7 @@ async fn session(client: &Client, args: &TerminalArgs) -> Result<(), ClientError
         None
     };
     let (mut writer, mut reader) = terminal.split();
-    let mut input = stdin_chunks();
+    let mut input = stdin_chunks("svc-terminal-stdin", 8192);
     let mut input_open = true;
     let signal_io = |e| ClientError::io("cannot watch signals", e);
     let mut winch = signal(SignalKind::window_change()).map_err(signal_io)?;
@@ -112,29 +107,4 @@ async fn session(client: &Client, args: &TerminalArgs) -> Result<(), ClientError
     }
     let _ = writer.close().await;
     Ok(())
-}
-
-/// Stdin's bytes as they are typed. A thread reads: a blocking read of a terminal cannot
-/// be cancelled, and the thread must not hold the runtime (or the exit) when the shell
-/// ends first.
-fn stdin_chunks() -> tokio::sync::mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
-    let _ = std::thread::Builder::new()
-        .name("svc-terminal-stdin".into())
-        .spawn(move || {
-            use std::io::Read;
-            let mut stdin = std::io::stdin();
-            let mut buf = vec![0u8; 8192];
-            loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if tx.blocking_send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
-    rx
 }
