@@ -44,18 +44,19 @@ impl EngineState {
         conn: &Connection,
     ) -> Result<Arc<dyn Provider>, EngineError> {
         let id = conn.provider_id();
-        let provider = self
+        // One record per provider, read once: it says the id, the error and the features.
+        let (provider, record) = self
             .providers
             .iter()
-            .find(|p| p.record().id == id)
-            .cloned()
+            .map(|p| (p, p.record()))
+            .find(|(_, record)| record.id == id)
             .ok_or_else(|| {
                 EngineError::new(
                     Code::Configuration,
                     format!("no provider `{id}` is installed (GET /v1/providers lists them)"),
                 )
             })?;
-        let record = provider.record();
+        let provider = provider.clone();
         if let Some(error) = &record.error {
             return Err(EngineError::new(
                 Code::ProviderFailed,

@@ -11,10 +11,10 @@ use crate::error::engine::{Code, EngineError};
 use async_trait::async_trait;
 use axum::body::Body;
 use http::{Request, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tower::ServiceExt;
 
@@ -23,13 +23,15 @@ const TOKEN: &str = "secret-token";
 #[derive(Default)]
 struct Fake {
     connects: AtomicUsize,
-    /// The backend forgot every sandbox handed out so far (its old handles answer E2009).
-    forgot: Arc<AtomicBool>,
+    /// Bumped when the backend forgets every handle handed out so far (they answer E2009).
+    generation: Arc<AtomicUsize>,
 }
 
 struct FakeSandbox {
     id: String,
-    stale: Arc<AtomicBool>,
+    /// The backend's generation when this handle was made.
+    made_in: usize,
+    backend: Arc<AtomicUsize>,
 }
 
 fn record(id: &str) -> SandboxRecord {
@@ -83,18 +85,10 @@ impl Provider for Fake {
             ));
         }
         // A new handle is fresh even after the backend forgot the old ones.
-        let stale = Arc::new(AtomicBool::new(false));
-        let forgot = self.forgot.clone();
-        let flag = stale.clone();
-        tokio::spawn(async move {
-            while !forgot.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-            flag.store(true, Ordering::SeqCst);
-        });
         Ok(Arc::new(FakeSandbox {
             id: id.into(),
-            stale,
+            made_in: self.generation.load(Ordering::SeqCst),
+            backend: self.generation.clone(),
         }))
     }
 }
@@ -102,7 +96,7 @@ impl Provider for Fake {
 #[async_trait]
 impl Sandbox for FakeSandbox {
     async fn info(&self) -> ProviderResult<SandboxRecord> {
-        if self.stale.load(Ordering::SeqCst) {
+        if self.backend.load(Ordering::SeqCst) != self.made_in {
             return Err(EngineError::new(Code::SandboxNotFound, "forgotten"));
         }
         Ok(record(&self.id))
@@ -294,14 +288,14 @@ async fn sessions_are_per_account_reused_and_rebuilt_once() {
     let (status, body) = send(&s, req).await;
     assert_eq!((status.as_u16(), code(&body)), (404, "E2009"));
     // The backend forgets the session's handle: rebuilt through connect, once.
-    fake.forgot.store(true, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    fake.generation.fetch_add(1, Ordering::SeqCst);
     let (status, body) = get(&s, "/v1/sandboxes/sb_1").await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(fake.connects.load(Ordering::SeqCst), 3);
     let (status, _) = get(&s, "/v1/sandboxes/sb_1/running").await;
     assert_eq!(status, 200);
-    assert_eq!(json!(fake.connects.load(Ordering::SeqCst)), json!(3));
+    // ... and the rebuilt session is reused.
+    assert_eq!(fake.connects.load(Ordering::SeqCst), 3);
 }
 
 #[tokio::test]
