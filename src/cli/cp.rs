@@ -8,13 +8,11 @@
 
 use crate::client::{Client, ClientError, Progress, Upload, WriteOptions};
 use clap::Args;
-use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use tokio::io::AsyncWriteExt;
 
 /// Files larger than this show a progress bar (on a terminal).
 const PROGRESS_OVER: u64 = 8 * 1024 * 1024;
@@ -167,11 +165,7 @@ async fn upload_target(
 async fn download(client: &Client, id: &str, path: &str, dst: Side) -> Result<(), ClientError> {
     let mut file = client.read_file(id, path).await?;
     let bar = progress_bar(file.size);
-    let tick = |n: usize| {
-        if let Some((bar, _)) = &bar {
-            bar.inc(n as u64);
-        }
-    };
+    let progress = bar.as_ref().map(|(_, p)| p.clone());
     let result = match dst {
         Side::Local(local) => {
             let target = local_target(&local, path)?;
@@ -180,16 +174,8 @@ async fn download(client: &Client, id: &str, path: &str, dst: Side) -> Result<()
                 let mut out = tokio::fs::File::create(&tmp)
                     .await
                     .map_err(|e| ClientError::io(format!("cannot create {}", tmp.display()), e))?;
-                while let Some(chunk) = file.body.next().await {
-                    let chunk = chunk?;
-                    out.write_all(&chunk).await.map_err(|e| {
-                        ClientError::io(format!("cannot write {}", tmp.display()), e)
-                    })?;
-                    tick(chunk.len());
-                }
-                out.flush()
-                    .await
-                    .map_err(|e| ClientError::io(format!("cannot write {}", tmp.display()), e))?;
+                let context = format!("cannot write {}", tmp.display());
+                file.write_to(&mut out, &context, progress).await?;
                 drop(out);
                 tokio::fs::rename(&tmp, &target).await.map_err(|e| {
                     ClientError::io(format!("cannot rename to {}", target.display()), e)
@@ -201,22 +187,10 @@ async fn download(client: &Client, id: &str, path: &str, dst: Side) -> Result<()
             }
             written
         }
-        _ => {
-            let mut out = tokio::io::stdout();
-            async {
-                while let Some(chunk) = file.body.next().await {
-                    let chunk = chunk?;
-                    out.write_all(&chunk)
-                        .await
-                        .map_err(|e| ClientError::io("cannot write to stdout", e))?;
-                    tick(chunk.len());
-                }
-                out.flush()
-                    .await
-                    .map_err(|e| ClientError::io("cannot write to stdout", e))
-            }
+        _ => file
+            .write_to(&mut tokio::io::stdout(), "cannot write to stdout", progress)
             .await
-        }
+            .map(|_| ()),
     };
     if let Some((bar, _)) = bar {
         bar.finish_and_clear();

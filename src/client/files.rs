@@ -104,6 +104,35 @@ pub struct Download {
     pub body: BoxStream<'static, ClientResult<Bytes>>,
 }
 
+impl Download {
+    /// Writes the bytes to `writer` as they arrive, then flushes it; answers how many were
+    /// written. A failed write is reported under `context`.
+    pub async fn write_to<W: AsyncWrite + Unpin>(
+        &mut self,
+        writer: &mut W,
+        context: &str,
+        progress: Option<Progress>,
+    ) -> ClientResult<u64> {
+        let mut total = 0u64;
+        while let Some(chunk) = self.body.next().await {
+            let chunk = chunk?;
+            writer
+                .write_all(&chunk)
+                .await
+                .map_err(|e| ClientError::io(context, e))?;
+            total += chunk.len() as u64;
+            if let Some(p) = &progress {
+                p(chunk.len() as u64);
+            }
+        }
+        writer
+            .flush()
+            .await
+            .map_err(|e| ClientError::io(context, e))?;
+        Ok(total)
+    }
+}
+
 impl Client {
     /// `GET .../files/content?path=`: the bytes as a stream.
     pub async fn read_file(&self, id: &str, path: &str) -> ClientResult<Download> {
@@ -135,24 +164,10 @@ impl Client {
         writer: &mut W,
         progress: Option<Progress>,
     ) -> ClientResult<u64> {
-        let mut download = self.read_file(id, path).await?;
-        let mut total = 0u64;
-        while let Some(chunk) = download.body.next().await {
-            let chunk = chunk?;
-            writer
-                .write_all(&chunk)
-                .await
-                .map_err(|e| ClientError::io("cannot write the file's bytes", e))?;
-            total += chunk.len() as u64;
-            if let Some(p) = &progress {
-                p(chunk.len() as u64);
-            }
-        }
-        writer
-            .flush()
+        self.read_file(id, path)
+            .await?
+            .write_to(writer, "cannot write the file's bytes", progress)
             .await
-            .map_err(|e| ClientError::io("cannot write the file's bytes", e))?;
-        Ok(total)
     }
 
     /// A whole file in memory (for small files).
