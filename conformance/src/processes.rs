@@ -110,9 +110,11 @@ mod tests {
     fn the_command_line_scan_finds_a_live_process() {
         let marker = format!("svc-cmdline-probe-{}", std::process::id());
         let mut child = std::process::Command::new("sh")
-            // Two commands, so the shell stays (a lone command would be exec'd and take the
-            // marker, its `$0`, off the command line before the scan sees it).
-            .args(["-c", "sleep 5; :", &marker])
+            // The shell waits in its builtin `read` on a pipe nobody writes: it neither execs
+            // (which would take the marker, its `$0`, off the command line) nor forks (a forked
+            // child carries the same command line until it execs, and the scan would see two).
+            .args(["-c", "read line", &marker])
+            .stdin(std::process::Stdio::piped())
             .spawn()
             .expect("sh runs");
         // Right after spawn the child may not have exec'd yet: its command line is still ours.
