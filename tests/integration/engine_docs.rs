@@ -83,14 +83,14 @@ impl Docs<'_> {
             .bearer_auth(&self.engine.descriptor.token)
     }
 
-    /// Sends a JSON (or empty) request, shows it, and returns the answer's JSON.
-    async fn call(
-        &mut self,
-        route: &'static str,
-        method: reqwest::Method,
-        target: &str,
-        body: Option<Value>,
-    ) -> Value {
+    /// Sends route `route`'s request (its method from the route table) to `target`, with a
+    /// JSON body or none, shows it, and returns the answer's JSON.
+    async fn call(&mut self, route: &'static str, target: &str, body: Option<Value>) -> Value {
+        let method = ROUTES
+            .iter()
+            .find(|r| r.id == route)
+            .map(|r| r.method.clone())
+            .expect("a route of the table");
         let mut request = self.request(method.clone(), target);
         let mut shown = format!("{method} /v1{target}");
         if let Some(body) = &body {
@@ -126,7 +126,9 @@ impl Docs<'_> {
 /// The answer matches the engine's OpenAPI document: the route's documented status and
 /// its schema, so the document cannot drift from what the engine answers.
 fn conforms(route_id: &str, status: u16, answer: &Value) {
-    let doc = svc::engine::openapi::document();
+    // Built once for the whole story.
+    static DOCUMENT: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let doc = DOCUMENT.get_or_init(svc::engine::openapi::document);
     let route = ROUTES.iter().find(|r| r.id == route_id).unwrap();
     let method = route.method.as_str().to_ascii_lowercase();
     let response = &doc["paths"][route.path][&method]["responses"][status.to_string()];
@@ -229,65 +231,40 @@ async fn story(engine: &Engine) -> Vec<Shown> {
         shown: Vec::new(),
     };
     let state = engine.state.path().to_path_buf();
-    d.call("health", Method::GET, "/health", None).await;
-    d.call("providers_list", Method::GET, "/providers", None)
-        .await;
+    d.call("health", "/health", None).await;
+    d.call("providers_list", "/providers", None).await;
     let created = d
-        .call(
-            "sandboxes_create",
-            Method::POST,
-            "/sandboxes",
+        .call("sandboxes_create", "/sandboxes",
             Some(json!({"timeout": 600, "envs": {"GREETING": "hello"}, "metadata": {"owner": "docs"}})),
         )
         .await;
     let id = created["sandbox_id"].as_str().unwrap().to_owned();
     let sb = format!("/sandboxes/{id}");
-    d.call(
-        "sandboxes_list",
-        Method::GET,
-        "/sandboxes?status=running&limit=10",
-        None,
-    )
-    .await;
-    d.call("sandboxes_info", Method::GET, &sb, None).await;
-    d.call(
-        "sandboxes_running",
-        Method::GET,
-        &format!("{sb}/running"),
-        None,
-    )
-    .await;
-    d.call(
-        "sandboxes_connect",
-        Method::POST,
-        &format!("{sb}/connect"),
-        None,
-    )
-    .await;
+    d.call("sandboxes_list", "/sandboxes?status=running&limit=10", None)
+        .await;
+    d.call("sandboxes_info", &sb, None).await;
+    d.call("sandboxes_running", &format!("{sb}/running"), None)
+        .await;
+    d.call("sandboxes_connect", &format!("{sb}/connect"), None)
+        .await;
     d.call(
         "sandboxes_timeout",
-        Method::POST,
         &format!("{sb}/timeout"),
         Some(json!({"timeout": 900})),
     )
     .await;
-    d.call(
-        "sandboxes_port_url",
-        Method::GET,
-        &format!("{sb}/ports/8080/url"),
-        None,
-    )
-    .await;
+    d.call("sandboxes_port_url", &format!("{sb}/ports/8080/url"), None)
+        .await;
     d.call(
         "commands_run",
-        Method::POST,
         &format!("{sb}/commands/run"),
         Some(json!({"cmd": "echo \"$GREETING\"; sleep 300 &"})),
     )
     .await;
 
-    // A streamed command: its whole event stream.
-    let body = json!({"cmd": "echo out; echo err >&2; exit 3"});
+    // A streamed command: its whole event stream. Its two pipes are read apart, so the
+    // pause keeps the documented order of `stdout` and `stderr` the same on a busy machine.
+    let body = json!({"cmd": "echo out; sleep 0.2; echo err >&2; exit 3"});
     let response = d
         .request(Method::POST, &format!("{sb}/commands/stream"))
         .json(&body)
@@ -344,12 +321,7 @@ async fn story(engine: &Engine) -> Vec<Shown> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let listed = d
-        .call(
-            "processes_list",
-            Method::GET,
-            &format!("{sb}/processes"),
-            None,
-        )
+        .call("processes_list", &format!("{sb}/processes"), None)
         .await;
     let sleeper = listed["processes"]
         .as_array()
@@ -360,25 +332,18 @@ async fn story(engine: &Engine) -> Vec<Shown> {
         .expect("the background sleep is listed") as u32;
     d.call(
         "processes_stdin",
-        Method::POST,
         &format!("{sb}/processes/{cat_pid}/stdin"),
         Some(json!({"data": "typed\n"})),
     )
     .await;
     d.call(
         "processes_signal",
-        Method::POST,
         &format!("{sb}/processes/{sleeper}/signal"),
         Some(json!({"signal": 15})),
     )
     .await;
-    d.call(
-        "processes_kill",
-        Method::DELETE,
-        &format!("{sb}/processes/{cat_pid}"),
-        None,
-    )
-    .await;
+    d.call("processes_kill", &format!("{sb}/processes/{cat_pid}"), None)
+        .await;
     drop(cat_events);
 
     // Files.
@@ -422,42 +387,36 @@ async fn story(engine: &Engine) -> Vec<Shown> {
     );
     d.call(
         "files_list",
-        Method::GET,
         &format!("{sb}/files/list?path=notes&depth=1"),
         None,
     )
     .await;
     d.call(
         "files_info",
-        Method::GET,
         &format!("{sb}/files/info?path=notes/hello.txt"),
         None,
     )
     .await;
     d.call(
         "files_exists",
-        Method::GET,
         &format!("{sb}/files/exists?path=notes/nope.txt"),
         None,
     )
     .await;
     d.call(
         "files_mkdir",
-        Method::POST,
         &format!("{sb}/files/mkdir"),
         Some(json!({"path": "build/out", "parents": true})),
     )
     .await;
     d.call(
         "files_move",
-        Method::POST,
         &format!("{sb}/files/move"),
         Some(json!({"from": "notes/hello.txt", "to": "build/hello.txt"})),
     )
     .await;
     d.call(
         "files_remove",
-        Method::DELETE,
         &format!("{sb}/files?path=build&recursive=true"),
         None,
     )
@@ -496,7 +455,6 @@ async fn story(engine: &Engine) -> Vec<Shown> {
     // Code, and a context that keeps its state.
     d.call(
         "code_run",
-        Method::POST,
         &format!("{sb}/code/run"),
         Some(json!({"code": "print(6 * 7)", "language": "python3"})),
     )
@@ -504,7 +462,6 @@ async fn story(engine: &Engine) -> Vec<Shown> {
     let context = d
         .call(
             "code_contexts_create",
-            Method::POST,
             &format!("{sb}/code/contexts"),
             Some(json!({"language": "python3"})),
         )
@@ -525,23 +482,16 @@ async fn story(engine: &Engine) -> Vec<Shown> {
         .await
         .unwrap();
     assert_eq!(kept["stdout"], "42\n", "a context keeps its state: {kept}");
-    d.call(
-        "code_contexts_list",
-        Method::GET,
-        &format!("{sb}/code/contexts"),
-        None,
-    )
-    .await;
+    d.call("code_contexts_list", &format!("{sb}/code/contexts"), None)
+        .await;
     d.call(
         "code_contexts_restart",
-        Method::POST,
         &format!("{sb}/code/contexts/{context_id}/restart"),
         None,
     )
     .await;
     d.call(
         "code_contexts_delete",
-        Method::DELETE,
         &format!("{sb}/code/contexts/{context_id}"),
         None,
     )
@@ -602,22 +552,12 @@ async fn story(engine: &Engine) -> Vec<Shown> {
     );
 
     // Pause stops every process of the sandbox; resume continues them; kill ends it.
-    d.call(
-        "sandboxes_pause",
-        Method::POST,
-        &format!("{sb}/pause"),
-        None,
-    )
-    .await;
-    d.call(
-        "sandboxes_resume",
-        Method::POST,
-        &format!("{sb}/resume"),
-        None,
-    )
-    .await;
-    d.call("sandboxes_kill", Method::DELETE, &sb, None).await;
-    d.call("shutdown", Method::POST, "/shutdown", None).await;
+    d.call("sandboxes_pause", &format!("{sb}/pause"), None)
+        .await;
+    d.call("sandboxes_resume", &format!("{sb}/resume"), None)
+        .await;
+    d.call("sandboxes_kill", &sb, None).await;
+    d.call("shutdown", "/shutdown", None).await;
     // The redacted sandbox id replaces the real one in request lines too.
     let real = id.clone();
     d.shown
