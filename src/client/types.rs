@@ -20,10 +20,9 @@ pub struct CommandResult {
     pub timed_out: bool,
 }
 
+/// The output both results carry: the text, and its exact bytes when it was not UTF-8.
 #[derive(Deserialize)]
-pub(crate) struct RawCommandResult {
-    #[serde(default)]
-    pid: u32,
+struct RawOutput {
     #[serde(default)]
     stdout: String,
     #[serde(default)]
@@ -32,6 +31,24 @@ pub(crate) struct RawCommandResult {
     stdout_b64: Option<String>,
     #[serde(default)]
     stderr_b64: Option<String>,
+}
+
+impl RawOutput {
+    /// The exact bytes of stdout and stderr.
+    fn exact(self) -> ClientResult<(Vec<u8>, Vec<u8>)> {
+        Ok((
+            exact(self.stdout, self.stdout_b64)?,
+            exact(self.stderr, self.stderr_b64)?,
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct RawCommandResult {
+    #[serde(default)]
+    pid: u32,
+    #[serde(flatten)]
+    output: RawOutput,
     exit_code: i32,
     #[serde(default)]
     timed_out: bool,
@@ -39,10 +56,11 @@ pub(crate) struct RawCommandResult {
 
 impl RawCommandResult {
     pub(crate) fn into_result(self) -> ClientResult<CommandResult> {
+        let (stdout, stderr) = self.output.exact()?;
         Ok(CommandResult {
             pid: self.pid,
-            stdout: exact(self.stdout, self.stdout_b64)?,
-            stderr: exact(self.stderr, self.stderr_b64)?,
+            stdout,
+            stderr,
             exit_code: self.exit_code,
             timed_out: self.timed_out,
         })
@@ -62,14 +80,8 @@ pub struct CodeResult {
 
 #[derive(Deserialize)]
 pub(crate) struct RawCodeResult {
-    #[serde(default)]
-    stdout: String,
-    #[serde(default)]
-    stderr: String,
-    #[serde(default)]
-    stdout_b64: Option<String>,
-    #[serde(default)]
-    stderr_b64: Option<String>,
+    #[serde(flatten)]
+    output: RawOutput,
     #[serde(default)]
     exit_code: Option<i32>,
     #[serde(default)]
@@ -80,9 +92,10 @@ pub(crate) struct RawCodeResult {
 
 impl RawCodeResult {
     pub(crate) fn into_result(self) -> ClientResult<CodeResult> {
+        let (stdout, stderr) = self.output.exact()?;
         Ok(CodeResult {
-            stdout: exact(self.stdout, self.stdout_b64)?,
-            stderr: exact(self.stderr, self.stderr_b64)?,
+            stdout,
+            stderr,
             exit_code: self.exit_code,
             timed_out: self.timed_out,
             duration_ms: self.duration_ms,
