@@ -62,7 +62,11 @@ pub async fn serve(
         .with_context(|| format!("cannot listen on 127.0.0.1:{}", options.port))?;
     let port = listener.local_addr()?.port();
     let local = LocalProvider::open(dir).context("cannot open the local provider")?;
-    let providers: Vec<Arc<dyn Provider>> = vec![local.clone()];
+    // Every kind behind the one trait: builtin, node (in-process), rest, exec (plugins).
+    let mut providers: Vec<Arc<dyn Provider>> = vec![local.clone()];
+    providers.extend(super::memory::providers(dir));
+    providers.extend(super::rest::providers(dir));
+    providers.extend(super::plugins::providers(dir).await);
     let state: Shared = Arc::new(EngineState::new(
         new_token()?,
         providers,

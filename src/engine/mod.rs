@@ -6,7 +6,9 @@
 //! - [`wire`]: the descriptor, the connection, records and bodies (shared with the client);
 //! - [`routes`]: the route table; [`app`]: the router built from it, with the guards;
 //! - [`daemon`]: the state folder, the lock, the descriptor, the idle exit;
-//! - [`provider`]: the trait every provider kind implements; [`local`]: the builtin one.
+//! - [`provider`]: the trait every provider kind implements; [`local`]: the builtin one;
+//!   [`memory`]: the in-process (`node`) one; [`rest`]: a remote svc-engine/1 service;
+//!   [`plugins`]: child processes speaking plugin protocol version 1 (`exec`).
 
 pub mod app;
 pub mod daemon;
@@ -15,8 +17,11 @@ mod extract;
 mod guard;
 mod handlers;
 pub mod local;
+pub mod memory;
 pub mod openapi;
+pub mod plugins;
 pub mod provider;
+pub mod rest;
 pub mod routes;
 pub mod sessions;
 pub mod state;

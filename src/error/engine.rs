@@ -55,6 +55,10 @@ const NO_CREDENTIALS: Availability = Availability::Dormant(
 const NO_FAILING_PROVIDER: Availability = Availability::Dormant(
     "the builtin provider `local` is compiled in and never reports itself failed",
 );
+/// Only a provider that stops answering (a plugin, a remote engine) answers it.
+const NO_SLOW_PROVIDER: Availability = Availability::Dormant(
+    "only a provider that stops answering (a plugin or a remote engine) answers it",
+);
 /// Only an engine fault (an I/O failure of the host) answers it: no request provokes it.
 const NO_FAULT: Availability =
     Availability::Dormant("only a fault of the engine's host answers it; no request provokes it");
@@ -101,6 +105,9 @@ engine_table! {
     FeatureNotSupported => "E8004", 501, "FeatureNotSupportedError",    "GET /v1/providers lists what each provider declares", Live;
     /// The provider failed (it crashed, answered garbage, or timed out).
     ProviderFailed      => "E9001", 500, "ProviderError",               "GET /v1/providers shows the provider's error; see the engine log", NO_FAILING_PROVIDER;
+    /// The provider did not answer in time (a plugin that hangs, a remote engine that does
+    /// not answer): the call is abandoned, the engine goes on.
+    ProviderTimeout     => "E9002", 500, "ProviderTimeoutError",        "retry; GET /v1/providers shows the provider's state; see the engine log", NO_SLOW_PROVIDER;
     /// Anything else; the engine log has the details.
     Internal            => "E9000", 500, "EngineError",                 "see the engine log, `<state_dir>/engine.log`", NO_FAULT;
 }
@@ -246,7 +253,7 @@ mod tests {
             // Every row answers; the ones no request can provoke say why.
             let dormant = matches!(
                 code,
-                Code::ProviderAuth | Code::ProviderFailed | Code::Internal
+                Code::ProviderAuth | Code::ProviderFailed | Code::ProviderTimeout | Code::Internal
             );
             match code.availability() {
                 Availability::Live => assert!(!dormant, "{code:?}"),
