@@ -107,10 +107,10 @@ demo *args:
     cargo build --workspace --bins
     SVC_AGENTS_WORKSPACE="${SVC_AGENTS_WORKSPACE:-$PWD/target/demo/workspace}" RT_FAKE_STATE_DIR="${RT_FAKE_STATE_DIR:-$PWD/target/demo/rt-state}" PATH="$PWD/target/debug:$PATH" target/debug/svc serve --demo {{args}}
 
-# Run the conformance suite against our server and our engine (extra args go to svc-conformance).
+# Run the conformance suite against our server and our engine, its provider cases against every provider kind (extra args go to svc-conformance).
 conformance *args:
     cargo build --workspace --bins
-    target/debug/svc-conformance --server-cmd "$PWD/target/debug/svc serve --port {port} --terminal-port {terminal_port}" --engine-cmd "$PWD/target/debug/svc provider engine serve --port {port} --idle-timeout 600" {{args}}
+    target/debug/svc-conformance --server-cmd "$PWD/target/debug/svc serve --port {port} --terminal-port {terminal_port}" --engine-cmd "$PWD/target/debug/svc provider engine serve --port {port} --idle-timeout 600" --engine-plugins "$PWD/target/debug/svc-plugin-dir" --engine-provider memory --engine-provider dir --engine-provider 'rest={"provider": "rest", "api_url": "{upstream_url}", "api_key": "{upstream_token}"}' {{args}}
 
 # Benchmarks (release build): pipeline against bare axum, sessions, webhook deliveries, files, terminal echo.
 bench *args:

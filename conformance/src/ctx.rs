@@ -42,6 +42,9 @@ struct Shared {
     engine: bool,
     /// Engine profiles: the provider the cases connect as.
     provider: Option<&'static str>,
+    /// Engine profiles: the whole connection the cases send (the provider, and for a
+    /// `rest` provider the remote engine's `api_url` and `api_key`).
+    connection: Option<serde_json::Value>,
     /// Engine sandboxes the cases created, as (connection header, sandbox id): the
     /// runner kills those still alive before it stops the engine, since a
     /// sandbox outlives the engine that made it.
@@ -73,17 +76,25 @@ impl Ctx {
                 profile,
                 engine: false,
                 provider: None,
+                connection: None,
                 sandboxes: Arc::default(),
             }),
             case_id: "",
         })
     }
 
-    /// The same base URL as an engine, its cases connecting as `provider`.
-    pub fn for_engine(self, provider: Option<&'static str>) -> Ctx {
+    /// The same base URL as an engine, its cases connecting as `provider` with
+    /// `connection` (`{"provider": provider}` when `None`).
+    pub fn for_engine(
+        self,
+        provider: Option<&'static str>,
+        connection: Option<serde_json::Value>,
+    ) -> Ctx {
         let mut shared = (*self.shared).clone();
         shared.engine = true;
         shared.provider = provider;
+        shared.connection =
+            connection.or_else(|| provider.map(|p| serde_json::json!({ "provider": p })));
         Ctx {
             shared: Arc::new(shared),
             case_id: self.case_id,
@@ -98,6 +109,11 @@ impl Ctx {
     /// The provider of an engine profile.
     pub fn provider(&self) -> Option<&'static str> {
         self.shared.provider
+    }
+
+    /// The connection of an engine profile (JSON, before it is encoded as a header).
+    pub fn connection(&self) -> Option<&serde_json::Value> {
+        self.shared.connection.as_ref()
     }
 
     /// Remembers an engine sandbox made with the connection header `connection`, so

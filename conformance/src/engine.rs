@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, anyhow, bail};
 use base64::Engine as _;
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::process::Command;
 
 use crate::ctx::Ctx;
@@ -38,9 +38,9 @@ pub fn connection_header(connection: &Value) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(connection.to_string())
 }
 
-/// The connection of an engine profile: its provider, nothing else.
-pub fn profile_connection(provider: Option<&str>) -> Option<String> {
-    provider.map(|p| connection_header(&json!({ "provider": p })))
+/// The header of an engine profile's connection, when it has one.
+pub fn profile_connection(connection: Option<&Value>) -> Option<String> {
+    connection.map(connection_header)
 }
 
 /// A launched engine, in its own process group, with its state folder.
@@ -67,6 +67,27 @@ impl Engine {
         let _ = tokio::time::timeout(EXIT_WAIT, self.group.child.wait()).await;
         self.group.stop().await;
     }
+
+    /// [`Engine::stop`] for an engine no case talked to directly (an upstream one),
+    /// through a context of its own; its sandboxes are killed first.
+    pub async fn stop_alone(self) {
+        match Ctx::new(
+            &self.base_url,
+            None,
+            Some(self.token.clone()),
+            "engine-upstream",
+        ) {
+            Ok(ctx) => {
+                let ctx = ctx.for_engine(Some("local"), None);
+                kill_sandboxes(&ctx, true).await;
+                self.stop(&ctx).await;
+            }
+            Err(_) => {
+                let group = self.group;
+                group.stop().await;
+            }
+        }
+    }
 }
 
 /// Starts `cmd` through `sh -c` with `SVC_STATE_DIR` a fresh folder, and waits
@@ -74,6 +95,7 @@ impl Engine {
 pub async fn launch(
     cmd: &str,
     profile: &Profile,
+    env: &[(String, String)],
     ready_timeout: Duration,
 ) -> anyhow::Result<Engine> {
     let root = tempfile::Builder::new()
@@ -97,7 +119,12 @@ pub async fn launch(
             command.env_remove(key);
         }
     }
-    for (key, value) in profile.env {
+    for (key, value) in profile
+        .env
+        .iter()
+        .copied()
+        .chain(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    {
         command.env(key, value.replace("{dir}", &state_str));
     }
     command
@@ -262,7 +289,7 @@ pub fn needed_features<'a>(tags: &'a [&'a str]) -> impl Iterator<Item = &'a str>
 /// profile's connection still lists; never in someone's running engine.
 pub async fn kill_sandboxes(ctx: &Ctx, all: bool) {
     let mut targets = ctx.tracked_sandboxes();
-    let own = profile_connection(ctx.provider());
+    let own = profile_connection(ctx.connection());
     if all
         && let Ok(resp) = ctx
             .send(with_connection(
@@ -299,6 +326,7 @@ fn with_connection(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_connection_header_is_unpadded_base64url_json() {

@@ -12,6 +12,7 @@ pub mod mcp_mock;
 pub mod panic;
 pub mod processes;
 pub mod profiles;
+pub mod providers;
 pub mod redact;
 pub mod report;
 pub mod runner;

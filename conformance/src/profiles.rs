@@ -834,3 +834,15 @@ pub static LOCAL: Profile = Profile {
     args: &[],
     files: &[],
 };
+
+/// The second engine behind a provider that reaches another (`rest`): launched
+/// first, with its own state folder and token; no case talks to it directly.
+pub static ENGINE_UPSTREAM: Profile = Profile {
+    name: "engine-upstream",
+    contract: Contract::Engine,
+    provider: None,
+    env: &[],
+    template: None,
+    args: &[],
+    files: &[],
+};

@@ -21,7 +21,8 @@ use crate::ctx::Ctx;
 use crate::engine::{self, Engine};
 use crate::launch::{self, Server};
 use crate::panic::panic_message;
-use crate::profiles::Profile;
+use crate::profiles::{ENGINE_UPSTREAM, Profile};
+use crate::providers::{self, ProviderTarget};
 use crate::report::{CaseResult, Report, Status};
 
 /// How the runner reaches one contract's implementation.
@@ -92,6 +93,11 @@ pub struct Options {
     /// The terminal listener of a server reached by [`Reach::BaseUrl`] (a launched one
     /// gets the port the runner picks for `{terminal_port}`).
     pub terminal_url: Option<String>,
+    /// Providers beside `local` that engine provider cases also run against: the
+    /// copies `providers::with_variants` made find their connection here.
+    pub engine_providers: Vec<ProviderTarget>,
+    /// `SVC_ENGINE_PLUGINS` of every engine the runner launches (the `exec` plugins).
+    pub engine_plugins: Option<String>,
 }
 
 impl Options {
@@ -107,6 +113,8 @@ impl Options {
             ready_timeout: Duration::from_secs(30),
             on_result: None,
             terminal_url: None,
+            engine_providers: Vec::new(),
+            engine_plugins: None,
         }
     }
 }
@@ -351,7 +359,11 @@ enum Launched {
     /// Already running (`--base-url`, `--engine-url`).
     Nothing,
     Server(Server),
-    Engine(Engine),
+    /// An engine, and the one behind it when its provider reaches another (`rest`).
+    Engine {
+        engine: Engine,
+        upstream: Option<Engine>,
+    },
 }
 
 impl Launched {
@@ -359,12 +371,17 @@ impl Launched {
     /// runner did not launch: a sandbox outlives its engine.
     async fn stop(self, ctx: &Ctx) {
         if ctx.is_engine() {
-            engine::kill_sandboxes(ctx, matches!(self, Launched::Engine(_))).await;
+            engine::kill_sandboxes(ctx, matches!(self, Launched::Engine { .. })).await;
         }
         match self {
             Launched::Nothing => {}
             Launched::Server(server) => server.stop().await,
-            Launched::Engine(engine) => engine.stop(ctx).await,
+            Launched::Engine { engine, upstream } => {
+                engine.stop(ctx).await;
+                if let Some(upstream) = upstream {
+                    upstream.stop_alone().await;
+                }
+            }
         }
     }
 }
@@ -425,14 +442,44 @@ async fn connect(
             Ok((Launched::Server(server), ctx))
         }
         (Contract::Engine, Some(Reach::BaseUrl(url))) => {
+            let target = providers::target_of(profile, &opts.engine_providers);
+            if target.is_some_and(ProviderTarget::needs_upstream) {
+                bail!(
+                    "provider {} needs an upstream engine the runner launches; give --engine-cmd",
+                    profile.provider.unwrap_or_default()
+                );
+            }
             // Cases write `/v1/...` themselves.
             let base = url.trim_end_matches('/').trim_end_matches("/v1");
-            let ctx = Ctx::new(base, None, opts.engine_token.clone(), profile.name)?
-                .for_engine(profile.provider);
+            let ctx = Ctx::new(base, None, opts.engine_token.clone(), profile.name)?.for_engine(
+                profile.provider,
+                target.and_then(|t| t.connection_for(None)),
+            );
             Ok((Launched::Nothing, ctx))
         }
         (Contract::Engine, Some(Reach::Launch(cmd))) => {
-            let engine = engine::launch(cmd, profile, opts.ready_timeout).await?;
+            let env: Vec<(String, String)> = opts
+                .engine_plugins
+                .iter()
+                .map(|p| ("SVC_ENGINE_PLUGINS".to_owned(), p.clone()))
+                .collect();
+            let target = providers::target_of(profile, &opts.engine_providers);
+            let upstream = match target.filter(|t| t.needs_upstream()) {
+                Some(_) => Some(
+                    engine::launch(cmd, &ENGINE_UPSTREAM, &env, opts.ready_timeout)
+                        .await
+                        .map_err(|e| e.context("launching the upstream engine"))?,
+                ),
+                None => None,
+            };
+            let engine = engine::launch(cmd, profile, &env, opts.ready_timeout).await?;
+            let connection = target.and_then(|t| {
+                t.connection_for(
+                    upstream
+                        .as_ref()
+                        .map(|u| (u.base_url.as_str(), u.token.as_str())),
+                )
+            });
             let dir = Some(engine.state_dir());
             let ctx = Ctx::new(
                 &engine.base_url,
@@ -440,8 +487,8 @@ async fn connect(
                 Some(engine.token.clone()),
                 profile.name,
             )?
-            .for_engine(profile.provider);
-            Ok((Launched::Engine(engine), ctx))
+            .for_engine(profile.provider, connection);
+            Ok((Launched::Engine { engine, upstream }, ctx))
         }
     }
 }

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::process::ExitCode;
 
 use conformance::Contract;
+use conformance::providers::{self, ProviderTarget};
 use conformance::report::{self, Status};
 use conformance::runner::{self, Options, Reach, Target};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -14,7 +15,9 @@ const SUMMARY_TRIAL: &str = "conformance/summary";
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
-    let cases = conformance::all_cases();
+    // Every engine provider case also runs against the other provider kinds: `node`
+    // (memory), `exec` (the example plugin) and `rest` (a second engine behind it).
+    let cases = providers::with_variants(conformance::all_cases(), &provider_targets());
 
     // Ask libtest-mimic itself which trials it would run, so filter, --skip,
     // --exact and --ignored mean exactly what they mean for the final run.
@@ -37,7 +40,10 @@ fn main() -> ExitCode {
         };
         let target =
             Target::server(Reach::Launch(server)).with(Contract::Engine, Reach::Launch(engine));
-        runner::run_suite(selected.clone(), &Options::new(target))
+        let mut options = Options::new(target);
+        options.engine_providers = provider_targets();
+        options.engine_plugins = Some(example_plugin().to_string_lossy().into_owned());
+        runner::run_suite(selected.clone(), &options)
     };
     let ran: HashSet<&str> = selected.iter().map(|c| c.id).collect();
 
@@ -107,4 +113,23 @@ fn engine_cmd() -> Option<String> {
             conformance::launch::shell_quote(&bin.to_string_lossy())
         )
     })
+}
+
+/// The provider kinds beside the builtin `local` the engine cases also run against.
+fn provider_targets() -> Vec<ProviderTarget> {
+    [
+        "memory",
+        "dir",
+        r#"rest={"provider": "rest", "api_url": "{upstream_url}", "api_key": "{upstream_token}"}"#,
+    ]
+    .into_iter()
+    .map(|spec| ProviderTarget::parse(spec).expect("a valid provider spec"))
+    .collect()
+}
+
+/// The example `exec` plugin, built beside the server by `cargo build --workspace --bins`.
+fn example_plugin() -> std::path::PathBuf {
+    conformance::launch::target_dir()
+        .join("debug")
+        .join("svc-plugin-dir")
 }

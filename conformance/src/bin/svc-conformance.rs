@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::{CommandFactory as _, Parser, ValueEnum, error::ErrorKind};
 use conformance::Contract;
+use conformance::providers::{self, ProviderTarget};
 use conformance::report::{self, CaseResult};
 use conformance::runner::{self, Options, Reach, Target};
 
@@ -75,6 +76,16 @@ struct Cli {
     /// Cases of one profile run at once.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
     jobs: u64,
+    /// Also run every engine provider case against this provider: `ID`, or
+    /// `ID=CONNECTION_JSON` where `{upstream_url}` and `{upstream_token}` make the
+    /// runner launch a second engine behind it (for `rest`). Repeatable; the copies'
+    /// ids start with `engine@ID/`.
+    #[arg(long = "engine-provider", value_name = "ID[=JSON]")]
+    engine_providers: Vec<String>,
+    /// `SVC_ENGINE_PLUGINS` of the launched engines (plugin executables or folders,
+    /// colon-separated).
+    #[arg(long, value_name = "PATHS", requires = "engine_cmd")]
+    engine_plugins: Option<String>,
     /// Per-case timeout in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     case_timeout: u64,
@@ -82,7 +93,18 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let cases = runner::select(conformance::all_cases(), &cli.filters);
+    let targets: Vec<ProviderTarget> = cli
+        .engine_providers
+        .iter()
+        .map(|spec| {
+            ProviderTarget::parse(spec)
+                .unwrap_or_else(|e| usage(&format!("--engine-provider: {e:#}")))
+        })
+        .collect();
+    let cases = runner::select(
+        providers::with_variants(conformance::all_cases(), &targets),
+        &cli.filters,
+    );
     if cli.list {
         let mut out = std::io::stdout().lock();
         for case in &cases {
@@ -130,6 +152,8 @@ fn main() -> ExitCode {
     opts.terminal_url = cli.terminal_url.clone();
     opts.runtimes_dir = cli.runtimes_dir.clone();
     opts.skip_tags = cli.skip_tags.clone();
+    opts.engine_providers = targets;
+    opts.engine_plugins = cli.engine_plugins.clone();
     opts.jobs = usize::try_from(cli.jobs).unwrap_or(8);
     opts.case_timeout = Duration::from_secs(cli.case_timeout);
     if cli.format == Format::Pretty {

@@ -36,16 +36,24 @@ pub const TABLE: &[(&str, u16, &str)] = &[
 
 /// The profile's connection header (its provider), when it has one.
 pub fn own(ctx: &Ctx) -> Option<String> {
-    profile_connection(ctx.provider())
+    profile_connection(ctx.connection())
 }
 
 /// The header of another account of the profile's provider: a different `api_key`
-/// makes a different fingerprint, so a different owner of sandboxes.
+/// makes a different fingerprint, so a different owner of sandboxes. A `rest`
+/// connection's own `api_key` is the remote engine's token, so there the account is
+/// its remote connection's (`provider_options.remote`).
 pub fn account(ctx: &Ctx, api_key: &str) -> String {
-    let mut conn = json!({ "api_key": api_key });
-    if let Some(p) = ctx.provider() {
-        conn["provider"] = json!(p);
+    let mut conn = ctx.connection().cloned().unwrap_or_else(|| json!({}));
+    let mut at = &mut conn;
+    while at.get("api_url").is_some() {
+        let remote = &mut at["provider_options"]["remote"];
+        if remote.is_null() {
+            *remote = json!({ "provider": "local" });
+        }
+        at = remote;
     }
+    at["api_key"] = json!(api_key);
     connection_header(&conn)
 }
 
