@@ -276,6 +276,16 @@ fn skip_reason(case: &Case, opts: &Options, fake_runtimes: bool) -> Option<Strin
                 .to_string(),
         );
     }
+    if case.has_tag("needs:engine-plugins")
+        && matches!(reach, Reach::Launch(_))
+        && opts.engine_plugins.is_none()
+    {
+        return Some(
+            "needs:engine-plugins: give --engine-plugins PATHS (an exec plugin such as \
+             target/debug/svc-plugin-dir)"
+                .to_string(),
+        );
+    }
     if case.has_tag("needs:browser") && !launch::has_browser() {
         return Some(
             "needs:browser: no chromium, chromium-browser or google-chrome on PATH \

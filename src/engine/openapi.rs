@@ -158,6 +158,7 @@ fn codes(route: &Route) -> Vec<Code> {
             Code::FeatureNotSupported,
             Code::ProviderAuth,
             Code::ProviderFailed,
+            Code::ProviderTimeout,
         ]);
     }
     if route.path.contains("{id}") {

@@ -46,19 +46,6 @@ struct Row {
 }
 
 use Availability::Live;
-/// The builtin provider `local` is the only one: it takes no credentials, so nothing
-/// refuses them; a provider that checks the connection's keys answers it.
-const NO_CREDENTIALS: Availability = Availability::Dormant(
-    "the builtin provider `local` takes no credentials, so no request is refused for them",
-);
-/// `local` is compiled in and declares no error: no request finds it failed.
-const NO_FAILING_PROVIDER: Availability = Availability::Dormant(
-    "the builtin provider `local` is compiled in and never reports itself failed",
-);
-/// Only a provider that stops answering (a plugin, a remote engine) answers it.
-const NO_SLOW_PROVIDER: Availability = Availability::Dormant(
-    "only a provider that stops answering (a plugin or a remote engine) answers it",
-);
 /// Only an engine fault (an I/O failure of the host) answers it: no request provokes it.
 const NO_FAULT: Availability =
     Availability::Dormant("only a fault of the engine's host answers it; no request provokes it");
@@ -70,7 +57,7 @@ engine_table! {
     /// the descriptor and starts a new engine).
     Unauthorized        => "E1001", 401, "AuthenticationError",         "re-read the engine descriptor, or start the engine again", Live;
     /// The provider refused the connection's credentials.
-    ProviderAuth        => "E1002", 401, "ProviderAuthenticationError", "check the connection's api_key or access key", NO_CREDENTIALS;
+    ProviderAuth        => "E1002", 401, "ProviderAuthenticationError", "check the connection's api_key or access key", Live;
     /// A request that is not from a local client: a `Host` that is not loopback (DNS
     /// rebinding), or an `Origin` header (a browser page).
     Forbidden           => "E1003", 403, "ForbiddenError",              "call the engine from a local program, at http://127.0.0.1:PORT, without an Origin header", Live;
@@ -104,10 +91,10 @@ engine_table! {
     /// The provider did not declare the feature the route needs.
     FeatureNotSupported => "E8004", 501, "FeatureNotSupportedError",    "GET /v1/providers lists what each provider declares", Live;
     /// The provider failed (it crashed, answered garbage, or timed out).
-    ProviderFailed      => "E9001", 500, "ProviderError",               "GET /v1/providers shows the provider's error; see the engine log", NO_FAILING_PROVIDER;
+    ProviderFailed      => "E9001", 500, "ProviderError",               "GET /v1/providers shows the provider's error; see the engine log", Live;
     /// The provider did not answer in time (a plugin that hangs, a remote engine that does
     /// not answer): the call is abandoned, the engine goes on.
-    ProviderTimeout     => "E9002", 500, "ProviderTimeoutError",        "retry; GET /v1/providers shows the provider's state; see the engine log", NO_SLOW_PROVIDER;
+    ProviderTimeout     => "E9002", 500, "ProviderTimeoutError",        "retry; GET /v1/providers shows the provider's state; see the engine log", Live;
     /// Anything else; the engine log has the details.
     Internal            => "E9000", 500, "EngineError",                 "see the engine log, `<state_dir>/engine.log`", NO_FAULT;
 }
@@ -251,10 +238,7 @@ mod tests {
                 400 | 401 | 403 | 404 | 500 | 501
             ));
             // Every row answers; the ones no request can provoke say why.
-            let dormant = matches!(
-                code,
-                Code::ProviderAuth | Code::ProviderFailed | Code::ProviderTimeout | Code::Internal
-            );
+            let dormant = matches!(code, Code::Internal);
             match code.availability() {
                 Availability::Live => assert!(!dormant, "{code:?}"),
                 Availability::Dormant(_) => assert!(dormant, "{code:?}"),

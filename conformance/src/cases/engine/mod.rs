@@ -13,6 +13,7 @@ mod health;
 mod lifecycle;
 mod processes;
 mod providers;
+mod remote;
 mod sandboxes;
 mod shutdown;
 mod support;
@@ -26,6 +27,7 @@ pub fn cases() -> Vec<Case> {
     all.extend(door::cases());
     all.extend(health::cases());
     all.extend(providers::cases());
+    all.extend(remote::cases());
     all.extend(errors::cases());
     all.extend(connection::cases());
     all.extend(sandboxes::cases());

@@ -31,6 +31,7 @@ pub const TABLE: &[(&str, u16, &str)] = &[
     ("E4007", 400, "ProcessExitedError"),
     ("E8004", 501, "FeatureNotSupportedError"),
     ("E9001", 500, "ProviderError"),
+    ("E9002", 500, "ProviderTimeoutError"),
     ("E9000", 500, "EngineError"),
 ];
 
