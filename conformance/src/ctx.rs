@@ -358,7 +358,13 @@ impl Ctx {
     /// Redacts volatile values (checking their shape) and compares with the
     /// insta snapshot `<snapshots>/<name>.snap`.
     pub fn snapshot(&self, name: &str, value: &Value) -> anyhow::Result<()> {
-        crate::redact::assert_snapshot(name, value, self.dir())
+        match (self.profile_name().starts_with("engine@"), self.provider()) {
+            // A provider case's copy for another provider: compared with local's.
+            (true, Some(provider)) => {
+                crate::redact::assert_variant_snapshot(name, value, self.dir(), provider)
+            }
+            _ => crate::redact::assert_snapshot(name, value, self.dir()),
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const TIMESTAMP_KEYS: &[&str] = &[
     "created_at",
@@ -276,6 +276,58 @@ fn assert_snapshot_in(
          INSTA_UPDATE=always accepts)",
         file.display()
     )
+}
+
+/// The snapshot check of a provider case's copy run against another provider
+/// (`crate::providers`): it compares with the same stored snapshot as `local`, so the
+/// kinds cannot drift apart. Two things may differ and are set aside on both sides:
+/// the provider's id where a record names it (`"provider": "<id>"`), and the wording
+/// of an error's `message` (its type, code, suggestion and link must match). A copy
+/// never writes a snapshot: `local` owns them.
+pub fn assert_variant_snapshot(
+    name: &str,
+    value: &Value,
+    dir: Option<&Path>,
+    provider: &str,
+) -> anyhow::Result<()> {
+    let file = snapshots_dir().join(format!("{name}.snap"));
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| anyhow!("snapshot {name}: cannot read {} ({e})", file.display()))?;
+    // `---` header `---` then the JSON body.
+    let body = text.splitn(3, "---\n").nth(2).unwrap_or_default();
+    let stored: Value = serde_json::from_str(body)
+        .map_err(|e| anyhow!("snapshot {name}: {} is not JSON ({e})", file.display()))?;
+    let actual = redact(value, dir).map_err(|e| anyhow!("snapshot {name}: {e}"))?;
+    let (stored, actual) = (set_aside(stored, "local"), set_aside(actual, provider));
+    if stored == actual {
+        return Ok(());
+    }
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    bail!(
+        "snapshot {name}: provider {provider} answers differently from local ({}); \
+         diff (- local, + {provider}):\n{}",
+        file.display(),
+        line_diff(&pretty(&stored), &pretty(&actual))
+    )
+}
+
+/// `value` with the provider's id and error messages replaced by placeholders.
+fn set_aside(value: Value, provider: &str) -> Value {
+    match value {
+        Value::Object(map) => map
+            .into_iter()
+            .map(|(k, v)| {
+                let v = match (k.as_str(), v) {
+                    ("provider", Value::String(id)) if id == provider => json!("[provider]"),
+                    ("message", Value::String(_)) => json!("[message]"),
+                    (_, v) => set_aside(v, provider),
+                };
+                (k, v)
+            })
+            .collect(),
+        Value::Array(list) => list.into_iter().map(|v| set_aside(v, provider)).collect(),
+        other => other,
+    }
 }
 
 /// A small LCS line diff; snapshots are short, so quadratic is fine.
