@@ -11,6 +11,7 @@ pub mod ids;
 pub mod mcp;
 pub mod one;
 pub mod out;
+pub mod plugin;
 pub mod script;
 pub mod store;
 pub mod toml_lite;
