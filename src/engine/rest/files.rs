@@ -1,0 +1,142 @@
+//! The file routes of a remote sandbox: content streamed both ways (a read is the remote's
+//! body as it comes; a write sends the caller's body as it comes, with no total limit but a
+//! bound on standing still), the entry routes, and watch.
+
+use super::sandbox::RestSandbox;
+use super::streams::{self, Progress};
+use crate::engine::provider::{ByteStream, EventStream, FileRead, ProviderResult};
+use crate::engine::wire::{MkdirBody, MoveBody, WriteQuery};
+use crate::error::engine::EngineError;
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Deserialize)]
+struct Entries {
+    entries: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+struct Exists {
+    exists: bool,
+}
+
+#[derive(Deserialize)]
+struct Removed {
+    path: String,
+}
+
+fn path(path: &str) -> [(&'static str, String); 1] {
+    [("path", path.to_owned())]
+}
+
+impl RestSandbox {
+    pub async fn read(&self, file: &str) -> ProviderResult<FileRead> {
+        let request =
+            self.remote
+                .request(Method::GET, &self.at(&["files", "content"]), &path(file));
+        let response = self.remote.open(request).await?;
+        let size = response.content_length().ok_or_else(|| {
+            self.remote
+                .failure
+                .garbled("a file's bytes came without their length")
+        })?;
+        let failure = self.remote.failure.clone();
+        let chunks = streams::chunks(response, self.remote.timeouts.idle, failure);
+        Ok(FileRead {
+            size,
+            body: streams::file_body(chunks),
+        })
+    }
+
+    pub async fn write(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+        let mut pairs = Vec::new();
+        pairs.extend(query.path.map(|p| ("path", p)));
+        pairs.extend(query.overwrite.map(|o| ("overwrite", o.to_string())));
+        pairs.extend(query.parents.map(|p| ("parents", p.to_string())));
+        let segments = self.at(&["files", "content"]);
+        let progress = Progress::new();
+        let request = self
+            .remote
+            .request(Method::PUT, &segments, &pairs)
+            .header(http::header::CONTENT_TYPE, "application/octet-stream")
+            .body(reqwest::Body::wrap_stream(progress.watch(body)));
+        let failure = &self.remote.failure;
+        let exchange = async {
+            let response = request.send().await.map_err(|e| failure.transport(&e))?;
+            let status = response.status();
+            let bytes = response.bytes().await.map_err(|e| failure.transport(&e))?;
+            Ok::<_, EngineError>((status, bytes))
+        };
+        // No total limit (a file may be large), but a bound on standing still.
+        let (status, bytes) = progress
+            .guard(exchange, self.remote.timeouts.call, failure)
+            .await?;
+        if !status.is_success() {
+            return Err(failure.answer(status.as_u16(), &bytes));
+        }
+        failure.parse(&segments, &bytes)
+    }
+
+    pub async fn list(&self, file: &str, depth: u32) -> ProviderResult<Vec<Value>> {
+        let query = [("path", file.to_owned()), ("depth", depth.to_string())];
+        let answer: Entries = self
+            .remote
+            .call(Method::GET, &self.at(&["files", "list"]), &query)
+            .await?;
+        Ok(answer.entries)
+    }
+
+    pub async fn info_of(&self, file: &str) -> ProviderResult<Value> {
+        let segments = self.at(&["files", "info"]);
+        self.remote.call(Method::GET, &segments, &path(file)).await
+    }
+
+    pub async fn exists(&self, file: &str) -> ProviderResult<bool> {
+        let segments = self.at(&["files", "exists"]);
+        let answer: Exists = self
+            .remote
+            .call(Method::GET, &segments, &path(file))
+            .await?;
+        Ok(answer.exists)
+    }
+
+    pub async fn make_dir(&self, body: MkdirBody) -> ProviderResult<Value> {
+        let limit = Some(self.remote.timeouts.call);
+        let segments = self.at(&["files", "mkdir"]);
+        self.remote
+            .send(Method::POST, &segments, &body, limit)
+            .await
+    }
+
+    pub async fn move_entry(&self, body: MoveBody) -> ProviderResult<Value> {
+        let limit = Some(self.remote.timeouts.call);
+        let segments = self.at(&["files", "move"]);
+        self.remote
+            .send(Method::POST, &segments, &body, limit)
+            .await
+    }
+
+    pub async fn remove_entry(&self, file: &str, recursive: bool) -> ProviderResult<String> {
+        let query = [
+            ("path", file.to_owned()),
+            ("recursive", recursive.to_string()),
+        ];
+        let answer: Removed = self
+            .remote
+            .call(Method::DELETE, &self.at(&["files"]), &query)
+            .await?;
+        Ok(answer.path)
+    }
+
+    pub async fn watch_path(&self, file: &str, recursive: bool) -> ProviderResult<EventStream> {
+        let query = [
+            ("path", file.to_owned()),
+            ("recursive", recursive.to_string()),
+        ];
+        let request = self
+            .remote
+            .request(Method::GET, &self.at(&["files", "watch"]), &query);
+        self.stream_of(request, false).await
+    }
+}
