@@ -1,11 +1,308 @@
 //! The `node` provider kind: in-process provider modules registered at build time through
-//! the same trait as every other kind. `memory` keeps sandboxes in memory.
+//! the same trait as every other kind. `memory` keeps sandboxes in memory, for fast tests:
+//! files in a tree per sandbox, no processes (commands, processes, code, terminals and
+//! ports answer 501 `E8004` through the trait's defaults).
+//!
+//! For what it declares it answers as the builtin `local` does: the same records, entry
+//! info, errors and events. A sandbox's files are rooted where `local` would put its home,
+//! `<state>/sandboxes/<id>/root` (nothing is written there: the path is a name), so paths
+//! read the same; like `local`'s, a new home holds an empty `.tmp`.
+//!
+//! - [`sandbox`]: one sandbox's state and the handle a session holds ([`handle`]
+//!   implements the provider's `Sandbox` on it); [`lifecycle`]: pause, resume, lifetime,
+//!   the end;
+//! - [`tree`]: the files; [`files`]: the file routes on them; [`watch`]: their changes.
+//!
+//! Limits: `timeout` is enforced; `cpu`, `memory` and `disk` are kept in the record and
+//! not enforced (nothing runs). Each sandbox's files may hold [`MEMORY_BOUND`] bytes; a
+//! write past it is refused (`E4001`). Sandboxes end with the engine.
 
-use super::provider::Provider;
-use std::path::Path;
+mod files;
+mod handle;
+mod lifecycle;
+mod sandbox;
+mod tree;
+mod watch;
+
+#[cfg(test)]
+mod tests;
+
+use super::provider::{Provider, ProviderResult, Sandbox};
+use super::wire::{
+    Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord,
+    SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S, SandboxRecord, SandboxStatus,
+};
+use crate::error::engine::{Code, EngineError};
+use crate::services::paths::{PathGuard, PathRules, SymlinkPolicy, normalize};
+use async_trait::async_trait;
+use sandbox::{Core, MemorySandbox, State, Table, lock, not_found};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tree::Tree;
 
 /// The in-process providers this build registers.
-pub fn providers(_state_dir: &Path) -> Vec<Arc<dyn Provider>> {
-    Vec::new()
+pub fn providers(state_dir: &Path) -> Vec<Arc<dyn Provider>> {
+    vec![Arc::new(MemoryProvider::new(state_dir))]
+}
+
+pub const ID: &str = "memory";
+/// The one template.
+const TEMPLATE: &str = "base";
+/// What a sandbox's files may hold, in bytes.
+pub const MEMORY_BOUND: u64 = 256 << 20;
+/// Changes a watch may fall behind before it gets an `overflow` (as `local`'s).
+const WATCH_CAPACITY: usize = crate::services::files::watch::DEFAULT_CAPACITY;
+/// The temp folder `local` makes in every home (its processes' `TMPDIR`).
+const TMP: &str = ".tmp";
+/// `GET /sandboxes` without `limit`, and its bounds.
+const LIST_DEFAULT: u32 = 100;
+const LIST_MAX: u32 = 1000;
+
+pub struct MemoryProvider {
+    /// `<state>/sandboxes`, canonical where it exists: each sandbox's home is below.
+    root: PathBuf,
+    sandboxes: Arc<Table>,
+    /// What each sandbox's files may hold, in bytes ([`MEMORY_BOUND`]).
+    bound: u64,
+}
+
+fn invalid(message: String) -> EngineError {
+    EngineError::new(Code::InvalidArgument, message)
+}
+
+/// `timeout`: 1..=86400 seconds.
+fn check_timeout(seconds: u64) -> ProviderResult<u64> {
+    if (1..=SANDBOX_TIMEOUT_MAX_S).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(invalid(format!(
+            "`timeout` must be 1 to {SANDBOX_TIMEOUT_MAX_S} seconds, not {seconds}"
+        )))
+    }
+}
+
+/// Variables as `local` takes them: names of letters, digits and `_` (not starting with a
+/// digit), values without NUL.
+fn check_envs(envs: &BTreeMap<String, String>) -> ProviderResult<()> {
+    for (name, value) in envs {
+        let mut chars = name.chars();
+        let good = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !good {
+            return Err(invalid(format!(
+                "`envs`: `{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"
+            )));
+        }
+        if value.contains('\0') {
+            return Err(invalid(format!(
+                "`envs`: the value of `{name}` holds a NUL byte"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl MemoryProvider {
+    pub fn new(state_dir: &Path) -> MemoryProvider {
+        // Paths read as `local`'s, whose homes are canonical.
+        let state = std::fs::canonicalize(state_dir)
+            .or_else(|_| std::path::absolute(state_dir))
+            .unwrap_or_else(|_| state_dir.to_path_buf());
+        MemoryProvider {
+            root: normalize(&state).join("sandboxes"),
+            sandboxes: Arc::default(),
+            bound: MEMORY_BOUND,
+        }
+    }
+
+    /// Sandboxes whose files may hold `bound` bytes (the bound's tests, without 256 MiB).
+    #[cfg(test)]
+    pub(crate) fn with_bound(state_dir: &Path, bound: u64) -> MemoryProvider {
+        MemoryProvider {
+            bound,
+            ..MemoryProvider::new(state_dir)
+        }
+    }
+
+    /// How many sandboxes are alive.
+    pub fn sandbox_count(&self) -> usize {
+        lock(&self.sandboxes).len()
+    }
+
+    /// Which limits a sandbox asking for these is given for real: only its lifetime.
+    fn enforced(body: &CreateSandbox) -> BTreeMap<String, bool> {
+        let mut limits = BTreeMap::from([("timeout".to_owned(), true)]);
+        for (name, asked) in [
+            ("cpu", body.cpu.is_some()),
+            ("memory", body.memory.is_some()),
+            ("disk", body.disk.is_some()),
+        ] {
+            if asked {
+                limits.insert(name.to_owned(), false);
+            }
+        }
+        limits
+    }
+
+    /// The state of a new sandbox `state` describes: its home, its guard, its files.
+    fn make(&self, state: State) -> ProviderResult<Arc<Core>> {
+        let internal = |e: String| EngineError::new(Code::Internal, e);
+        let home = self.root.join(&state.record.sandbox_id).join("root");
+        let guard = PathGuard::from_section(&PathRules {
+            allow: Some(vec![home.clone()]),
+            // There are no links in memory: nothing to follow, nothing to look up on disk.
+            symlinks: Some(SymlinkPolicy::Allow),
+            ..PathRules::default()
+        })
+        .map_err(|e| internal(format!("cannot guard the sandbox's paths: {e}")))?;
+        let mut tree = Tree::new(home.clone(), self.bound);
+        tree.mkdir(&home.join(TMP), false, &mut Vec::new())
+            .map_err(|e| internal(format!("cannot make the sandbox's temp folder: {e}")))?;
+        let core = Core::new(
+            home,
+            guard,
+            state,
+            tree,
+            WATCH_CAPACITY,
+            Arc::downgrade(&self.sandboxes),
+        );
+        Ok(Arc::new(core))
+    }
+}
+
+#[async_trait]
+impl Provider for MemoryProvider {
+    fn record(&self) -> ProviderRecord {
+        ProviderRecord {
+            id: ID.into(),
+            name: "in-memory".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            kind: ProviderKind::Node,
+            trust: "builtin".into(),
+            features: vec![
+                Feature::Sandboxes,
+                Feature::Timeout,
+                Feature::Pause,
+                Feature::Files,
+                Feature::Watch,
+            ],
+            error: None,
+        }
+    }
+
+    async fn create(
+        &self,
+        conn: &Connection,
+        body: CreateSandbox,
+    ) -> ProviderResult<SandboxRecord> {
+        let template = body.template.clone().unwrap_or_else(|| TEMPLATE.to_owned());
+        if template != TEMPLATE {
+            return Err(EngineError::new(
+                Code::TemplateNotFound,
+                format!(
+                    "the memory provider has no template `{template}`: its one template is `{TEMPLATE}`"
+                ),
+            ));
+        }
+        if let Some(gpu) = &body.gpu {
+            return Err(EngineError::new(
+                Code::FeatureNotSupported,
+                format!(
+                    "the memory provider has no GPU: create the sandbox without `gpu` (asked: `{gpu}`)"
+                ),
+            ));
+        }
+        let timeout = check_timeout(body.timeout.unwrap_or(SANDBOX_TIMEOUT_DEFAULT_S))?;
+        for (what, zero) in [
+            ("cpu", body.cpu == Some(0)),
+            ("memory", body.memory == Some(0)),
+            ("disk", body.disk == Some(0)),
+        ] {
+            if zero {
+                return Err(invalid(format!("`{what}` must be at least 1")));
+            }
+        }
+        let envs = body.envs.clone().unwrap_or_default();
+        check_envs(&envs)?;
+        let id = crate::services::ids::new("sb");
+        let now = SystemTime::now();
+        let mut state = State {
+            record: SandboxRecord {
+                sandbox_id: id.clone(),
+                provider: ID.into(),
+                template,
+                status: SandboxStatus::Running,
+                created_at: crate::services::files::rfc3339(now),
+                expires_at: String::new(),
+                metadata: body.metadata.clone().unwrap_or_default(),
+                // Nothing runs to be given the values: only the names are kept.
+                envs_keys: envs.keys().cloned().collect(),
+                cpu: body.cpu,
+                memory: body.memory,
+                disk: body.disk,
+                secure: body.secure.unwrap_or(true),
+                limits_enforced: Self::enforced(&body),
+            },
+            owner: conn.fingerprint(),
+            created: now,
+            expires: now,
+        };
+        state.set_expiry(now + Duration::from_secs(timeout));
+        let core = self.make(state)?;
+        lifecycle::arm(&core);
+        let record = core.record();
+        lock(&self.sandboxes).insert(id, core);
+        Ok(record)
+    }
+
+    async fn list(
+        &self,
+        conn: &Connection,
+        query: &ListSandboxes,
+    ) -> ProviderResult<Vec<SandboxRecord>> {
+        let limit = query.limit.unwrap_or(LIST_DEFAULT);
+        if !(1..=LIST_MAX).contains(&limit) {
+            return Err(invalid(format!(
+                "`limit` must be 1 to {LIST_MAX}, not {limit}"
+            )));
+        }
+        let owner = conn.fingerprint();
+        // Taken out of the table first: the end locks a sandbox, then the table.
+        let cores: Vec<Arc<Core>> = lock(&self.sandboxes).values().cloned().collect();
+        let mut mine: Vec<(SystemTime, SandboxRecord)> = cores
+            .iter()
+            .filter(|core| !core.is_gone())
+            .map(|core| {
+                let state = lock(&core.state);
+                (state.owner.clone(), state.created, state.record.clone())
+            })
+            .filter(|(who, _, _)| *who == owner)
+            .filter(|(_, _, r)| query.status.is_none_or(|status| r.status == status))
+            .map(|(_, created, record)| (created, record))
+            .collect();
+        // Newest first; the id breaks ties so pages are stable.
+        mine.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then_with(|| b.1.sandbox_id.cmp(&a.1.sandbox_id))
+        });
+        Ok(mine
+            .into_iter()
+            .skip(query.offset.unwrap_or(0) as usize)
+            .take(limit as usize)
+            .map(|(_, record)| record)
+            .collect())
+    }
+
+    async fn connect(&self, conn: &Connection, id: &str) -> ProviderResult<Arc<dyn Sandbox>> {
+        let core = lock(&self.sandboxes)
+            .get(id)
+            .cloned()
+            .filter(|core| !core.is_gone() && core.owner() == conn.fingerprint())
+            .ok_or_else(|| not_found(id))?;
+        Ok(Arc::new(MemorySandbox { core }))
+    }
 }

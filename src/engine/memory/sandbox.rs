@@ -1,0 +1,165 @@
+//! One memory sandbox's state, shared by every handle a session holds: its record, its
+//! files ([`Tree`]), the changes its watches follow, its expiry timer. Every call checks
+//! first that the sandbox still exists (`E2009` once it is gone); files work while it is
+//! paused, as `local`'s do.
+
+use super::super::provider::ProviderResult;
+use super::super::wire::SandboxRecord;
+use super::tree::{Change, Tree};
+use crate::error::engine::{Code, EngineError};
+use crate::services::files::{FileError, Op};
+use crate::services::paths::PathGuard;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::SystemTime;
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+
+/// The provider's sandboxes by id (the end removes its own entry).
+pub type Table = Mutex<HashMap<String, Arc<Core>>>;
+
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a sandbox is, apart from its files.
+pub struct State {
+    pub record: SandboxRecord,
+    /// The fingerprint of the connection that created it: only that account sees it.
+    pub owner: String,
+    /// When it was made, to the nanosecond (the record's field is to the second): the
+    /// list's order.
+    pub created: SystemTime,
+    pub expires: SystemTime,
+}
+
+impl State {
+    pub fn set_expiry(&mut self, at: SystemTime) {
+        self.expires = at;
+        self.record.expires_at = crate::services::files::rfc3339(at);
+    }
+}
+
+pub struct Core {
+    pub id: String,
+    /// `<state>/sandboxes/<id>/root`, where `local` would put this sandbox's home: relative
+    /// paths start here and no path leaves it.
+    pub home: PathBuf,
+    guard: PathGuard,
+    pub state: Mutex<State>,
+    pub tree: Mutex<Tree>,
+    /// Every change of the tree, in order, for the watches.
+    pub changes: broadcast::Sender<Change>,
+    gone: AtomicBool,
+    /// Becomes `true` at the end: the watches stop.
+    pub ended: tokio::sync::watch::Sender<bool>,
+    pub timer: Mutex<Option<JoinHandle<()>>>,
+    pub table: Weak<Table>,
+}
+
+impl Core {
+    pub fn new(
+        home: PathBuf,
+        guard: PathGuard,
+        state: State,
+        tree: Tree,
+        watch_capacity: usize,
+        table: Weak<Table>,
+    ) -> Core {
+        Core {
+            id: state.record.sandbox_id.clone(),
+            home,
+            guard,
+            state: Mutex::new(state),
+            tree: Mutex::new(tree),
+            changes: broadcast::channel(watch_capacity).0,
+            gone: AtomicBool::new(false),
+            ended: tokio::sync::watch::Sender::new(false),
+            timer: Mutex::new(None),
+            table,
+        }
+    }
+
+    pub fn record(&self) -> SandboxRecord {
+        lock(&self.state).record.clone()
+    }
+
+    pub fn owner(&self) -> String {
+        lock(&self.state).owner.clone()
+    }
+
+    pub fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::SeqCst)
+    }
+
+    pub fn set_gone(&self) {
+        self.gone.store(true, Ordering::SeqCst);
+        self.ended.send_replace(true);
+    }
+
+    /// `E2009` once the sandbox is gone.
+    pub fn alive(&self) -> ProviderResult<()> {
+        if self.is_gone() {
+            return Err(not_found(&self.id));
+        }
+        Ok(())
+    }
+
+    /// `raw` (relative to the home, or absolute) judged by the path guard: normalized,
+    /// and inside the home.
+    pub fn judge(&self, raw: &str, op: Op) -> Result<PathBuf, FileError> {
+        Ok(self.guard.check(raw, op, &self.home)?)
+    }
+
+    /// Looks at the files: `raw` judged for `op`, then `look` on the tree.
+    pub fn look<T>(
+        &self,
+        raw: &str,
+        op: Op,
+        look: impl FnOnce(&Tree, &Path) -> Result<T, FileError>,
+    ) -> ProviderResult<T> {
+        self.alive()?;
+        let path = self.judge(raw, op).map_err(domain)?;
+        let tree = lock(&self.tree);
+        self.alive()?;
+        look(&tree, &path).map_err(domain)
+    }
+
+    /// Changes the files with `change`, all at once, and tells the watches what changed
+    /// (under the same lock, so they see the changes in the tree's order).
+    pub fn change<T>(
+        &self,
+        change: impl FnOnce(&mut Tree, &mut Vec<Change>) -> Result<T, EngineError>,
+    ) -> ProviderResult<T> {
+        self.alive()?;
+        let mut tree = lock(&self.tree);
+        // The end clears the tree under this lock: nothing changes a sandbox that is gone.
+        self.alive()?;
+        let mut changes = Vec::new();
+        let done = change(&mut tree, &mut changes);
+        for change in changes {
+            // No watch is listening: nobody to tell.
+            let _ = self.changes.send(change);
+        }
+        done
+    }
+}
+
+/// A file service error as the engine answers it (the table's row for each, as `local`).
+pub fn domain(e: FileError) -> EngineError {
+    EngineError::from_domain(&e)
+}
+
+pub fn not_found(id: &str) -> EngineError {
+    EngineError::new(
+        Code::SandboxNotFound,
+        format!("no sandbox `{id}` (it was killed, it expired, or it is another account's)"),
+    )
+}
+
+/// A session's handle on one sandbox.
+pub struct MemorySandbox {
+    pub core: Arc<Core>,
+}
