@@ -1,10 +1,12 @@
-//! The memory provider through its trait: every operation, every error path, the expiry,
-//! pause, watches, two accounts.
+//! The memory provider through its trait (every operation, every error path, the expiry,
+//! pause, watches, two accounts), and through the engine's HTTP side beside `local`: the
+//! same requests answer the same to both (`parity`).
 
 mod accounts;
 mod files;
 mod lifecycle;
 mod mistakes;
+mod parity;
 mod watch;
 
 use super::MemoryProvider;
