@@ -7,6 +7,7 @@ mod engine_cli;
 mod engine_client;
 mod engine_coverage;
 mod engine_docs;
+mod engine_plugins;
 mod no_orphans;
 mod openapi;
 mod pipeline_order;

@@ -1,6 +1,6 @@
 //! Where plugins are found: the executable files of `<state_dir>/plugins/` (trust `user`),
 //! then the paths of `SVC_ENGINE_PLUGINS`, colon-separated, each a file or a folder of
-//! executables (trust `environment`). A folder's files come in name order; one file found
+//! executables (trust `environment`). A folder's files come in name order; one path found
 //! twice is started once. A path the variable names that cannot be started is still a
 //! source, with its problem, so the provider list says what is wrong with it.
 
@@ -30,9 +30,15 @@ pub fn sources(state_dir: &Path, variable: Option<&OsStr>) -> Vec<Source> {
             found.push(source(raw, "environment", problem));
         }
     }
+    // The same file twice: its folder may be named two ways, but a link under another
+    // name is another plugin (the broken plugin's faults are links to one binary).
     let mut seen: Vec<PathBuf> = Vec::new();
     found.retain(|s| {
-        let key = s.path.canonicalize().unwrap_or_else(|_| s.path.clone());
+        let folder = s.path.parent().and_then(|p| p.canonicalize().ok());
+        let key = match (folder, s.path.file_name()) {
+            (Some(folder), Some(name)) => folder.join(name),
+            _ => s.path.clone(),
+        };
         let first = !seen.contains(&key);
         seen.push(key);
         first

@@ -342,12 +342,14 @@ fn discovery_takes_executables_of_the_folder_then_the_variable() {
     script(&folder, "a-plugin", "exit 0\n");
     script(&folder, ".hidden", "exit 0\n");
     std::fs::write(folder.join("README"), "not a plugin").unwrap();
+    // A link under another name is another plugin; the same path named twice is one.
+    std::os::unix::fs::symlink(folder.join("a-plugin"), folder.join("z-link")).unwrap();
     let extra = tempfile::tempdir().unwrap();
     script(extra.path(), "c-plugin", "exit 0\n");
     let variable = std::env::join_paths([
         extra.path().join("c-plugin"),
         dir.path().join("missing"),
-        folder.join("a-plugin"),
+        dir.path().join("plugins/../plugins/a-plugin"),
     ])
     .unwrap();
     let found = discover::sources(dir.path(), Some(&variable));
@@ -357,12 +359,13 @@ fn discovery_takes_executables_of_the_folder_then_the_variable() {
         [
             ("a-plugin", "user"),
             ("b-plugin", "user"),
+            ("z-link", "user"),
             ("c-plugin", "environment"),
             ("missing", "environment")
         ]
     );
     assert!(
-        found[3]
+        found[4]
             .problem
             .as_deref()
             .unwrap_or_default()
