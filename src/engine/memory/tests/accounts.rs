@@ -26,7 +26,7 @@ async fn a_sandbox_is_its_creator_s_alone() {
         .list(&conn("a"), &ListSandboxes::default())
         .await
         .unwrap();
-    assert_eq!(mine, [record.clone()]);
+    assert_eq!(mine, std::slice::from_ref(&record));
     assert_eq!(
         code(f.provider.connect(&conn("a"), "sb_nobody").await),
         Code::SandboxNotFound
