@@ -280,9 +280,10 @@ fn assert_snapshot_in(
 
 /// The snapshot check of a provider case's copy run against another provider
 /// (`crate::providers`): it compares with the same stored snapshot as `local`, so the
-/// kinds cannot drift apart. Two things may differ and are set aside on both sides:
-/// the provider's id where a record names it (`"provider": "<id>"`), and the wording
-/// of an error's `message` (its type, code, suggestion and link must match). A copy
+/// kinds cannot drift apart. Three things may differ and are set aside on both sides:
+/// the provider's id where a record names it (`"provider": "<id>"`), the wording of an
+/// error's `message` (its type, code, suggestion and link must match), and where the
+/// sandbox's home folder is (paths compare from it). A copy
 /// never writes a snapshot: `local` owns them.
 pub fn assert_variant_snapshot(
     name: &str,
@@ -320,6 +321,7 @@ fn set_aside(value: Value, provider: &str) -> Value {
                 let v = match (k.as_str(), v) {
                     ("provider", Value::String(id)) if id == provider => json!("[provider]"),
                     ("message", Value::String(_)) => json!("[message]"),
+                    (_, Value::String(path)) => json!(from_home(&path)),
                     (_, v) => set_aside(v, provider),
                 };
                 (k, v)
@@ -327,6 +329,21 @@ fn set_aside(value: Value, provider: &str) -> Value {
             .collect(),
         Value::Array(list) => list.into_iter().map(|v| set_aside(v, provider)).collect(),
         other => other,
+    }
+}
+
+/// A path inside a sandbox from its home folder, which each provider puts where it
+/// likes (`local`: `<state>/sandboxes/<id>/root`): everything up to the folder after
+/// the sandbox's id becomes `[home]`.
+fn from_home(text: &str) -> String {
+    const ID: &str = "[sandbox_id]/";
+    match text.find(ID) {
+        Some(at) => {
+            let after = &text[at + ID.len()..];
+            let rest = after.find('/').map_or("", |slash| &after[slash..]);
+            format!("[home]{rest}")
+        }
+        None => text.to_owned(),
     }
 }
 

@@ -372,7 +372,7 @@ enum Launched {
     /// An engine, and the one behind it when its provider reaches another (`rest`).
     Engine {
         engine: Engine,
-        upstream: Option<Engine>,
+        upstream: Option<Box<Engine>>,
     },
 }
 
@@ -475,11 +475,11 @@ async fn connect(
                 .collect();
             let target = providers::target_of(profile, &opts.engine_providers);
             let upstream = match target.filter(|t| t.needs_upstream()) {
-                Some(_) => Some(
+                Some(_) => Some(Box::new(
                     engine::launch(cmd, &ENGINE_UPSTREAM, &env, opts.ready_timeout)
                         .await
                         .map_err(|e| e.context("launching the upstream engine"))?,
-                ),
+                )),
                 None => None,
             };
             let engine = engine::launch(cmd, profile, &env, opts.ready_timeout).await?;

@@ -3,7 +3,9 @@
 //! base64url JSON) or as the same fields in a POST body; its fingerprint owns the
 //! sandboxes, so two accounts never see each other's.
 
-use super::support::{account, as_conn, create_as, error_snapshot, expect_error, own, sb};
+use super::support::{
+    account, account_fields, as_conn, create_as, error_snapshot, expect_error, own, sb,
+};
 use crate::engine::connection_header;
 use crate::{Case, Ctx, Resp, case, profiles};
 use anyhow::{Context as _, ensure};
@@ -66,8 +68,9 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["sandboxes_create", "sandboxes_info"],
             codes: ["E4002", "E2009"],
             run: |ctx| async move {
-                let provider = ctx.provider().unwrap_or("local");
-                let resp = ctx.send(as_conn(&ctx, None, Method::POST, "/v1/sandboxes").json(&json!({"timeout": 120, "provider": provider, "api_key": "conformance-body-key"}))).await?;
+                // The whole connection in the body (a `rest` provider's also names its remote).
+                let with_timeout = |mut fields: Value, timeout: u64| { fields["timeout"] = json!(timeout); fields };
+                let resp = ctx.send(as_conn(&ctx, None, Method::POST, "/v1/sandboxes").json(&with_timeout(account_fields(&ctx, "conformance-body-key"), 120))).await?;
                 resp.expect_status(201)?;
                 let record = resp.json()?;
                 let id = record["sandbox_id"].as_str().unwrap_or_default().to_owned();
@@ -75,9 +78,9 @@ pub fn cases() -> Vec<Case> {
                 ctx.track_sandbox(Some(same.clone()), &id);
                 info(&ctx, Some(&same), &id).await?.expect_status(200)?;
                 expect_error(&info(&ctx, own(&ctx).as_deref(), &id).await?, 404, "E2009").context("the body's account is not the keyless one")?;
-                let clash = ctx.send(as_conn(&ctx, Some(&account(&ctx, "key-one")), Method::POST, "/v1/sandboxes").json(&json!({"timeout": 60, "api_key": "key-two"}))).await?;
+                let clash = ctx.send(as_conn(&ctx, Some(&account(&ctx, "key-one")), Method::POST, "/v1/sandboxes").json(&with_timeout(account_fields(&ctx, "key-two"), 60))).await?;
                 expect_error(&clash, 400, "E4002")?;
-                let agree = ctx.send(as_conn(&ctx, Some(&account(&ctx, "key-one")), Method::POST, "/v1/sandboxes").json(&json!({"timeout": 60, "api_key": "key-one"}))).await?;
+                let agree = ctx.send(as_conn(&ctx, Some(&account(&ctx, "key-one")), Method::POST, "/v1/sandboxes").json(&with_timeout(account_fields(&ctx, "key-one"), 60))).await?;
                 agree.expect_status(201)?;
                 let agreed = agree.json()?["sandbox_id"].as_str().unwrap_or_default().to_owned();
                 ctx.track_sandbox(Some(account(&ctx, "key-one")), &agreed);

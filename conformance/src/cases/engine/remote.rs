@@ -92,7 +92,7 @@ pub fn cases() -> Vec<Case> {
                 let resp = ctx.send(as_conn(&ctx, Some(&conn), Method::GET, "/v1/sandboxes")).await?;
                 let body = expect_error(&resp, 500, "E9001")?;
                 ensure!(body["error"]["message"].as_str().is_some_and(|m| m.contains(&url)), "the message names the URL: {body}");
-                ctx.send(ctx.anonymous(Method::GET, "/v1/health")).await?.expect_status(200)?;
+                ctx.send(ctx.request(Method::GET, "/v1/health")).await?.expect_status(200)?;
                 Ok(())
             },
         },

@@ -45,6 +45,11 @@ pub fn own(ctx: &Ctx) -> Option<String> {
 /// connection's own `api_key` is the remote engine's token, so there the account is
 /// its remote connection's (`provider_options.remote`).
 pub fn account(ctx: &Ctx, api_key: &str) -> String {
+    connection_header(&account_fields(ctx, api_key))
+}
+
+/// The connection of [`account`] as JSON, for a POST body that carries it.
+pub fn account_fields(ctx: &Ctx, api_key: &str) -> Value {
     let mut conn = ctx.connection().cloned().unwrap_or_else(|| json!({}));
     let mut at = &mut conn;
     while at.get("api_url").is_some() {
@@ -55,7 +60,7 @@ pub fn account(ctx: &Ctx, api_key: &str) -> String {
         at = remote;
     }
     at["api_key"] = json!(api_key);
-    connection_header(&conn)
+    conn
 }
 
 /// A request with the engine token and the given connection header.
