@@ -1,14 +1,11 @@
 //! One call to a plugin: its request, the messages that answer it, the idle limit (the
 //! plugin must say something about a call at least every `idle`, or the call is answered
 //! E9002 and cancelled), and the cancel sent when the caller lets go before the answer.
-//! Unary calls, event streams, byte bodies read and byte bodies written are built on it.
+//! Unary calls here; event streams (`stream.rs`) and byte bodies (`body.rs`) on it.
 
 use super::child::{Conn, failed, lock};
-use super::protocol::{self, CHUNK_BYTES, FromPlugin};
-use crate::engine::provider::{ByteStream, Event, EventStream};
+use super::protocol::{self, FromPlugin};
 use crate::error::engine::{Code, EngineError};
-use bytes::Bytes;
-use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -29,11 +26,11 @@ pub struct Target<'a> {
 
 pub struct Call {
     conn: Arc<Conn>,
-    id: u64,
-    op: &'static str,
-    rx: mpsc::Receiver<Delivery>,
+    pub(super) id: u64,
+    pub(super) op: &'static str,
+    pub(super) rx: mpsc::Receiver<Delivery>,
     /// The plugin gave its last word: no cancel is owed.
-    finished: bool,
+    pub(super) finished: bool,
 }
 
 impl Call {
@@ -125,7 +122,7 @@ impl Call {
         self.finished = false;
     }
 
-    fn gone(&self) -> EngineError {
+    pub(super) fn gone(&self) -> EngineError {
         let reason = self
             .conn
             .dead()
@@ -153,7 +150,7 @@ impl Call {
         )
     }
 
-    fn unexpected(&self, message: &FromPlugin) -> EngineError {
+    pub(super) fn unexpected(&self, message: &FromPlugin) -> EngineError {
         let kind = match message {
             FromPlugin::Response { .. } => "a response",
             FromPlugin::Event { .. } => "an event",
@@ -176,221 +173,6 @@ impl Drop for Call {
             line.push('\n');
             // Best effort: a full queue means the plugin is not reading anyway.
             let _ = self.conn.writer.try_send(line);
-        }
-    }
-}
-
-/// The events an op may stream, by name (the engine's events are named statically).
-pub fn event_name(op: &str, name: &str) -> Option<&'static str> {
-    let names: &[&'static str] = match op {
-        "commands_stream" => &["start", "stdout", "stderr", "exit"],
-        "files_watch" => &["create", "modify", "delete", "rename", "overflow", "error"],
-        _ => &[],
-    };
-    names.iter().copied().find(|n| *n == name)
-}
-
-/// Shapes the events of a stream: the plugin's `(name, data)` into the engine's events.
-pub trait Render: Send + 'static {
-    fn event(
-        &mut self,
-        call: &Call,
-        name: &'static str,
-        data: Value,
-    ) -> Result<Vec<Event>, EngineError>;
-
-    /// What is still held back when the stream ends well.
-    fn finish(&mut self) -> Vec<Event> {
-        Vec::new()
-    }
-}
-
-/// Waits until a stream is open (its first event or `alive`); an error response before
-/// that is the call's answer. The events follow, shaped by `render`.
-pub async fn open_stream(mut call: Call, render: impl Render) -> Result<EventStream, EngineError> {
-    let mut stream = Stream {
-        call: None,
-        queue: std::collections::VecDeque::new(),
-        render,
-    };
-    match call.next().await? {
-        FromPlugin::Alive { .. } => stream.call = Some(call),
-        FromPlugin::Event { name, data, .. } => {
-            let events = stream_event(&call, &mut stream.render, &name, data)?;
-            stream.queue.extend(events.into_iter().map(Ok));
-            stream.call = Some(call);
-        }
-        FromPlugin::Response { error, .. } => {
-            call.finished = true;
-            if let Some(error) = error {
-                return Err(protocol::engine_error(call.plugin(), error));
-            }
-        }
-        other => return Err(call.unexpected(&other)),
-    }
-    Ok(Box::pin(futures::stream::unfold(
-        stream,
-        |mut stream| async move {
-            let item = stream.next().await;
-            item.map(|item| (item, stream))
-        },
-    )))
-}
-
-struct Stream<R> {
-    /// `None` once the plugin's part is over.
-    call: Option<Call>,
-    queue: std::collections::VecDeque<Result<Event, EngineError>>,
-    render: R,
-}
-
-impl<R: Render> Stream<R> {
-    async fn next(&mut self) -> Option<Result<Event, EngineError>> {
-        loop {
-            if let Some(item) = self.queue.pop_front() {
-                return Some(item);
-            }
-            let call = self.call.as_mut()?;
-            let ended = match call.next().await {
-                Ok(FromPlugin::Alive { .. }) => false,
-                Ok(FromPlugin::Event { name, data, .. }) => {
-                    match stream_event(call, &mut self.render, &name, data) {
-                        Ok(events) => {
-                            self.queue.extend(events.into_iter().map(Ok));
-                            false
-                        }
-                        Err(e) => {
-                            self.queue.push_back(Err(e));
-                            true
-                        }
-                    }
-                }
-                Ok(FromPlugin::Response { error, .. }) => {
-                    call.finished = true;
-                    self.queue.extend(self.render.finish().into_iter().map(Ok));
-                    if let Some(error) = error {
-                        self.queue
-                            .push_back(Err(protocol::engine_error(call.plugin(), error)));
-                    }
-                    true
-                }
-                Ok(other) => {
-                    self.queue.push_back(Err(call.unexpected(&other)));
-                    true
-                }
-                Err(e) => {
-                    self.queue.push_back(Err(e));
-                    true
-                }
-            };
-            if ended {
-                // The call is over: its cancel (when owed) goes now, not when the client goes.
-                self.call = None;
-            }
-        }
-    }
-}
-
-fn stream_event(
-    call: &Call,
-    render: &mut impl Render,
-    name: &str,
-    data: Value,
-) -> Result<Vec<Event>, EngineError> {
-    let name = event_name(call.op, name).ok_or_else(|| {
-        call.fault(&format!(
-            "an event `{name}`, which `{}` does not stream",
-            call.op
-        ))
-    })?;
-    render.event(call, name, data)
-}
-
-/// The bytes of a read, as the plugin sends them after its response: chunks up to the
-/// last one. A plugin failure mid-body is an I/O error of the body.
-pub fn read_body(call: Call) -> ByteStream {
-    Box::pin(futures::stream::unfold(Some(call), |call| async move {
-        let mut call = call?;
-        loop {
-            let message = match call.next().await {
-                Ok(message) => message,
-                Err(e) => return Some((Err(std::io::Error::other(e.message)), None)),
-            };
-            match message {
-                FromPlugin::Alive { .. } => continue,
-                FromPlugin::Chunk {
-                    error: Some(error), ..
-                } => {
-                    call.finished = true;
-                    let e = protocol::engine_error(call.plugin(), error);
-                    return Some((Err(std::io::Error::other(e.message)), None));
-                }
-                FromPlugin::Chunk { data, last, .. } => {
-                    let bytes = match data
-                        .as_deref()
-                        .map(|d| protocol::bytes(call.plugin(), "data", d))
-                    {
-                        Some(Ok(bytes)) => bytes,
-                        Some(Err(e)) => return Some((Err(std::io::Error::other(e.message)), None)),
-                        None => Vec::new(),
-                    };
-                    if last {
-                        call.finished = true;
-                        return (!bytes.is_empty()).then(|| (Ok(Bytes::from(bytes)), None));
-                    }
-                    if bytes.is_empty() {
-                        continue;
-                    }
-                    return Some((Ok(Bytes::from(bytes)), Some(call)));
-                }
-                other => {
-                    let e = call.unexpected(&other);
-                    return Some((Err(std::io::Error::other(e.message)), None));
-                }
-            }
-        }
-    }))
-}
-
-/// Sends `body` as chunks of at most [`CHUNK_BYTES`] then the last chunk, while listening
-/// for the plugin's answer (it may refuse before the body is through: the rest is not
-/// sent). The idle limit counts only once the whole body is sent.
-pub async fn write_body(call: &mut Call, mut body: ByteStream) -> Result<Value, EngineError> {
-    let mut pending: Vec<u8> = Vec::new();
-    let mut body_done = false;
-    loop {
-        while pending.len() >= CHUNK_BYTES || (body_done && !pending.is_empty()) {
-            let rest = pending.split_off(pending.len().min(CHUNK_BYTES));
-            call.send(protocol::chunk(call.id, &pending)).await?;
-            pending = rest;
-        }
-        if body_done {
-            call.send(protocol::last_chunk(call.id)).await?;
-            return call.response().await;
-        }
-        tokio::select! {
-            biased;
-            // The plugin answered before the end of the body: a refusal (or a fault).
-            early = call.rx.recv() => match early {
-                Some(Delivery::Message(FromPlugin::Alive { .. })) => {}
-                Some(Delivery::Message(FromPlugin::Response { error: Some(error), .. })) => {
-                    call.finished = true;
-                    return Err(protocol::engine_error(call.plugin(), error));
-                }
-                Some(Delivery::Message(other)) => return Err(call.unexpected(&other)),
-                Some(Delivery::Failed(e)) => return Err(e),
-                None => return Err(call.gone()),
-            },
-            piece = body.next() => match piece {
-                Some(Ok(bytes)) => pending.extend_from_slice(&bytes),
-                Some(Err(e)) => {
-                    return Err(EngineError::new(
-                        Code::InvalidArgument,
-                        format!("the request body could not be read: {e}"),
-                    ));
-                }
-                None => body_done = true,
-            },
         }
     }
 }

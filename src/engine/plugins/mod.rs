@@ -5,19 +5,22 @@
 //! - [`discover`]: where plugins are found, and the trust that says so;
 //! - [`host`]: one plugin as the engine keeps it (its record, its restarts);
 //! - [`child`]: its running process (handshake, the line reader and writer);
-//! - [`call`]: one call (idle limit, cancel, streams and byte bodies);
+//! - [`call`]: one call (its idle limit, its cancel); [`stream`]: event streams;
+//!   [`body`]: byte bodies as chunks;
 //! - [`ops`]: the `Provider` and `Sandbox` traits as requests;
 //! - [`protocol`]: the messages.
 //!
 //! Whatever a plugin does (crash, garbage, silence, hanging), the engine goes on: the fault
 //! is its record's `error` or a typed E9001 / E9002 for the call, never a hang.
 
+mod body;
 mod call;
 mod child;
 pub mod discover;
 mod host;
 mod ops;
 pub mod protocol;
+mod stream;
 
 #[cfg(test)]
 mod tests;

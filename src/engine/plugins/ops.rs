@@ -2,11 +2,13 @@
 //! (`engine::routes`), its parameters the route's body or query, its result the route's
 //! answer, except that bytes travel as base64 (`*_b64`) and byte bodies as chunks.
 
-use super::call::{self, Call, Render, Target};
+use super::body;
+use super::call::{Call, Target};
 use super::host::Host;
 use super::protocol;
+use super::stream::{self, Changes, Output, Render};
 use crate::engine::provider::{
-    ByteStream, CodeOutcome, CommandOutcome, Event, EventStream, FileRead, ProcessInfo, Provider,
+    ByteStream, CodeOutcome, CommandOutcome, EventStream, FileRead, ProcessInfo, Provider,
     ProviderResult, Sandbox,
 };
 use crate::engine::wire::{
@@ -15,13 +17,11 @@ use crate::engine::wire::{
     WriteQuery,
 };
 use crate::error::engine::{Code, EngineError};
-use crate::services::output_json::put_bytes;
-use crate::services::utf8_carry::Utf8Carry;
 use async_trait::async_trait;
 use base64::Engine as _;
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 impl Host {
@@ -130,7 +130,7 @@ impl PluginSandbox {
         render: impl Render,
     ) -> ProviderResult<EventStream> {
         let call = self.host.call(op, &self.target(), params).await?;
-        call::open_stream(call, render).await
+        stream::open_stream(call, render).await
     }
 }
 
@@ -176,81 +176,6 @@ struct Exists {
 #[derive(Deserialize)]
 struct Removed {
     path: String,
-}
-
-/// Command output events: `{data_b64}` from the plugin; text kept whole across events and
-/// shown as the engine shows output (`data`, and `data_b64` when not UTF-8).
-#[derive(Default)]
-struct Output {
-    stdout: Utf8Carry,
-    stderr: Utf8Carry,
-}
-
-fn output_event(name: &'static str, bytes: &[u8]) -> Event {
-    let mut map = Map::new();
-    put_bytes(&mut map, "data", bytes);
-    Event {
-        name,
-        data: Value::Object(map),
-    }
-}
-
-impl Render for Output {
-    fn event(
-        &mut self,
-        call: &Call,
-        name: &'static str,
-        data: Value,
-    ) -> Result<Vec<Event>, EngineError> {
-        let carry = match name {
-            "stdout" => &mut self.stdout,
-            "stderr" => &mut self.stderr,
-            _ => return Ok(vec![Event { name, data }]),
-        };
-        let b64 = data["data_b64"]
-            .as_str()
-            .ok_or_else(|| call.fault(&format!("a `{name}` event without `data_b64`")))?;
-        let bytes = carry.push(&protocol::bytes(call.plugin(), "data_b64", b64)?);
-        Ok(if bytes.is_empty() {
-            Vec::new()
-        } else {
-            vec![output_event(name, &bytes)]
-        })
-    }
-
-    fn finish(&mut self) -> Vec<Event> {
-        [
-            ("stdout", self.stdout.finish()),
-            ("stderr", self.stderr.finish()),
-        ]
-        .into_iter()
-        .filter(|(_, rest)| !rest.is_empty())
-        .map(|(name, rest)| output_event(name, &rest))
-        .collect()
-    }
-}
-
-/// Watch events as they come; an `error` event's data is the plugin's error, shown as the
-/// engine's error body.
-struct Changes;
-
-impl Render for Changes {
-    fn event(
-        &mut self,
-        call: &Call,
-        name: &'static str,
-        data: Value,
-    ) -> Result<Vec<Event>, EngineError> {
-        if name != "error" {
-            return Ok(vec![Event { name, data }]);
-        }
-        let error: protocol::PluginError = serde_json::from_value(data)
-            .map_err(|e| call.fault(&format!("an `error` event that is not an error ({e})")))?;
-        Ok(vec![Event {
-            name,
-            data: protocol::engine_error(call.plugin(), error).body(),
-        }])
-    }
 }
 
 fn decode(plugin: &str, field: &str, b64: &str) -> ProviderResult<Vec<u8>> {
@@ -339,7 +264,7 @@ impl Sandbox for PluginSandbox {
         call.reopen();
         Ok(FileRead {
             size,
-            body: call::read_body(call),
+            body: body::read_body(call),
         })
     }
 
@@ -348,7 +273,7 @@ impl Sandbox for PluginSandbox {
             .host
             .call("files_write", &self.target(), json!(query))
             .await?;
-        call::write_body(&mut call, body).await
+        body::write_body(&mut call, body).await
     }
 
     async fn list_files(&self, path: &str, depth: u32) -> ProviderResult<Vec<Value>> {
