@@ -214,8 +214,9 @@ pub struct ProviderRecord {
     pub name: String,
     pub version: String,
     pub kind: ProviderKind,
-    /// Where the provider came from: `builtin` (compiled in), later `user` / `system` for
-    /// plugins.
+    /// Where the provider came from: `builtin` (compiled in: `local`, `memory`, `rest`),
+    /// `user` (a plugin in `<state>/plugins/`), `environment` (a plugin named by
+    /// `SVC_ENGINE_PLUGINS`).
     pub trust: String,
     pub features: Vec<Feature>,
     /// Why the provider cannot serve, or `null`.

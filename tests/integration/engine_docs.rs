@@ -28,9 +28,18 @@ struct Engine {
 impl Engine {
     fn start() -> Engine {
         let state = tempfile::tempdir().unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_svc"))
+        // The example plugin, so the story shows all four provider kinds.
+        let svc = std::path::PathBuf::from(env!("CARGO_BIN_EXE_svc"));
+        let plugin = svc.with_file_name("svc-plugin-dir");
+        assert!(
+            plugin.is_file(),
+            "{} is missing: cargo build --workspace --bins",
+            plugin.display()
+        );
+        let child = Command::new(&svc)
             .args(["provider", "engine", "serve", "--idle-timeout", "120"])
             .env("SVC_STATE_DIR", state.path())
+            .env("SVC_ENGINE_PLUGINS", &plugin)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
