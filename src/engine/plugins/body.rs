@@ -1,7 +1,8 @@
 //! Byte bodies as chunks of at most 64 KiB: a file read (the plugin's chunks after its
 //! `{size}`) and a file written (the engine's chunks after its request).
 
-use super::call::{Call, Delivery};
+use super::call::Call;
+use super::protocol::Delivery;
 use super::protocol::{self, CHUNK_BYTES, FromPlugin};
 use crate::engine::provider::ByteStream;
 use crate::error::engine::{Code, EngineError};

@@ -4,19 +4,12 @@
 //! Unary calls here; event streams (`stream.rs`) and byte bodies (`body.rs`) on it.
 
 use super::child::{Conn, failed, lock};
-use super::protocol::{self, FromPlugin};
+use super::protocol::{self, Delivery, FromPlugin};
 use crate::error::engine::{Code, EngineError};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio::sync::mpsc;
-
-/// What the reader task hands a call.
-#[derive(Debug)]
-pub enum Delivery {
-    Message(FromPlugin),
-    Failed(EngineError),
-}
 
 /// Where a request goes: the connection's account and the sandbox it is about.
 pub struct Target<'a> {

@@ -4,8 +4,7 @@
 //! exits or breaks the protocol, every call in flight is answered E9001 with the reason, and
 //! the reason stays for the provider record. Dropping the [`Conn`] kills the process.
 
-use super::call::Delivery;
-use super::protocol::{self, FromPlugin, Hello, Line, MAX_LINE};
+use super::protocol::{self, Delivery, FromPlugin, Hello, Line, MAX_LINE};
 use crate::error::engine::{Code, EngineError};
 use std::collections::HashMap;
 use std::path::Path;

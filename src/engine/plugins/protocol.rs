@@ -16,6 +16,14 @@ pub const CHUNK_BYTES: usize = 64 * 1024;
 /// carries at most 8 MiB of each stream, which base64 makes 11 MiB).
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
 
+/// What the reader task hands a call: a message of the plugin about it, or why none
+/// will come.
+#[derive(Debug)]
+pub enum Delivery {
+    Message(FromPlugin),
+    Failed(EngineError),
+}
+
 /// The plugin's hello: who it is and what it declares.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Hello {
