@@ -9,6 +9,10 @@
 //! - time to the first `stdout` event of `commands/stream` of `echo hi`, versus spawning
 //!   `echo hi` and reading its first byte.
 //! - files PUT and GET of 100 MiB (`--mib N`) versus `cp` of the same file.
+//! - the `rest` hop: a second engine (its own state folder and token) reached directly and
+//!   through the first engine's `rest` provider: `commands/run` of `true` (p50 and p99,
+//!   the added ms per command) and a 64 MiB (`--rest-mib N`) file PUT and GET (MiB/s both
+//!   ways, the added ms per MiB).
 
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
@@ -19,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::{arg, first_byte, median, ms, percentile, spawn_and_wait};
 use svc::client::{Client, ClientOptions, CommandEvent, Upload, WriteOptions};
-use svc::engine::wire::{CommandBody, CreateSandbox};
+use svc::engine::wire::{CommandBody, Connection, CreateSandbox};
 
 fn svc_binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svc"))
@@ -140,16 +144,7 @@ async fn commands(client: &Client, rounds: u64) {
 
 async fn files(client: &Client, mib: u64) {
     let work = tempfile::tempdir().unwrap();
-    let source = work.path().join("source.bin");
-    {
-        use std::io::Write;
-        let mut file = std::fs::File::create(&source).unwrap();
-        let block: Vec<u8> = (0..1024 * 1024).map(|i| (i * 31 % 251) as u8).collect();
-        for _ in 0..mib {
-            file.write_all(&block).unwrap();
-        }
-        file.sync_all().unwrap();
-    }
+    let source = source_file(work.path(), mib);
     let sandbox = client.create(&CreateSandbox::default()).await.unwrap();
     let id = sandbox.sandbox_id;
     let (mut put, mut get, mut cp) = (Vec::new(), Vec::new(), Vec::new());
@@ -204,9 +199,124 @@ async fn files(client: &Client, mib: u64) {
     client.kill(&id).await.unwrap();
 }
 
+/// `n` MiB of bytes in a new file of `dir`.
+fn source_file(dir: &Path, mib: u64) -> PathBuf {
+    use std::io::Write;
+    let source = dir.join("source.bin");
+    let mut file = std::fs::File::create(&source).unwrap();
+    let block: Vec<u8> = (0..1024 * 1024).map(|i| (i * 31 % 251) as u8).collect();
+    for _ in 0..mib {
+        file.write_all(&block).unwrap();
+    }
+    file.sync_all().unwrap();
+    source
+}
+
+/// A PUT then a GET of `source` (`mib` MiB) through `client`: their times in ms.
+async fn put_get(client: &Client, id: &str, source: &Path, mib: u64, out: &Path) -> (f64, f64) {
+    let started = Instant::now();
+    let upload = Upload::File(source.to_path_buf());
+    let entry = client
+        .write_file(id, "hop.bin", &upload, WriteOptions::default(), None)
+        .await
+        .unwrap();
+    let put = ms(started.elapsed());
+    assert_eq!(entry.size, mib * 1024 * 1024);
+    let started = Instant::now();
+    let mut file = tokio::fs::File::create(out).await.unwrap();
+    let n = client
+        .read_file_to(id, "hop.bin", &mut file, None)
+        .await
+        .unwrap();
+    let get = ms(started.elapsed());
+    assert_eq!(n, mib * 1024 * 1024);
+    std::fs::remove_file(out).unwrap();
+    (put, get)
+}
+
+/// The `rest` hop's cost: the same sandbox of a second engine, reached directly and
+/// through the first engine (`front_state`'s) with `provider: rest`, turn about.
+async fn rest_hop(front_state: &Path, rounds: u64, mib: u64) {
+    let remote_state = tempfile::tempdir().unwrap();
+    let direct = client(remote_state.path());
+    direct.health().await.expect("the second engine starts");
+    let remote = direct.descriptor().expect("its descriptor");
+    let via = Client::new(ClientOptions {
+        state_dir: front_state.to_path_buf(),
+        program: Some(svc_binary()),
+        connection: Connection {
+            provider: Some("rest".into()),
+            api_url: Some(format!("http://{}:{}", remote.host, remote.port)),
+            api_key: Some(remote.token.clone()),
+            ..Connection::default()
+        },
+        ..ClientOptions::default()
+    })
+    .expect("a client of the front");
+    // Both reach the second engine as its default account, so they share the sandbox.
+    let id = direct
+        .create(&CreateSandbox::default())
+        .await
+        .unwrap()
+        .sandbox_id;
+    let run = program("true", &[]);
+    assert_eq!(
+        via.run(&id, &run).await.unwrap().exit_code,
+        0,
+        "the hop works"
+    );
+    let (mut straight, mut hopped) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let started = Instant::now();
+        assert_eq!(direct.run(&id, &run).await.unwrap().exit_code, 0);
+        straight.push(ms(started.elapsed()));
+        let started = Instant::now();
+        assert_eq!(via.run(&id, &run).await.unwrap().exit_code, 0);
+        hopped.push(ms(started.elapsed()));
+    }
+    let (d50, v50) = (median(straight.clone()), median(hopped.clone()));
+    let (d99, v99) = (percentile(straight, 0.99), percentile(hopped, 0.99));
+    println!(
+        "rest hop, commands/run `true`: via rest p50 {v50:.2} ms, p99 {v99:.2} ms; direct p50 \
+         {d50:.2} ms, p99 {d99:.2} ms; added p50 {:.2} ms, p99 {:.2} ms per command",
+        v50 - d50,
+        v99 - d99
+    );
+
+    let work = tempfile::tempdir().unwrap();
+    let source = source_file(work.path(), mib);
+    let out = work.path().join("out.bin");
+    let (mut put, mut get) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+    for _ in 0..3 {
+        let (p, g) = put_get(&direct, &id, &source, mib, &out).await;
+        put.0.push(p);
+        get.0.push(g);
+        let (p, g) = put_get(&via, &id, &source, mib, &out).await;
+        put.1.push(p);
+        get.1.push(g);
+    }
+    let rate = |t: f64| mib as f64 / (t / 1000.0);
+    let (dp, vp) = (median(put.0), median(put.1));
+    let (dg, vg) = (median(get.0), median(get.1));
+    println!(
+        "rest hop, files {mib} MiB: PUT via rest {vp:.0} ms ({:.0} MiB/s), direct {dp:.0} ms \
+         ({:.0} MiB/s), added {:.2} ms per MiB; GET via rest {vg:.0} ms ({:.0} MiB/s), direct \
+         {dg:.0} ms ({:.0} MiB/s), added {:.2} ms per MiB",
+        rate(vp),
+        rate(dp),
+        (vp - dp) / mib as f64,
+        rate(vg),
+        rate(dg),
+        (vg - dg) / mib as f64
+    );
+    direct.kill(&id).await.unwrap();
+    stop(&direct).await;
+}
+
 fn main() {
     let rounds = arg("rounds", 300);
     let mib = arg("mib", 100);
+    let rest_mib = arg("rest-mib", 64);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         cold_start(10).await;
@@ -214,6 +324,7 @@ fn main() {
         let client = client(state.path());
         commands(&client, rounds).await;
         files(&client, mib).await;
+        rest_hop(state.path(), rounds, rest_mib).await;
         stop(&client).await;
     });
 }
