@@ -82,7 +82,7 @@ pub async fn run(
     // and ends; nothing the server started outlives it.
     let (drained, ()) = tokio::join!(
         tokio::time::timeout(SHUTDOWN_GRACE, drained),
-        state.end_children()
+        state.end_process_children()
     );
     if drained.is_err() {
         tracing::warn!("open connections did not finish in time; closing them");

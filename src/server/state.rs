@@ -40,16 +40,24 @@ pub struct AppState {
 pub type SharedState = Arc<AppState>;
 
 impl AppState {
-    /// Ends every child the server's routes started and keeps (TERM, a grace period, KILL,
-    /// all at once); returns when all are reaped. Called when the server stops.
+    /// Ends every child this state's registries keep (processes, terminals, the browser:
+    /// TERM, a grace period, KILL, all at once); returns when all are reaped. Only this
+    /// state's: several states share a process in tests, and one state's end must not kill
+    /// another's children. [`AppState::end_process_children`] ends the rest at shutdown.
     pub async fn end_children(&self) {
-        // The registries first, so they start nothing more; then every other child
-        // (shells, streams, agent runtimes, named commands) the requests still hold.
         tokio::join!(
             self.processes.shutdown(),
             self.ptys.shutdown(),
             self.browser.shutdown()
         );
+    }
+
+    /// [`AppState::end_children`], then every other child of this process (shells, streams,
+    /// agent runtimes, named commands the requests still hold). Called when the server
+    /// stops: the server is the only thing in its process, so they are all its own.
+    pub async fn end_process_children(&self) {
+        // The registries first, so they start nothing more.
+        self.end_children().await;
         crate::services::supervisor::stop_all(crate::services::supervisor::GRACE).await;
     }
 }
