@@ -5,6 +5,7 @@
 //! what it declares in its [`ProviderRecord::features`] and nothing else; the engine also
 //! checks the declared feature before it calls (`engine::routes`).
 
+use super::wire::SANDBOX_TIMEOUT_MAX_S;
 use super::wire::{
     CodeRunBody, CommandBody, Connection, ContextRecord, CreateContext, CreateSandbox, Feature,
     ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord, SandboxRecord, WriteQuery,
@@ -15,6 +16,7 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -89,6 +91,41 @@ pub enum TerminalInput {
 pub struct TerminalIo {
     pub input: mpsc::Sender<TerminalInput>,
     pub output: BoxStream<'static, Bytes>,
+}
+
+/// Spec 8: `timeout` is 1-86400 seconds. The engine's handlers check it before a
+/// provider is called; every provider checks it too, for callers that reach it directly.
+pub fn check_timeout(seconds: u64) -> ProviderResult<u64> {
+    if (1..=SANDBOX_TIMEOUT_MAX_S).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(EngineError::new(
+            Code::InvalidArgument,
+            format!("`timeout` must be 1 to {SANDBOX_TIMEOUT_MAX_S} seconds, not {seconds}"),
+        ))
+    }
+}
+
+/// Variables a process can be given (`field` names the body's map): names of letters,
+/// digits and `_` (not starting with a digit), values without NUL.
+pub fn check_env(field: &str, env: &BTreeMap<String, String>) -> ProviderResult<()> {
+    let invalid = |message: String| Err(EngineError::new(Code::InvalidArgument, message));
+    for (name, value) in env {
+        let mut chars = name.chars();
+        let good = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !good {
+            return invalid(format!(
+                "`{field}`: `{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"
+            ));
+        }
+        if value.contains('\0') {
+            return invalid(format!("`{field}`: the value of `{name}` holds a NUL byte"));
+        }
+    }
+    Ok(())
 }
 
 fn unsupported<T>(feature: Feature) -> ProviderResult<T> {

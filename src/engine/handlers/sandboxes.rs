@@ -2,10 +2,11 @@
 //! list, connect, info, kill, running, timeout, pause, resume, port URLs.
 
 use super::super::extract::{Body, Conn, Matched, NoFields, PathParams, Query};
+use super::super::provider::check_timeout;
 use super::super::state::Shared;
 use super::super::wire::{
-    CreateSandbox, ListSandboxes, PortUrl, Running, SANDBOX_TIMEOUT_DEFAULT_S,
-    SANDBOX_TIMEOUT_MAX_S, SandboxList, SandboxRecord, SandboxStatus, SetTimeout,
+    CreateSandbox, ListSandboxes, PortUrl, Running, SANDBOX_TIMEOUT_DEFAULT_S, SandboxList,
+    SandboxRecord, SandboxStatus, SetTimeout,
 };
 use super::support::Sandboxed;
 use crate::error::engine::{Code, EngineError};
@@ -15,17 +16,6 @@ use http::StatusCode;
 
 fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::new(Code::InvalidArgument, message)
-}
-
-/// Spec 8: `timeout` is 1-86400 seconds.
-pub fn check_timeout(seconds: u64) -> Result<u64, EngineError> {
-    if (1..=SANDBOX_TIMEOUT_MAX_S).contains(&seconds) {
-        Ok(seconds)
-    } else {
-        Err(invalid(format!(
-            "`timeout` must be 1 to {SANDBOX_TIMEOUT_MAX_S} seconds, not {seconds}"
-        )))
-    }
 }
 
 fn check_create(body: &mut CreateSandbox) -> Result<(), EngineError> {

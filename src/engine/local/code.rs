@@ -2,9 +2,10 @@
 //! interpreter that keeps its state between runs), through the code-run service, in the
 //! sandbox's folder and environment, inside its cgroup where it has one.
 
+use super::super::provider::check_env;
 use super::super::provider::{CodeOutcome, ProviderResult};
 use super::super::wire::{CodeRunBody, ContextRecord, CreateContext};
-use super::commands::{check_env, in_cgroup, limit, program, run_registered, working_dir};
+use super::commands::{in_cgroup, limit, program, run_registered, working_dir};
 use super::env;
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};

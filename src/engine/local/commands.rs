@@ -4,7 +4,7 @@
 //! them while they run. `cmd` alone is a shell line for `/bin/sh -c`; with `args` it is a
 //! program found on the sandbox's `PATH`, run without a shell.
 
-use super::super::provider::{CommandOutcome, Event, EventStream, ProviderResult};
+use super::super::provider::{CommandOutcome, Event, EventStream, ProviderResult, check_env};
 use super::super::wire::{COMMAND_TIMEOUT_DEFAULT_S, CommandBody, SANDBOX_TIMEOUT_MAX_S};
 use super::env;
 use super::sandbox::Core;
@@ -16,7 +16,6 @@ use crate::services::supervisor::{
 };
 use crate::services::utf8_carry::Utf8Carry;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,29 +97,6 @@ pub fn in_cgroup(core: &Core, program: String, args: Vec<String>) -> (String, Ve
         Some(cgroup) => cgroup.wrap(program, args),
         None => (program, args),
     }
-}
-
-/// Variables a process can be given: names of letters, digits and `_` (not starting with
-/// a digit), values without NUL.
-pub fn check_env(field: &str, env: &BTreeMap<String, String>) -> ProviderResult<()> {
-    for (name, value) in env {
-        let mut chars = name.chars();
-        let good = chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !good {
-            return Err(invalid(format!(
-                "`{field}`: `{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"
-            )));
-        }
-        if value.contains('\0') {
-            return Err(invalid(format!(
-                "`{field}`: the value of `{name}` holds a NUL byte"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The spec and label of `body`; `open_stdin`: stdin stays open when the body gives none.

@@ -246,7 +246,7 @@ pub async fn resume(core: &Core) -> ProviderResult<SandboxRecord> {
 
 /// The sandbox ends `seconds` from now (1..=86400).
 pub async fn set_timeout(core: &Arc<Core>, seconds: u64) -> ProviderResult<SandboxRecord> {
-    let seconds = super::check_timeout(seconds)?;
+    let seconds = crate::engine::provider::check_timeout(seconds)?;
     let _turn = core.lifecycle.lock().await;
     core.alive()?;
     let record = core.update(|s| s.set_expiry(SystemTime::now() + Duration::from_secs(seconds)))?;

@@ -29,10 +29,10 @@ mod terminal;
 #[cfg(test)]
 mod tests;
 
-use super::provider::{Provider, ProviderResult, Sandbox};
+use super::provider::{Provider, ProviderResult, Sandbox, check_env, check_timeout};
 use super::wire::{
     Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord,
-    SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S, SandboxRecord, SandboxStatus,
+    SANDBOX_TIMEOUT_DEFAULT_S, SandboxRecord, SandboxStatus,
 };
 use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::{self, Support};
@@ -56,18 +56,6 @@ pub struct LocalProvider {
     root: PathBuf,
     sandboxes: Arc<Table>,
     cgroups: Support,
-}
-
-/// `timeout`: 1..=86400 seconds.
-fn check_timeout(seconds: u64) -> ProviderResult<u64> {
-    if (1..=SANDBOX_TIMEOUT_MAX_S).contains(&seconds) {
-        Ok(seconds)
-    } else {
-        Err(EngineError::new(
-            Code::InvalidArgument,
-            format!("`timeout` must be 1 to {SANDBOX_TIMEOUT_MAX_S} seconds, not {seconds}"),
-        ))
-    }
 }
 
 impl LocalProvider {
@@ -202,7 +190,7 @@ impl Provider for LocalProvider {
             }
         }
         if let Some(envs) = &body.envs {
-            commands::check_env("envs", envs)?;
+            check_env("envs", envs)?;
         }
         let id = crate::services::ids::new("sb");
         let now = SystemTime::now();

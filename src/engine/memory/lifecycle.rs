@@ -92,7 +92,7 @@ pub fn resume(core: &Core) -> ProviderResult<SandboxRecord> {
 
 /// The sandbox ends `seconds` from now (1..=86400).
 pub fn set_timeout(core: &Arc<Core>, seconds: u64) -> ProviderResult<SandboxRecord> {
-    let seconds = super::check_timeout(seconds)?;
+    let seconds = crate::engine::provider::check_timeout(seconds)?;
     let record = {
         let mut state = lock(&core.state);
         core.alive()?;

@@ -27,10 +27,10 @@ mod watch;
 #[cfg(test)]
 mod tests;
 
-use super::provider::{Provider, ProviderResult, Sandbox};
+use super::provider::{Provider, ProviderResult, Sandbox, check_env, check_timeout};
 use super::wire::{
     Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord,
-    SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S, SandboxRecord, SandboxStatus,
+    SANDBOX_TIMEOUT_DEFAULT_S, SandboxRecord, SandboxStatus,
 };
 use crate::error::engine::{Code, EngineError};
 use crate::services::paths::{PathGuard, PathRules, SymlinkPolicy, normalize};
@@ -70,40 +70,6 @@ pub struct MemoryProvider {
 
 fn invalid(message: String) -> EngineError {
     EngineError::new(Code::InvalidArgument, message)
-}
-
-/// `timeout`: 1..=86400 seconds.
-fn check_timeout(seconds: u64) -> ProviderResult<u64> {
-    if (1..=SANDBOX_TIMEOUT_MAX_S).contains(&seconds) {
-        Ok(seconds)
-    } else {
-        Err(invalid(format!(
-            "`timeout` must be 1 to {SANDBOX_TIMEOUT_MAX_S} seconds, not {seconds}"
-        )))
-    }
-}
-
-/// Variables as `local` takes them: names of letters, digits and `_` (not starting with a
-/// digit), values without NUL.
-fn check_envs(envs: &BTreeMap<String, String>) -> ProviderResult<()> {
-    for (name, value) in envs {
-        let mut chars = name.chars();
-        let good = chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !good {
-            return Err(invalid(format!(
-                "`envs`: `{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"
-            )));
-        }
-        if value.contains('\0') {
-            return Err(invalid(format!(
-                "`envs`: the value of `{name}` holds a NUL byte"
-            )));
-        }
-    }
-    Ok(())
 }
 
 impl MemoryProvider {
@@ -227,7 +193,7 @@ impl Provider for MemoryProvider {
             }
         }
         let envs = body.envs.clone().unwrap_or_default();
-        check_envs(&envs)?;
+        check_env("envs", &envs)?;
         let id = crate::services::ids::new("sb");
         let now = SystemTime::now();
         let mut state = State {
