@@ -15,7 +15,8 @@
 //! with two references for scale: a copy through user space (a read/write loop in 1 MiB
 //! blocks; `cp` offloads the copy to the kernel with `copy_file_range`), and the same bytes
 //! over one loopback TCP connection without HTTP or files (the transport's ceiling).
-//! Target: read and write at >= 0.9 of `cp`'s throughput.
+//! Target: read and write at >= 0.9 of `cp`'s throughput. `--copies-only` stops after the
+//! copies (for a profiler).
 
 #[path = "support/server.rs"]
 mod server;
@@ -133,14 +134,31 @@ async fn write_through(client: &reqwest::Client, base: &str, src: &Path, dst: &P
     let src_owned = src.to_path_buf();
     std::thread::spawn(move || {
         let mut file = std::fs::File::open(src_owned).unwrap();
-        loop {
-            // Read into fresh capacity (not a zeroed buffer: that would be one more pass).
-            let mut buf = Vec::with_capacity(512 * 1024);
-            let n = (&mut file).take(512 * 1024).read_to_end(&mut buf).unwrap();
+        // A ring of read buffers, each reused once hyper has sent (and dropped) what was
+        // sent from it, as a client reading into a buffer and sending it does: fresh memory
+        // per chunk would cost the client a page fault per 4 KiB.
+        let mut ring: Vec<std::sync::Arc<Vec<u8>>> = Vec::new();
+        for turn in 0.. {
+            if ring.len() < 16 {
+                ring.push(std::sync::Arc::new(vec![0; 512 * 1024]));
+            }
+            let slot = &mut ring[turn % 16];
+            if std::sync::Arc::get_mut(slot).is_none() {
+                *slot = std::sync::Arc::new(vec![0; 512 * 1024]); // still in flight
+            }
+            let buf = std::sync::Arc::get_mut(slot).unwrap();
+            let mut n = 0;
+            while n < buf.len() {
+                match file.read(&mut buf[n..]).unwrap() {
+                    0 => break,
+                    got => n += got,
+                }
+            }
             if n == 0 {
                 break;
             }
-            if tx.blocking_send(Ok(buf.into())).is_err() {
+            let chunk = bytes::Bytes::from_owner(Filled(std::sync::Arc::clone(slot), n));
+            if tx.blocking_send(Ok(chunk)).is_err() {
                 break;
             }
         }
@@ -159,6 +177,15 @@ async fn write_through(client: &reqwest::Client, base: &str, src: &Path, dst: &P
     let text = resp.text().await.unwrap();
     assert_eq!(status, 200, "{text}");
     started.elapsed().as_secs_f64()
+}
+
+/// The first `len` bytes of a shared read buffer, as the owner of a `Bytes`.
+struct Filled(std::sync::Arc<Vec<u8>>, usize);
+
+impl AsRef<[u8]> for Filled {
+    fn as_ref(&self) -> &[u8] {
+        &self.0[..self.1]
+    }
 }
 
 fn same(a: &Path, b: &Path) -> bool {
@@ -181,6 +208,8 @@ fn main() {
     let rounds = arg("--rounds", 5).max(1) as usize;
     let seconds = arg("--seconds", 3);
     let searches = arg("--searches", 5).max(1) as usize;
+    // `--copies-only`: the read and write measures alone (e.g. under a profiler).
+    let copies_only = std::env::args().any(|a| a == "--copies-only");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -278,6 +307,10 @@ fn main() {
         );
         std::fs::remove_file(&src).unwrap();
         std::fs::remove_file(&copied).unwrap();
+        if copies_only {
+            let _ = std::fs::remove_dir_all(&dir);
+            return;
+        }
 
         let listed = dir.join("ten-thousand");
         many_files(&listed, 10_000, |i| format!("{i}\n"));

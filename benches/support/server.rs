@@ -1,5 +1,5 @@
-//! The server the sessions and webhooks benchmarks run against: `svc::app` in process on a
-//! free port with TCP_NODELAY (as `svc serve` sets it), the agents group on.
+//! The server the benchmarks run against: the main listener of `svc serve`
+//! (`svc::server::serve_main`) in process on a free port, the agents group on.
 
 use std::sync::Arc;
 use svc::server::config::{LoadOptions, Settings};
@@ -25,10 +25,8 @@ pub async fn serve(dir: &std::path::Path, extra: &[(&str, &str)]) -> (String, Sh
     let state = AppState::with_settings(settings);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let app = svc::app(Arc::clone(&state));
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    // The main listener as `svc serve` runs it (TCP_NODELAY, file answers by `sendfile`).
+    let server = svc::server::serve_main(listener, Arc::clone(&state));
+    tokio::spawn(async move { server.await.unwrap() });
     (format!("http://{addr}"), state)
 }

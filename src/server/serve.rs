@@ -3,6 +3,10 @@
 
 use super::SharedState;
 use super::router;
+use super::zero_copy::{self, FileChannel};
+use axum::Router;
+use axum::extract::connect_info::{ConnectInfo, IntoMakeServiceWithConnectInfo};
+use axum::middleware::AddExtension;
 use axum::serve::ListenerExt;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -50,6 +54,22 @@ fn no_delay(tcp: &mut tokio::net::TcpStream) {
     }
 }
 
+/// The main listener's server: the API routes, over connections that send file answers
+/// with `sendfile` ([`zero_copy`]).
+pub fn serve_main(
+    listener: TcpListener,
+    state: SharedState,
+) -> axum::serve::Serve<
+    zero_copy::Listener,
+    IntoMakeServiceWithConnectInfo<Router, FileChannel>,
+    AddExtension<Router, ConnectInfo<FileChannel>>,
+> {
+    axum::serve(
+        zero_copy::Listener(listener),
+        router::app(state).into_make_service_with_connect_info::<FileChannel>(),
+    )
+}
+
 /// Serves until `stop` resolves, then lets open requests finish for [`SHUTDOWN_GRACE`].
 pub async fn run(
     state: SharedState,
@@ -60,10 +80,9 @@ pub async fn run(
     let signal = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stopped| *stopped).await;
     };
+    let main = serve_main(listeners.main, state.clone()).with_graceful_shutdown(signal(rx.clone()));
     // Streams write many small frames; without TCP_NODELAY each can wait on the peer's
     // delayed ACK (40 ms on Linux).
-    let main = axum::serve(listeners.main.tap_io(no_delay), router::app(state.clone()))
-        .with_graceful_shutdown(signal(rx.clone()));
     let terminal = axum::serve(
         listeners.terminal.tap_io(no_delay),
         router::terminal_app(state.clone()),

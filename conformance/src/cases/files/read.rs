@@ -1,6 +1,6 @@
 //! GET /files/content: raw bytes, ranges (issue 11, wire contract `files_read`).
 
-use super::support::{area, binary, put, read, read_range, refused, s, snapshot};
+use super::support::{area, binary, download, put, read, read_range, refused, s, snapshot};
 use crate::{Case, case, profiles};
 use anyhow::{Context, ensure};
 use reqwest::Method;
@@ -142,5 +142,55 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "files/read/007",
+            spec: "A large file arrives byte for byte, however the server moves it (a streaming reader, `sendfile`): 9 MiB and 7 bytes of patterned content (no run of zeros a placeholder could hide in) read whole twice on a kept-alive connection, by ranges that cross MiB boundaries, and downloaded.",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_read", "files_download"],
+            codes: [],
+            run: |ctx| async move {
+                let dir = area(&ctx, "read-007")?;
+                let mib = 1024 * 1024;
+                let content = patterned(9 * mib + 7);
+                let file = s(&put(&dir, "large.bin", &content)?);
+                for round in 0..2 {
+                    let resp = read(&ctx, &file).await?;
+                    resp.expect_status(200)?;
+                    ensure!(resp.body.len() == content.len(), "round {round}: {} bytes of {}", resp.body.len(), content.len());
+                    ensure!(resp.body[..] == content[..], "round {round}: first difference at byte {:?}", first_difference(&resp.body, &content));
+                }
+                for (from, to) in [(mib - 3, 4 * mib + 2), (5 * mib, 9 * mib + 6), (0, mib)] {
+                    let resp = read_range(&ctx, &file, &format!("bytes={from}-{to}")).await?;
+                    resp.expect_status(206)?;
+                    ensure!(resp.body[..] == content[from..=to], "bytes={from}-{to}: first difference at byte {:?}", first_difference(&resp.body, &content[from..=to]));
+                }
+                let resp = download(&ctx, &file).await?;
+                resp.expect_status(200)?;
+                ensure!(resp.body[..] == content[..], "download: first difference at byte {:?}", first_difference(&resp.body, &content));
+                Ok(())
+            },
+        },
     ]
+}
+
+/// `len` bytes of a xorshift sequence, none of them zero.
+fn patterned(len: usize) -> Vec<u8> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 32) as u8 | 1
+        })
+        .collect()
+}
+
+/// The first index where `got` and `want` differ (or where one ends).
+fn first_difference(got: &[u8], want: &[u8]) -> Option<usize> {
+    got.iter()
+        .zip(want)
+        .position(|(a, b)| a != b)
+        .or((got.len() != want.len()).then(|| got.len().min(want.len())))
 }

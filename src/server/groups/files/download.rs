@@ -2,7 +2,7 @@
 //! ranges), with `Content-Disposition: attachment; filename="..."` (quoted and escaped; a
 //! name that is not plain ASCII adds RFC 6266 `filename*=UTF-8''...`).
 
-use super::read::{PathQuery, file_response};
+use super::read::{PathQuery, file_response, zero_copy};
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
@@ -10,10 +10,12 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ};
-use axum::extract::State;
+use crate::server::zero_copy::FileChannel;
+use axum::Extension;
+use axum::extract::{ConnectInfo, State};
 use axum::response::Response;
 use axum::routing::on;
-use http::HeaderValue;
+use http::{HeaderValue, Version};
 
 pub(super) const ROUTE: Route = Route {
     id: EndpointId::FilesDownload,
@@ -49,12 +51,18 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesDownload, "Download a file
 async fn download(
     State(app): State<SharedState>,
     Query(query): Query<PathQuery>,
+    version: Version,
+    channel: Option<Extension<ConnectInfo<FileChannel>>>,
 ) -> Result<Response, ApiError> {
     let path = required(query.path, "path")?;
     let files = service(&app);
     let file = blocking(move || files.read(&path, None)).await?;
     let disposition = attachment(&file.name);
-    Ok(file_response(file, Some(disposition)))
+    Ok(file_response(
+        file,
+        Some(disposition),
+        zero_copy(version, channel),
+    ))
 }
 
 /// `attachment; filename="<name>"`: `"` and `\` escaped, anything but printable ASCII

@@ -9,13 +9,15 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Doc, JsonSchema, PATH_READ};
+use crate::server::zero_copy::FileChannel;
 use crate::services::files::{ByteRange, FileError, ReadFile};
+use axum::Extension;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::on;
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode, Version, header};
 use serde::Deserialize;
 use std::io::Read;
 
@@ -67,6 +69,8 @@ async fn read(
     State(app): State<SharedState>,
     Query(query): Query<PathQuery>,
     headers: HeaderMap,
+    version: Version,
+    channel: Option<Extension<ConnectInfo<FileChannel>>>,
 ) -> Result<Response, ApiError> {
     let path = required(query.path, "path")?;
     let range = headers
@@ -75,7 +79,7 @@ async fn read(
         .and_then(parse_range);
     let files = service(&app);
     match blocking(move || files.read(&path, range)).await {
-        Ok(file) => Ok(file_response(file, None)),
+        Ok(file) => Ok(file_response(file, None, zero_copy(version, channel))),
         Err(FileError::RangeNotSatisfiable { size }) => Ok(unsatisfiable(size)),
         Err(e) => Err(e.into()),
     }
@@ -125,9 +129,24 @@ const CHUNK: u64 = 512 * 1024;
 /// Chunks read ahead of the socket.
 const AHEAD: usize = 4;
 
-/// The answer of a read or a download: the bytes streamed by a blocking reader a few chunks
-/// ahead of the socket, `Content-Length` exact, 206 and `Content-Range` for a range.
-pub(super) fn file_response(file: ReadFile, disposition: Option<HeaderValue>) -> Response {
+/// The connection's file channel when the answer can use it: HTTP/1 over the server's own
+/// listener (see [`crate::server::zero_copy`]).
+pub(super) fn zero_copy(
+    version: Version,
+    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+) -> Option<FileChannel> {
+    let http1 = version == Version::HTTP_11 || version == Version::HTTP_10;
+    channel.filter(|_| http1).map(|Extension(ConnectInfo(c))| c)
+}
+
+/// The answer of a read or a download, `Content-Length` exact, 206 and `Content-Range` for a
+/// range: the bytes sent by the connection from the file (`channel`), else streamed by a
+/// blocking reader a few chunks ahead of the socket.
+pub(super) fn file_response(
+    file: ReadFile,
+    disposition: Option<HeaderValue>,
+    channel: Option<FileChannel>,
+) -> Response {
     let status = if file.partial {
         StatusCode::PARTIAL_CONTENT
     } else {
@@ -153,7 +172,11 @@ pub(super) fn file_response(file: ReadFile, disposition: Option<HeaderValue>) ->
     if let Some(value) = disposition {
         headers.insert(header::CONTENT_DISPOSITION, value);
     }
-    (status, headers, stream(file)).into_response()
+    let body = match channel {
+        Some(channel) if file.len > 0 => channel.body(file.file, file.start, file.len),
+        _ => stream(file),
+    };
+    (status, headers, body).into_response()
 }
 
 /// The file's `len` bytes from its position, as a body. A file that shrinks under the

@@ -1,0 +1,249 @@
+//! Zero-copy file answers: over HTTP/1 the bytes of `GET /files/content` and
+//! `GET /files/download` go from the page cache to the socket with `sendfile(2)`, never
+//! through the server's memory (a read and a write less per byte than a streaming reader;
+//! `benches/files.rs` measures it against `cp`).
+//!
+//! hyper writes the body, and hyper takes bytes, not files. So the connection's stream is
+//! ours: [`Listener`] hands out [`Stream`]s, and each connection's [`FileChannel`] reaches the
+//! handlers as connect info. A file answer registers its file on its connection
+//! ([`FileChannel::body`]) and gives hyper a body of the same length cut from one static
+//! placeholder; when hyper writes placeholder bytes, the stream sends as many bytes of the
+//! file instead. hyper's HTTP/1 writer queues body chunks and writes them with `writev` when
+//! the stream says it writes vectored (ours does), so placeholder bytes reach the stream by
+//! their address, never copied; the tests below check every byte through a real listener,
+//! so a hyper that copied them would fail there.
+//!
+//! Only HTTP/1 answers use it (HTTP/2 interleaves many answers on one connection and frames
+//! the data itself); elsewhere, and without a channel (`oneshot` tests), the handler falls
+//! back to its streaming reader. HTTP/1 answers one request at a time per connection, so a
+//! connection holds at most one file. A file that shrinks under `sendfile` ends the answer
+//! with an error, as the reader does; placeholder bytes without a file are an error too,
+//! never zeros on the wire. `sendfile` of cached pages is a copy in the kernel; of a cold
+//! file it reads the disk on the runtime's thread, at most [`MAX_SEND`] bytes per call.
+
+use axum::body::Body;
+use axum::extract::connect_info::Connected;
+use axum::serve::IncomingStream;
+use bytes::Bytes;
+use std::fs::File;
+use std::io::{self, IoSlice};
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The bytes one placeholder chunk covers (a static buffer of zeros that is never sent).
+const PLACEHOLDER_LEN: usize = 1024 * 1024;
+static PLACEHOLDER: [u8; PLACEHOLDER_LEN] = [0; PLACEHOLDER_LEN];
+
+/// Bytes one `sendfile` call sends at most (it blocks the thread while it reads a cold
+/// file's pages).
+pub const MAX_SEND: usize = 4 * 1024 * 1024;
+
+/// Whether `slice` lies in the placeholder (by address: its contents mean nothing).
+fn is_placeholder(slice: &[u8]) -> bool {
+    let start = PLACEHOLDER.as_ptr() as usize;
+    let at = slice.as_ptr() as usize;
+    !slice.is_empty() && at >= start && at + slice.len() <= start + PLACEHOLDER_LEN
+}
+
+/// The file a connection is sending: `left` bytes from `offset`.
+#[derive(Debug)]
+struct Job {
+    file: File,
+    offset: i64,
+    left: u64,
+}
+
+/// One connection's file slot, shared by its [`Stream`] and the handlers of its requests.
+#[derive(Debug, Clone, Default)]
+pub struct FileChannel {
+    job: Arc<Mutex<Option<Job>>>,
+}
+
+impl FileChannel {
+    /// A body of `len` placeholder bytes that this connection's stream replaces by `len`
+    /// bytes of `file` from `start`. Replaces a file an earlier answer registered and never
+    /// sent (a HEAD, a dropped answer).
+    pub fn body(&self, file: File, start: u64, len: u64) -> Body {
+        let Ok(offset) = i64::try_from(start) else {
+            return Body::empty();
+        };
+        *self.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(Job {
+            file,
+            offset,
+            left: len,
+        });
+        let chunks = (0..len.div_ceil(PLACEHOLDER_LEN as u64)).map(move |i| {
+            let n = (len - i * PLACEHOLDER_LEN as u64).min(PLACEHOLDER_LEN as u64) as usize;
+            Ok::<_, io::Error>(Bytes::from_static(&PLACEHOLDER[..n]))
+        });
+        Body::from_stream(futures::stream::iter(chunks))
+    }
+}
+
+impl Connected<IncomingStream<'_, Listener>> for FileChannel {
+    fn connect_info(stream: IncomingStream<'_, Listener>) -> FileChannel {
+        stream.io().channel.clone()
+    }
+}
+
+/// A TCP listener whose connections can send files with `sendfile` (TCP_NODELAY set: streams
+/// write many small frames, and each could wait on the peer's delayed ACK).
+pub struct Listener(pub TcpListener);
+
+impl axum::serve::Listener for Listener {
+    type Io = Stream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Stream, SocketAddr) {
+        loop {
+            match self.0.accept().await {
+                Ok((tcp, addr)) => {
+                    if let Err(e) = tcp.set_nodelay(true) {
+                        tracing::debug!("cannot set TCP_NODELAY: {e}");
+                    }
+                    let channel = FileChannel::default();
+                    return (Stream { tcp, channel }, addr);
+                }
+                // A connection that died before it was accepted: take the next.
+                Err(e) if is_connection_error(&e) => {}
+                // Out of descriptors or memory: wait rather than spin (as axum's own does).
+                Err(e) => {
+                    tracing::error!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+}
+
+fn is_connection_error(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// A connection: reads and writes pass through to TCP, except placeholder bytes, which are
+/// sent from the connection's file.
+#[derive(Debug)]
+pub struct Stream {
+    tcp: TcpStream,
+    channel: FileChannel,
+}
+
+impl Stream {
+    /// Sends up to `want` bytes of the registered file.
+    fn poll_send_file(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<io::Result<usize>> {
+        let mut slot = self.channel.job.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(job) = slot.as_mut() else {
+            return Poll::Ready(Err(io::Error::other(
+                "a file answer's bytes came without its file",
+            )));
+        };
+        let want = want.min(job.left as usize).min(MAX_SEND);
+        if want == 0 {
+            return Poll::Ready(Err(io::Error::other(
+                "a file answer is longer than its file",
+            )));
+        }
+        loop {
+            ready!(self.tcp.poll_write_ready(cx))?;
+            let sent = self.tcp.try_io(Interest::WRITABLE, || {
+                nix::sys::sendfile::sendfile64(&self.tcp, &job.file, Some(&mut job.offset), want)
+                    .map_err(io::Error::from)
+            });
+            match sent {
+                Ok(0) => {
+                    *slot = None;
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the file shrank while it was sent",
+                    )));
+                }
+                Ok(n) => {
+                    job.left -= n as u64;
+                    if job.left == 0 {
+                        *slot = None;
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                // Not writable after all: `try_io` cleared the readiness; wait again.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_write_vectored(cx, &[IoSlice::new(buf)])
+    }
+
+    /// Leading plain slices go out in one `writev`; leading placeholder slices are one
+    /// `sendfile` of as many file bytes.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let bufs = match bufs.iter().position(|b| !b.is_empty()) {
+            Some(first) => &bufs[first..],
+            None => return Poll::Ready(Ok(0)),
+        };
+        if is_placeholder(&bufs[0]) {
+            let want = bufs
+                .iter()
+                .take_while(|b| is_placeholder(b))
+                .map(|b| b.len())
+                .sum();
+            return this.poll_send_file(cx, want);
+        }
+        let plain = bufs
+            .iter()
+            .position(|b| is_placeholder(b))
+            .unwrap_or(bufs.len());
+        Pin::new(&mut this.tcp).poll_write_vectored(cx, &bufs[..plain])
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests;
