@@ -3,8 +3,8 @@
 //! an `error` event, or with a transport error when the body stops before `end`.
 
 use super::error::{ClientError, ClientResult};
-use super::sse::{SseEvent, SseParser};
 use super::types::Step;
+use crate::services::sse_parser::{SseEvent, SseParser};
 use futures::stream::{BoxStream, StreamExt};
 use std::collections::VecDeque;
 

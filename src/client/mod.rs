@@ -17,7 +17,6 @@ mod events;
 mod files;
 mod launch;
 mod sandboxes;
-pub mod sse;
 mod terminal;
 mod transport;
 mod types;

@@ -19,6 +19,7 @@ pub mod paging;
 pub mod paths;
 pub mod proc_scan;
 pub mod pty;
+pub mod sse_parser;
 pub mod supervisor;
 pub mod system;
 pub mod url_guard;

@@ -1,6 +1,6 @@
-//! The remote's event streams read as they arrive: a small event-stream parser (the engine
-//! cannot borrow the client's: the layers keep them apart) and the adapter that turns its
-//! events into the provider's [`Event`]s.
+//! The remote's event streams read as they arrive: the shared event-stream parser
+//! ([`crate::services::sse_parser`]) and the adapter that turns its events into the
+//! provider's [`Event`]s.
 //!
 //! The remote's `end` ends the stream (this engine adds its own). Its `error` event ends
 //! the stream with that error when nothing follows it (the protocol's rule); an `error`
@@ -12,6 +12,7 @@ use super::failure::Failure;
 use super::streams::Chunks;
 use crate::engine::provider::{Event, EventStream};
 use crate::error::engine::EngineError;
+use crate::services::sse_parser::{SseEvent, SseParser};
 use futures::StreamExt;
 use std::collections::VecDeque;
 
@@ -20,82 +21,10 @@ const NAMES: [&str; 9] = [
     "start", "stdout", "stderr", "exit", "create", "modify", "delete", "rename", "overflow",
 ];
 
-/// One dispatched event: its name (`message` when none was given) and its data.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Raw {
-    pub event: String,
-    pub data: String,
-}
-
-#[derive(Default)]
-pub struct Parser {
-    line: Vec<u8>,
-    /// The last chunk ended with `\r`: a `\n` opening the next belongs to that line end.
-    after_cr: bool,
-    event: Option<String>,
-    data: Option<String>,
-}
-
-impl Parser {
-    /// Feeds a chunk; the events it completed, in order.
-    pub fn push(&mut self, mut chunk: &[u8], out: &mut VecDeque<Raw>) {
-        if std::mem::take(&mut self.after_cr) {
-            chunk = chunk.strip_prefix(b"\n").unwrap_or(chunk);
-        }
-        while let Some(end) = chunk.iter().position(|b| *b == b'\n' || *b == b'\r') {
-            self.line.extend_from_slice(&chunk[..end]);
-            let line = std::mem::take(&mut self.line);
-            if let Some(raw) = self.line_done(&line) {
-                out.push_back(raw);
-            }
-            let mut next = end + 1;
-            if chunk[end] == b'\r' {
-                match chunk.get(next) {
-                    Some(b'\n') => next += 1,
-                    None => self.after_cr = true,
-                    Some(_) => {}
-                }
-            }
-            chunk = &chunk[next..];
-        }
-        self.line.extend_from_slice(chunk);
-    }
-
-    fn line_done(&mut self, line: &[u8]) -> Option<Raw> {
-        if line.is_empty() {
-            let data = self.data.take();
-            let event = self.event.take();
-            // An event without a data line is not dispatched.
-            return data.map(|data| Raw {
-                event: event.unwrap_or_else(|| "message".to_owned()),
-                data,
-            });
-        }
-        if line[0] == b':' {
-            return None;
-        }
-        let line = String::from_utf8_lossy(line);
-        let (field, value) = match line.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (line.as_ref(), ""),
-        };
-        match (field, &mut self.data) {
-            ("event", _) => self.event = Some(value.to_owned()),
-            ("data", Some(data)) => {
-                data.push('\n');
-                data.push_str(value);
-            }
-            ("data", None) => self.data = Some(value.to_owned()),
-            _ => {}
-        }
-        None
-    }
-}
-
 struct Reader {
     chunks: Chunks,
-    parser: Parser,
-    queue: VecDeque<Raw>,
+    parser: SseParser,
+    queue: VecDeque<SseEvent>,
     /// An `error` event not yet known to be the last.
     held: Option<String>,
     /// A command stream: it ends with `end`, and stopping before it is a cut.
@@ -108,7 +37,7 @@ struct Reader {
 pub fn events(chunks: Chunks, ends_with_end: bool, failure: Failure) -> EventStream {
     let reader = Reader {
         chunks,
-        parser: Parser::default(),
+        parser: SseParser::new(),
         queue: VecDeque::new(),
         held: None,
         ends_with_end,
@@ -150,7 +79,7 @@ impl Reader {
             }
             match self.chunks.next().await {
                 Some(Ok(bytes)) => {
-                    self.parser.push(&bytes, &mut self.queue);
+                    self.queue.extend(self.parser.push(&bytes));
                     if let Some(held) = self.held.take_if(|_| !bytes.is_empty()) {
                         return Some(self.notice(&held));
                     }
@@ -206,29 +135,6 @@ mod tests {
     use super::*;
     use crate::error::engine::Code;
     use bytes::Bytes;
-
-    fn raw(event: &str, data: &str) -> Raw {
-        Raw {
-            event: event.into(),
-            data: data.into(),
-        }
-    }
-
-    #[test]
-    fn any_split_of_the_bytes_gives_the_same_events() {
-        let text = b"event: start\r\ndata: {\"pid\":1}\r\n\r\n: keep-alive\n\nevent:exit\rdata:{}\r\revent: end\ndata: a\ndata: b\n\n";
-        let expected = vec![
-            raw("start", "{\"pid\":1}"),
-            raw("exit", "{}"),
-            raw("end", "a\nb"),
-        ];
-        for cut in 0..text.len() {
-            let (mut parser, mut got) = (Parser::default(), VecDeque::new());
-            parser.push(&text[..cut], &mut got);
-            parser.push(&text[cut..], &mut got);
-            assert_eq!(Vec::from(got), expected, "cut at {cut}");
-        }
-    }
 
     async fn read(chunks: &[&'static [u8]], ends_with_end: bool) -> Vec<Result<Event, Code>> {
         let chunks: Vec<Result<Bytes, EngineError>> =

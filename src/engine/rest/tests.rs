@@ -126,8 +126,8 @@ impl Pair {
 /// An SSE answer read event by event (each within 20 s).
 pub(super) struct Events {
     response: reqwest::Response,
-    parser: super::sse::Parser,
-    queue: std::collections::VecDeque<super::sse::Raw>,
+    parser: crate::services::sse_parser::SseParser,
+    queue: std::collections::VecDeque<crate::services::sse_parser::SseEvent>,
 }
 
 impl Events {
@@ -140,7 +140,7 @@ impl Events {
         assert!(kind.starts_with("text/event-stream"), "{kind}");
         Events {
             response,
-            parser: super::sse::Parser::default(),
+            parser: crate::services::sse_parser::SseParser::new(),
             queue: Default::default(),
         }
     }
@@ -155,7 +155,7 @@ impl Events {
                 .await
                 .expect("an event within 20 s")
                 .unwrap()?;
-            self.parser.push(&chunk, &mut self.queue);
+            self.queue.extend(self.parser.push(&chunk));
         }
     }
 

@@ -1,6 +1,7 @@
-//! A server-sent events parser (the WHATWG event-stream format), fed the body's chunks as
-//! they arrive. Written here rather than taken from a crate: the format is a page long and
-//! the client needs only `event` and `data`; `id` and `retry` are read and ignored (the
+//! A server-sent events parser (the WHATWG event-stream format), fed a body's chunks as they
+//! arrive: the engine's client reads its streams with it, and the `rest` provider the
+//! remote engine's. Written here rather than taken from a crate: the format is a page long
+//! and both need only `event` and `data`; `id` and `retry` are read and ignored (the
 //! engine's streams are not resumable).
 
 /// One dispatched event: its name (`message` when none was given) and its data lines
