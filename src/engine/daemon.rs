@@ -8,6 +8,7 @@ use super::local::LocalProvider;
 use super::provider::Provider;
 use super::state::{EngineState, Shared};
 use super::wire::{Descriptor, PROTOCOL, descriptor_path, lock_path, log_path};
+use crate::zero_copy::{self, FileChannel};
 use anyhow::Context as _;
 use nix::fcntl::{Flock, FlockArg};
 use std::fs::{File, OpenOptions};
@@ -91,11 +92,14 @@ pub async fn serve(
 
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(
-        axum::serve(listener, app(state.clone()))
-            .with_graceful_shutdown(async {
-                let _ = stopped_rx.await;
-            })
-            .into_future(),
+        axum::serve(
+            zero_copy::Listener(listener),
+            app(state.clone()).into_make_service_with_connect_info::<FileChannel>(),
+        )
+        .with_graceful_shutdown(async {
+            let _ = stopped_rx.await;
+        })
+        .into_future(),
     );
     let keeping = local.clone();
     let reason = stop_reason(&state, options.idle_timeout, move || {

@@ -11,6 +11,7 @@ use super::wire::{
     ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord, SandboxRecord, WriteQuery,
 };
 use crate::error::engine::{Code, EngineError};
+use crate::services::files::ReadFile;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::BoxStream;
@@ -74,10 +75,27 @@ pub struct CodeOutcome {
     pub duration_ms: u64,
 }
 
-/// A file read: its size, then its bytes as they are read.
+/// A file read: its size, then its bytes.
 pub struct FileRead {
     pub size: u64,
-    pub body: ByteStream,
+    pub body: FileBody,
+}
+
+/// A file read's bytes: a file on this machine (the engine sends it with `sendfile` where it
+/// can, see [`crate::zero_copy`]) or bytes as they arrive (memory, a remote, a plugin).
+pub enum FileBody {
+    File(ReadFile),
+    Stream(ByteStream),
+}
+
+impl FileBody {
+    /// The bytes as a stream, however they are held.
+    pub fn into_stream(self) -> ByteStream {
+        match self {
+            FileBody::File(file) => file.into_stream(),
+            FileBody::Stream(stream) => stream,
+        }
+    }
 }
 
 /// What a terminal client sends.

@@ -20,7 +20,8 @@ pub mod route;
 pub mod router;
 mod serve;
 mod state;
-pub mod zero_copy;
+#[cfg(test)]
+mod zero_copy_tests;
 
 pub use router::{app, terminal_app};
 pub use serve::{Listeners, SHUTDOWN_GRACE, StopSignal, run, serve_main, url_of};

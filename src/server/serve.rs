@@ -3,7 +3,7 @@
 
 use super::SharedState;
 use super::router;
-use super::zero_copy::{self, FileChannel};
+use crate::zero_copy::{self, FileChannel};
 use axum::Router;
 use axum::extract::connect_info::{ConnectInfo, IntoMakeServiceWithConnectInfo};
 use axum::middleware::AddExtension;

@@ -4,10 +4,14 @@
 use super::super::extract::{Body, Query};
 use super::super::wire::{MkdirBody, MoveBody, PathQuery, WriteQuery};
 use super::support::Sandboxed;
+use crate::engine::provider::FileBody;
 use crate::error::engine::{Code, EngineError};
-use axum::Json;
+use crate::zero_copy::{self, FileChannel};
+use axum::extract::ConnectInfo;
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use futures::TryStreamExt;
+use http::Version;
 use serde_json::{Value, json};
 
 fn required(path: Option<String>) -> Result<String, EngineError> {
@@ -16,7 +20,14 @@ fn required(path: Option<String>) -> Result<String, EngineError> {
     })
 }
 
-pub async fn read(sb: Sandboxed, Query(query): Query<PathQuery>) -> Result<Response, EngineError> {
+/// A `local` sandbox's file goes out with `sendfile` over HTTP/1 ([`crate::zero_copy`]);
+/// other providers' bytes are streamed as they come.
+pub async fn read(
+    sb: Sandboxed,
+    Query(query): Query<PathQuery>,
+    version: Version,
+    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+) -> Result<Response, EngineError> {
     let path = required(query.path)?;
     let file = sb
         .on(|s| {
@@ -32,7 +43,10 @@ pub async fn read(sb: Sandboxed, Query(query): Query<PathQuery>) -> Result<Respo
             ),
             (http::header::CONTENT_LENGTH, file.size.to_string()),
         ],
-        axum::body::Body::from_stream(file.body),
+        match file.body {
+            FileBody::File(file) => zero_copy::file_body(zero_copy::usable(version, channel), file),
+            FileBody::Stream(stream) => axum::body::Body::from_stream(stream),
+        },
     )
         .into_response())
 }

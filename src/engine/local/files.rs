@@ -3,20 +3,15 @@
 //! inside it) and opened beneath the folder without following a link out of it. Files
 //! work while the sandbox is paused. Entries are the server's entry info.
 
-use super::super::provider::{ByteStream, Event, EventStream, FileRead, ProviderResult};
+use super::super::provider::{ByteStream, Event, EventStream, FileBody, FileRead, ProviderResult};
 use super::super::wire::{MkdirBody, MoveBody, WriteQuery};
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
 use crate::services::files::{Entry, FileError, FileService, WriteOptions};
 use crate::services::watch_events::{Rendered, render};
-use bytes::Bytes;
 use serde_json::Value;
 use std::sync::Arc;
-use tokio::io::AsyncReadExt;
-
-/// Bytes read from a file per chunk of a read.
-const CHUNK: usize = 256 * 1024;
 
 fn domain(e: FileError) -> EngineError {
     EngineError::from_domain(&e)
@@ -43,20 +38,10 @@ async fn blocking<T: Send + 'static>(
 pub async fn read(core: &Core, path: &str) -> ProviderResult<FileRead> {
     let path = path.to_owned();
     let file = blocking(core, move |files| files.read(&path, None)).await?;
-    let size = file.len;
-    let reader = tokio::fs::File::from_std(file.file).take(file.len);
-    let body: ByteStream = Box::pin(futures::stream::unfold(reader, |mut reader| async move {
-        let mut buf = vec![0u8; CHUNK];
-        match reader.read(&mut buf).await {
-            Ok(0) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok(Bytes::from(buf)), reader))
-            }
-            Err(e) => Some((Err(e), reader)),
-        }
-    }));
-    Ok(FileRead { size, body })
+    Ok(FileRead {
+        size: file.len,
+        body: FileBody::File(file),
+    })
 }
 
 /// Writes the body atomically; `overwrite` and `parents` default to true.

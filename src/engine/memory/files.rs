@@ -3,7 +3,7 @@
 //! same entry info, the same errors. A write reads its whole body before the tree changes
 //! (atomic by construction) and never takes the sandbox over its memory bound.
 
-use super::super::provider::{ByteStream, FileRead, ProviderResult};
+use super::super::provider::{ByteStream, FileBody, FileRead, ProviderResult};
 use super::super::wire::{MkdirBody, MoveBody, WriteQuery};
 use super::sandbox::{Core, domain, lock};
 use crate::error::engine::{Code, EngineError};
@@ -54,7 +54,7 @@ pub fn read(core: &Core, raw: &str) -> ProviderResult<FileRead> {
         .collect();
     Ok(FileRead {
         size,
-        body: Box::pin(futures::stream::iter(chunks)),
+        body: FileBody::Stream(Box::pin(futures::stream::iter(chunks))),
     })
 }
 

@@ -8,8 +8,8 @@ use super::host::Host;
 use super::protocol;
 use super::stream::{self, Changes, Output, Render};
 use crate::engine::provider::{
-    ByteStream, CodeOutcome, CommandOutcome, EventStream, FileRead, ProcessInfo, Provider,
-    ProviderResult, Sandbox,
+    ByteStream, CodeOutcome, CommandOutcome, EventStream, FileBody, FileRead, ProcessInfo,
+    Provider, ProviderResult, Sandbox,
 };
 use crate::engine::wire::{
     CodeRunBody, CommandBody, Connection, ContextList, ContextRecord, CreateContext, CreateSandbox,
@@ -264,7 +264,7 @@ impl Sandbox for PluginSandbox {
         call.reopen();
         Ok(FileRead {
             size,
-            body: body::read_body(call),
+            body: FileBody::Stream(body::read_body(call)),
         })
     }
 

@@ -427,7 +427,12 @@ done
 
     let read = sandbox.read_file("f").await.unwrap();
     assert_eq!(read.size, 5);
-    let bytes: Vec<u8> = read.body.map(|b| b.unwrap().to_vec()).concat().await;
+    let bytes: Vec<u8> = read
+        .body
+        .into_stream()
+        .map(|b| b.unwrap().to_vec())
+        .concat()
+        .await;
     assert_eq!(bytes, b"hello");
 
     let big = bytes::Bytes::from(vec![7u8; 150 * 1024]);

@@ -4,7 +4,7 @@
 
 use super::sandbox::RestSandbox;
 use super::streams::{self, Progress};
-use crate::engine::provider::{ByteStream, EventStream, FileRead, ProviderResult};
+use crate::engine::provider::{ByteStream, EventStream, FileBody, FileRead, ProviderResult};
 use crate::engine::wire::{MkdirBody, MoveBody, WriteQuery};
 use crate::error::engine::EngineError;
 use reqwest::Method;
@@ -45,7 +45,7 @@ impl RestSandbox {
         let chunks = streams::chunks(response, self.remote.timeouts.idle, failure);
         Ok(FileRead {
             size,
-            body: streams::file_body(chunks),
+            body: FileBody::Stream(streams::file_body(chunks)),
         })
     }
 

@@ -113,7 +113,48 @@ impl ReadFile {
     pub fn end(&self) -> u64 {
         (self.start + self.len).saturating_sub(1)
     }
+
+    /// The `len` bytes from `start`, read by a blocking thread [`READ_AHEAD`] chunks of
+    /// [`READ_CHUNK`] bytes ahead of the consumer. A file that shrinks under the reader ends
+    /// the stream with an error (a cut answer, never a short one passed off as whole).
+    pub fn into_stream(self) -> futures::stream::BoxStream<'static, std::io::Result<bytes::Bytes>> {
+        use futures::StreamExt;
+        if self.len == 0 {
+            return futures::stream::empty().boxed();
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(READ_AHEAD);
+        tokio::task::spawn_blocking(move || {
+            let mut reader = self.file;
+            let mut left = self.len;
+            while left > 0 {
+                let want = READ_CHUNK.min(left);
+                let mut buf = Vec::with_capacity(want as usize);
+                let chunk = match (&mut reader).take(want).read_to_end(&mut buf) {
+                    Ok(0) => Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the file shrank while it was read",
+                    )),
+                    Ok(n) => {
+                        left -= n as u64;
+                        Ok(bytes::Bytes::from(buf))
+                    }
+                    Err(e) => Err(e),
+                };
+                let failed = chunk.is_err();
+                if tx.blocking_send(chunk).is_err() || failed {
+                    return; // the consumer went away, or the read failed
+                }
+            }
+        });
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) })
+            .boxed()
+    }
 }
+
+/// Bytes one chunk of [`ReadFile::into_stream`] holds.
+pub const READ_CHUNK: u64 = 512 * 1024;
+/// Chunks [`ReadFile::into_stream`] reads ahead of its consumer.
+pub const READ_AHEAD: usize = 4;
 
 /// A directory's entries, depth first in name order (a directory before its content).
 #[derive(Debug, Clone, PartialEq, Eq)]

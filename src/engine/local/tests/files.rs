@@ -21,7 +21,7 @@ fn write(path: &str) -> WriteQuery {
 
 async fn read_all(sandbox: &Arc<dyn Sandbox>, path: &str) -> Vec<u8> {
     let read = sandbox.read_file(path).await.unwrap();
-    let chunks: Vec<_> = read.body.collect().await;
+    let chunks: Vec<_> = read.body.into_stream().collect().await;
     let bytes: Vec<u8> = chunks
         .into_iter()
         .flat_map(|c| c.unwrap().to_vec())

@@ -2,7 +2,7 @@
 //! ranges), with `Content-Disposition: attachment; filename="..."` (quoted and escaped; a
 //! name that is not plain ASCII adds RFC 6266 `filename*=UTF-8''...`).
 
-use super::read::{PathQuery, file_response, zero_copy};
+use super::read::{PathQuery, file_response};
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
@@ -10,7 +10,7 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ};
-use crate::server::zero_copy::FileChannel;
+use crate::zero_copy::{self, FileChannel};
 use axum::Extension;
 use axum::extract::{ConnectInfo, State};
 use axum::response::Response;
@@ -61,7 +61,7 @@ async fn download(
     Ok(file_response(
         file,
         Some(disposition),
-        zero_copy(version, channel),
+        zero_copy::usable(version, channel),
     ))
 }
 

@@ -9,17 +9,14 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Doc, JsonSchema, PATH_READ};
-use crate::server::zero_copy::FileChannel;
 use crate::services::files::{ByteRange, FileError, ReadFile};
+use crate::zero_copy::{self, FileChannel};
 use axum::Extension;
-use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::on;
-use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, Version, header};
 use serde::Deserialize;
-use std::io::Read;
 
 pub(super) const ROUTE: Route = Route {
     id: EndpointId::FilesRead,
@@ -79,7 +76,11 @@ async fn read(
         .and_then(parse_range);
     let files = service(&app);
     match blocking(move || files.read(&path, range)).await {
-        Ok(file) => Ok(file_response(file, None, zero_copy(version, channel))),
+        Ok(file) => Ok(file_response(
+            file,
+            None,
+            zero_copy::usable(version, channel),
+        )),
         Err(FileError::RangeNotSatisfiable { size }) => Ok(unsatisfiable(size)),
         Err(e) => Err(e.into()),
     }
@@ -124,21 +125,6 @@ pub(super) fn parse_range(value: &str) -> Option<ByteRange> {
     }
 }
 
-/// Bytes read from the file per chunk of the answer.
-const CHUNK: u64 = 512 * 1024;
-/// Chunks read ahead of the socket.
-const AHEAD: usize = 4;
-
-/// The connection's file channel when the answer can use it: HTTP/1 over the server's own
-/// listener (see [`crate::server::zero_copy`]).
-pub(super) fn zero_copy(
-    version: Version,
-    channel: Option<Extension<ConnectInfo<FileChannel>>>,
-) -> Option<FileChannel> {
-    let http1 = version == Version::HTTP_11 || version == Version::HTTP_10;
-    channel.filter(|_| http1).map(|Extension(ConnectInfo(c))| c)
-}
-
 /// The answer of a read or a download, `Content-Length` exact, 206 and `Content-Range` for a
 /// range: the bytes sent by the connection from the file (`channel`), else streamed by a
 /// blocking reader a few chunks ahead of the socket.
@@ -172,47 +158,7 @@ pub(super) fn file_response(
     if let Some(value) = disposition {
         headers.insert(header::CONTENT_DISPOSITION, value);
     }
-    let body = match channel {
-        Some(channel) if file.len > 0 => channel.body(file.file, file.start, file.len),
-        _ => stream(file),
-    };
-    (status, headers, body).into_response()
-}
-
-/// The file's `len` bytes from its position, as a body. A file that shrinks under the
-/// reader ends the body with an error (the client sees a cut answer, never a short one
-/// passed off as whole).
-fn stream(file: ReadFile) -> Body {
-    if file.len == 0 {
-        return Body::empty();
-    }
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(AHEAD);
-    tokio::task::spawn_blocking(move || {
-        let mut reader = file.file;
-        let mut left = file.len;
-        while left > 0 {
-            let want = CHUNK.min(left);
-            let mut buf = Vec::with_capacity(want as usize);
-            let chunk = match (&mut reader).take(want).read_to_end(&mut buf) {
-                Ok(0) => Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the file shrank while it was read",
-                )),
-                Ok(n) => {
-                    left -= n as u64;
-                    Ok(Bytes::from(buf))
-                }
-                Err(e) => Err(e),
-            };
-            let failed = chunk.is_err();
-            if tx.blocking_send(chunk).is_err() || failed {
-                return; // the client went away, or the read failed
-            }
-        }
-    });
-    Body::from_stream(futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|chunk| (chunk, rx))
-    }))
+    (status, headers, zero_copy::file_body(channel, file)).into_response()
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
-//! Zero-copy file answers: over HTTP/1 the bytes of `GET /files/content` and
-//! `GET /files/download` go from the page cache to the socket with `sendfile(2)`, never
-//! through the server's memory (a read and a write less per byte than a streaming reader;
-//! `benches/files.rs` measures it against `cp`).
+//! Zero-copy file answers: over HTTP/1 the bytes of a file read (the server's
+//! `GET /files/content` and `GET /files/download`, the engine's `files/content` of a `local`
+//! sandbox) go from the page cache to the socket with `sendfile(2)`, never through the
+//! process's memory (a read and a copy less per byte than a streaming reader;
+//! `benches/files.rs` measures it against `cp`). The server's main listener and the engine's
+//! listener are both a [`Listener`]; nothing else of the crate is imported here.
 //!
 //! hyper writes the body, and hyper takes bytes, not files. So the connection's stream is
 //! ours: [`Listener`] hands out [`Stream`]s, and each connection's [`FileChannel`] reaches the
@@ -10,21 +12,26 @@
 //! placeholder; when hyper writes placeholder bytes, the stream sends as many bytes of the
 //! file instead. hyper's HTTP/1 writer queues body chunks and writes them with `writev` when
 //! the stream says it writes vectored (ours does), so placeholder bytes reach the stream by
-//! their address, never copied; the tests below check every byte through a real listener,
-//! so a hyper that copied them would fail there.
+//! their address, never copied; the tests (`tests.rs` here, and the server's
+//! `zero_copy_tests.rs` through a real listener) check every byte, so a hyper that copied
+//! them would fail there.
 //!
 //! Only HTTP/1 answers use it (HTTP/2 interleaves many answers on one connection and frames
-//! the data itself); elsewhere, and without a channel (`oneshot` tests), the handler falls
-//! back to its streaming reader. HTTP/1 answers one request at a time per connection, so a
-//! connection holds at most one file. A file that shrinks under `sendfile` ends the answer
-//! with an error, as the reader does; placeholder bytes without a file are an error too,
-//! never zeros on the wire. `sendfile` of cached pages is a copy in the kernel; of a cold
-//! file it reads the disk on the runtime's thread, at most [`MAX_SEND`] bytes per call.
+//! the data itself); elsewhere, and without a channel (`oneshot` tests), [`file_body`] falls
+//! back to the file service's streaming reader. HTTP/1 answers one request at a time per
+//! connection, so a connection holds at most one file. A file that shrinks under `sendfile`
+//! ends the answer with an error, as the reader does; placeholder bytes without a file are an
+//! error too, never zeros on the wire. `sendfile` of cached pages is a copy in the kernel; of
+//! a cold file it reads the disk on the runtime's thread, at most [`MAX_SEND`] bytes per call.
 
+use crate::services::files::ReadFile;
+use axum::Extension;
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::extract::connect_info::Connected;
 use axum::serve::IncomingStream;
 use bytes::Bytes;
+use http::Version;
 use std::fs::File;
 use std::io::{self, IoSlice};
 use std::net::SocketAddr;
@@ -36,7 +43,7 @@ use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
 /// The bytes one placeholder chunk covers (a static buffer of zeros that is never sent).
-const PLACEHOLDER_LEN: usize = 1024 * 1024;
+pub(crate) const PLACEHOLDER_LEN: usize = 1024 * 1024;
 static PLACEHOLDER: [u8; PLACEHOLDER_LEN] = [0; PLACEHOLDER_LEN];
 
 /// Bytes one `sendfile` call sends at most (it blocks the thread while it reads a cold
@@ -82,6 +89,25 @@ impl FileChannel {
             Ok::<_, io::Error>(Bytes::from_static(&PLACEHOLDER[..n]))
         });
         Body::from_stream(futures::stream::iter(chunks))
+    }
+}
+
+/// The connection's file channel when an answer can use it: HTTP/1, over a [`Listener`]
+/// (`channel` is the handler's optional connect info).
+pub fn usable(
+    version: Version,
+    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+) -> Option<FileChannel> {
+    let http1 = version == Version::HTTP_11 || version == Version::HTTP_10;
+    channel.filter(|_| http1).map(|Extension(ConnectInfo(c))| c)
+}
+
+/// The body of a file answer: sent by the connection from the file (`channel`), else
+/// streamed by the file service's reader.
+pub fn file_body(channel: Option<FileChannel>, file: ReadFile) -> Body {
+    match channel {
+        Some(channel) if file.len > 0 => channel.body(file.file, file.start, file.len),
+        _ => Body::from_stream(file.into_stream()),
     }
 }
 
@@ -246,4 +272,4 @@ impl AsyncWrite for Stream {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
