@@ -5,11 +5,11 @@
 //! what it declares in its [`ProviderRecord::features`] and nothing else; the engine also
 //! checks the declared feature before it calls (`engine::routes`).
 
-use super::wire::SANDBOX_TIMEOUT_MAX_S;
 use super::wire::{
     CodeRunBody, CommandBody, Connection, ContextRecord, CreateContext, CreateSandbox, Feature,
     ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord, SandboxRecord, WriteQuery,
 };
+use super::wire::{SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S};
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::ReadFile;
 use async_trait::async_trait;
@@ -122,6 +122,50 @@ pub fn check_timeout(seconds: u64) -> ProviderResult<u64> {
             format!("`timeout` must be 1 to {SANDBOX_TIMEOUT_MAX_S} seconds, not {seconds}"),
         ))
     }
+}
+
+/// The checks of a create that a provider with one template and no GPU makes (`local`,
+/// `memory`), in this order: the template is its `template`, no `gpu`, `timeout` in range
+/// (default 300 s), no limit of zero, good variable names. The template and the timeout.
+pub fn check_create(
+    provider: &str,
+    template: &str,
+    body: &CreateSandbox,
+) -> ProviderResult<(String, u64)> {
+    let asked = body.template.clone().unwrap_or_else(|| template.to_owned());
+    if asked != template {
+        return Err(EngineError::new(
+            Code::TemplateNotFound,
+            format!(
+                "the {provider} provider has no template `{asked}`: its one template is `{template}`"
+            ),
+        ));
+    }
+    if let Some(gpu) = &body.gpu {
+        return Err(EngineError::new(
+            Code::FeatureNotSupported,
+            format!(
+                "the {provider} provider has no GPU: create the sandbox without `gpu` (asked: `{gpu}`)"
+            ),
+        ));
+    }
+    let timeout = check_timeout(body.timeout.unwrap_or(SANDBOX_TIMEOUT_DEFAULT_S))?;
+    for (what, zero) in [
+        ("cpu", body.cpu == Some(0)),
+        ("memory", body.memory == Some(0)),
+        ("disk", body.disk == Some(0)),
+    ] {
+        if zero {
+            return Err(EngineError::new(
+                Code::InvalidArgument,
+                format!("`{what}` must be at least 1"),
+            ));
+        }
+    }
+    if let Some(envs) = &body.envs {
+        check_env("envs", envs)?;
+    }
+    Ok((asked, timeout))
 }
 
 /// Variables a process can be given (`field` names the body's map): names of letters,

@@ -29,10 +29,10 @@ mod terminal;
 #[cfg(test)]
 mod tests;
 
-use super::provider::{Provider, ProviderResult, Sandbox, check_env, check_timeout};
+use super::provider::{Provider, ProviderResult, Sandbox, check_create};
 use super::wire::{
-    Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord,
-    SANDBOX_TIMEOUT_DEFAULT_S, SandboxRecord, SandboxStatus,
+    Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord, SandboxRecord,
+    SandboxStatus,
 };
 use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::{self, Support};
@@ -159,39 +159,7 @@ impl Provider for LocalProvider {
         conn: &Connection,
         body: CreateSandbox,
     ) -> ProviderResult<SandboxRecord> {
-        let template = body.template.clone().unwrap_or_else(|| TEMPLATE.to_owned());
-        if template != TEMPLATE {
-            return Err(EngineError::new(
-                Code::TemplateNotFound,
-                format!(
-                    "the local provider has no template `{template}`: its one template is `{TEMPLATE}`"
-                ),
-            ));
-        }
-        if let Some(gpu) = &body.gpu {
-            return Err(EngineError::new(
-                Code::FeatureNotSupported,
-                format!(
-                    "the local provider has no GPU: create the sandbox without `gpu` (asked: `{gpu}`)"
-                ),
-            ));
-        }
-        let timeout = check_timeout(body.timeout.unwrap_or(SANDBOX_TIMEOUT_DEFAULT_S))?;
-        for (what, zero) in [
-            ("cpu", body.cpu == Some(0)),
-            ("memory", body.memory == Some(0)),
-            ("disk", body.disk == Some(0)),
-        ] {
-            if zero {
-                return Err(EngineError::new(
-                    Code::InvalidArgument,
-                    format!("`{what}` must be at least 1"),
-                ));
-            }
-        }
-        if let Some(envs) = &body.envs {
-            check_env("envs", envs)?;
-        }
+        let (template, timeout) = check_create("local", TEMPLATE, &body)?;
         let id = crate::services::ids::new("sb");
         let now = SystemTime::now();
         let envs = body.envs.clone().unwrap_or_default();

@@ -27,10 +27,10 @@ mod watch;
 #[cfg(test)]
 mod tests;
 
-use super::provider::{Provider, ProviderResult, Sandbox, check_env, check_timeout};
+use super::provider::{Provider, ProviderResult, Sandbox, check_create};
 use super::wire::{
-    Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord,
-    SANDBOX_TIMEOUT_DEFAULT_S, SandboxRecord, SandboxStatus,
+    Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord, SandboxRecord,
+    SandboxStatus,
 };
 use crate::error::engine::{Code, EngineError};
 use crate::services::paths::{PathGuard, PathRules, SymlinkPolicy, normalize};
@@ -165,35 +165,8 @@ impl Provider for MemoryProvider {
         conn: &Connection,
         body: CreateSandbox,
     ) -> ProviderResult<SandboxRecord> {
-        let template = body.template.clone().unwrap_or_else(|| TEMPLATE.to_owned());
-        if template != TEMPLATE {
-            return Err(EngineError::new(
-                Code::TemplateNotFound,
-                format!(
-                    "the memory provider has no template `{template}`: its one template is `{TEMPLATE}`"
-                ),
-            ));
-        }
-        if let Some(gpu) = &body.gpu {
-            return Err(EngineError::new(
-                Code::FeatureNotSupported,
-                format!(
-                    "the memory provider has no GPU: create the sandbox without `gpu` (asked: `{gpu}`)"
-                ),
-            ));
-        }
-        let timeout = check_timeout(body.timeout.unwrap_or(SANDBOX_TIMEOUT_DEFAULT_S))?;
-        for (what, zero) in [
-            ("cpu", body.cpu == Some(0)),
-            ("memory", body.memory == Some(0)),
-            ("disk", body.disk == Some(0)),
-        ] {
-            if zero {
-                return Err(invalid(format!("`{what}` must be at least 1")));
-            }
-        }
+        let (template, timeout) = check_create(ID, TEMPLATE, &body)?;
         let envs = body.envs.clone().unwrap_or_default();
-        check_env("envs", &envs)?;
         let id = crate::services::ids::new("sb");
         let now = SystemTime::now();
         let mut state = State {
