@@ -118,6 +118,84 @@ fn bodies(route: &Route, g: &mut SchemaGenerator) -> (Option<Value>, Value) {
     }
 }
 
+/// The events of a streamed route: name, what it means, the schema of its data.
+fn events(route: &Route) -> Vec<(&'static str, &'static str, Value)> {
+    let error = json!({"$ref": "#/components/schemas/EngineError"});
+    let kind = json!({"type": "string", "enum": ["file", "dir", "symlink", "other"]});
+    let change = json!({
+        "type": "object", "required": ["path", "type"],
+        "properties": {
+            "path": {"type": "string"},
+            "from": {"type": "string", "description": "`rename` only: the old name"},
+            "type": kind,
+            "entry": {"$ref": "#/components/schemas/EntryInfo"},
+        },
+    });
+    let output = json!({
+        "type": "object", "required": ["data"],
+        "properties": {
+            "data": {"type": "string", "description": "the bytes, as UTF-8 (lossy when they are not)"},
+            "data_b64": {"type": "string", "contentEncoding": "base64", "description": "the bytes, when they are not UTF-8"},
+        },
+    });
+    if route.id == "commands_stream" {
+        vec![
+            (
+                "start",
+                "The command started.",
+                json!({"type": "object", "required": ["pid"], "properties": {"pid": {"type": "integer"}}}),
+            ),
+            ("stdout", "Output, in order.", output.clone()),
+            ("stderr", "Output, in order.", output),
+            (
+                "exit",
+                "How it ended.",
+                json!({
+                    "type": "object", "required": ["exit_code", "timed_out"],
+                    "properties": {"exit_code": {"type": ["integer", "null"]}, "timed_out": {"type": "boolean"}},
+                }),
+            ),
+            (
+                "end",
+                "The last event.",
+                json!({"type": "object", "maxProperties": 0}),
+            ),
+            ("error", "The engine error body; nothing follows it.", error),
+        ]
+    } else {
+        vec![
+            ("create", "A path was created.", change.clone()),
+            ("modify", "A file was written.", change.clone()),
+            (
+                "delete",
+                "A path was removed.",
+                json!({
+                    "type": "object", "required": ["path", "type"],
+                    "properties": {"path": {"type": "string"}, "type": kind},
+                }),
+            ),
+            (
+                "rename",
+                "A path was renamed: `path` the new name, `from` the old.",
+                change,
+            ),
+            (
+                "overflow",
+                "Events were lost; list the path again.",
+                json!({
+                    "type": "object", "required": ["path", "message"],
+                    "properties": {"path": {"type": "string"}, "message": {"type": "string"}},
+                }),
+            ),
+            (
+                "error",
+                "The engine error body: a directory that cannot be watched (the stream goes on), else the end of the watch.",
+                error,
+            ),
+        ]
+    }
+}
+
 /// The query parameters of a route.
 fn query(route: &Route) -> &'static [(&'static str, &'static str)] {
     match route.id {
@@ -217,15 +295,34 @@ fn operation(route: &Route, g: &mut SchemaGenerator) -> Value {
         Answer::Bytes => {
             json!({"description": route.summary, "content": {"application/octet-stream": {"schema": {"type": "string", "contentMediaType": "application/octet-stream"}}}})
         }
-        Answer::Sse => json!({
-            "description": format!("{}: server-sent events; an `error` event carries the engine error body and ends the stream", route.summary),
-            "content": {"text/event-stream": {"schema": {"type": "string"}}},
-            "x-events": if route.id == "commands_stream" {
-                json!(["start {pid}", "stdout {data, data_b64?}", "stderr {data, data_b64?}", "exit {exit_code, timed_out}", "end {}", "error {error}"])
-            } else {
-                json!(["create {path, type, entry?}", "modify {path, type, entry?}", "delete {path, type}", "rename {path, type, entry?}", "overflow {}", "error {error}"])
-            },
-        }),
+        Answer::Sse => {
+            let events = events(route);
+            let names: Vec<&str> = events.iter().map(|(name, _, _)| *name).collect();
+            let described: Vec<Value> = events
+                .into_iter()
+                .map(|(event, description, data)| json!({"event": event, "description": description, "data": data}))
+                .collect();
+            // As the server's document does: before OpenAPI 3.2's `itemSchema`, a stream's
+            // `schema` is read as the schema of one event (its `event` name, its `data` text,
+            // whose schema by event name `x-events` gives).
+            json!({
+                "description": format!("{}: server-sent events; an `error` event carries the engine error body and ends the stream", route.summary),
+                "content": {"text/event-stream": {
+                    "schema": {
+                        "type": "object",
+                        "description": "One server-sent event: `event: <name>` and `data: <JSON>` (`x-events` gives each event's data schema).",
+                        "required": ["event", "data"],
+                        "properties": {
+                            "event": {"type": "string", "enum": names},
+                            "data": {"type": "string", "contentMediaType": "application/json"},
+                            "id": {"type": "string"},
+                            "retry": {"type": "integer"},
+                        },
+                    },
+                    "x-events": described,
+                }},
+            })
+        }
         Answer::WebSocket => {
             json!({"description": "WebSocket: binary frames carry bytes both ways; the one text frame is {\"type\":\"resize\",\"cols\":C,\"rows\":R}; closes 1000 when the shell exits, 1003 for another text frame, 1007 for a bad size"})
         }
@@ -372,6 +469,33 @@ mod tests {
         for r in all {
             let pointer = r.trim_start_matches('#');
             assert!(doc.pointer(pointer).is_some(), "unresolved {r}");
+        }
+    }
+
+    /// A streamed route's schema is that of one event (`event` and `data`), as schemathesis
+    /// and the server's document read it; `x-events` names the same events, each with the
+    /// schema of its data (the fuzz run found `{"type": "string"}` here).
+    #[test]
+    fn a_stream_is_described_event_by_event() {
+        let doc = document();
+        for route in ROUTES.iter().filter(|r| r.answer == Answer::Sse) {
+            let method = route.method.as_str().to_ascii_lowercase();
+            let content = &doc["paths"][route.path][&method]["responses"]["200"]["content"]["text/event-stream"];
+            let schema = &content["schema"];
+            assert_eq!(schema["type"], "object", "{}", route.id);
+            assert_eq!(schema["required"], json!(["event", "data"]), "{}", route.id);
+            let names = schema["properties"]["event"]["enum"].as_array().unwrap();
+            let described: Vec<&Value> = content["x-events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| &e["event"])
+                .collect();
+            assert_eq!(names.iter().collect::<Vec<_>>(), described, "{}", route.id);
+            assert!(names.contains(&json!("error")), "{}", route.id);
+            for event in content["x-events"].as_array().unwrap() {
+                assert!(event["data"].is_object(), "{} {}", route.id, event["event"]);
+            }
         }
     }
 }
