@@ -196,28 +196,39 @@ fn events(route: &Route) -> Vec<(&'static str, &'static str, Value)> {
     }
 }
 
-/// The query parameters of a route.
-fn query(route: &Route) -> &'static [(&'static str, &'static str)] {
+/// The query parameters of a route and their schemas (the limits the handlers check).
+fn query(route: &Route) -> Vec<(&'static str, Value)> {
+    let string = || json!({"type": "string"});
+    let boolean = || json!({"type": "boolean"});
+    let size = || json!({"type": "integer", "minimum": 1, "maximum": 1000});
     match route.id {
-        "sandboxes_list" => &[
-            ("status", "string"),
-            ("limit", "integer"),
-            ("offset", "integer"),
+        "sandboxes_list" => vec![
+            (
+                "status",
+                json!({"$ref": "#/components/schemas/SandboxStatus"}),
+            ),
+            (
+                "limit",
+                json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}),
+            ),
+            ("offset", json!({"type": "integer", "minimum": 0})),
         ],
-        "files_read" | "files_info" | "files_exists" => &[("path", "string")],
-        "files_list" => &[("path", "string"), ("depth", "integer")],
-        "files_remove" | "files_watch" => &[("path", "string"), ("recursive", "boolean")],
-        "files_write" => &[
-            ("path", "string"),
-            ("overwrite", "boolean"),
-            ("parents", "boolean"),
+        "files_read" | "files_info" | "files_exists" => vec![("path", string())],
+        "files_list" => vec![
+            ("path", string()),
+            (
+                "depth",
+                json!({"type": "integer", "minimum": 1, "maximum": 10, "default": 1}),
+            ),
         ],
-        "terminal" => &[
-            ("cols", "integer"),
-            ("rows", "integer"),
-            ("shell", "string"),
+        "files_remove" | "files_watch" => vec![("path", string()), ("recursive", boolean())],
+        "files_write" => vec![
+            ("path", string()),
+            ("overwrite", boolean()),
+            ("parents", boolean()),
         ],
-        _ => &[],
+        "terminal" => vec![("cols", size()), ("rows", size()), ("shell", string())],
+        _ => vec![],
     }
 }
 
@@ -275,18 +286,19 @@ fn operation(route: &Route, g: &mut SchemaGenerator) -> Value {
     })];
     for name in ["id", "pid", "port", "context_id"] {
         if route.path.contains(&format!("{{{name}}}")) {
-            let kind = if matches!(name, "pid" | "port") {
-                "integer"
-            } else {
-                "string"
+            let schema = match name {
+                "pid" => json!({"type": "integer", "minimum": 0, "maximum": u32::MAX}),
+                "port" => json!({"type": "integer", "minimum": 1, "maximum": 65535}),
+                _ => json!({"type": "string"}),
             };
-            parameters.push(
-                json!({"name": name, "in": "path", "required": true, "schema": {"type": kind}}),
-            );
+            parameters
+                .push(json!({"name": name, "in": "path", "required": true, "schema": schema}));
         }
     }
-    for (name, kind) in query(route) {
-        parameters.push(json!({"name": name, "in": "query", "required": *name == "path", "schema": {"type": kind}}));
+    for (name, schema) in query(route) {
+        parameters.push(
+            json!({"name": name, "in": "query", "required": name == "path", "schema": schema}),
+        );
     }
     let success = match route.answer {
         Answer::Json => {

@@ -267,16 +267,23 @@ pub struct CreateSandbox {
     pub template: Option<String>,
     /// Seconds, 1-86400.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 86_400))]
     pub timeout: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub envs: Option<BTreeMap<String, String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<BTreeMap<String, String>>,
+    /// Cores, at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub cpu: Option<u32>,
+    /// MB, at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub memory: Option<u64>,
+    /// MB, at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub disk: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
@@ -306,6 +313,8 @@ pub struct SandboxList {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetTimeout {
+    /// Seconds, 1-86400.
+    #[schemars(range(min = 1, max = 86_400))]
     pub timeout: u64,
 }
 
@@ -337,6 +346,7 @@ pub struct CommandBody {
     pub user: Option<String>,
     /// Seconds; default 60; 0 means no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 86_400))]
     pub timeout: Option<u64>,
     /// Written to the command's stdin, then closed. Without it stdin stays open for
     /// `processes/:pid/stdin` while the command runs (streamed commands) or is closed (run).
@@ -348,6 +358,7 @@ pub struct CommandBody {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SignalBody {
+    #[schemars(extend("enum" = [15, 9]))]
     pub signal: i32,
 }
 
@@ -419,8 +430,9 @@ pub struct CodeRunBody {
     pub context_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub envs: Option<BTreeMap<String, String>>,
-    /// Seconds, default 60.
+    /// Seconds, 1-86400, default 60.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 86_400))]
     pub timeout: Option<u64>,
 }
 

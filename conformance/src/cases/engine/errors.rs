@@ -1,11 +1,15 @@
 //! The engine's error answers (spec 7.2): one body `{error: {type, code, message,
-//! suggestion, docs_url}}` from one table, an unmatched route 404 `E2000`, and a
-//! route whose feature the provider did not declare 501 `E8004`.
+//! suggestion, docs_url}}` from one table, an unmatched route 404 `E2000`, a
+//! route whose feature the provider did not declare 501 `E8004`, and the bounds the
+//! OpenAPI document states, enforced as `E4001`.
 
-use super::support::{as_conn, declared, error_snapshot, expect_error, own};
+use super::support::{
+    as_conn, create, declared, error_snapshot, expect_error, get, kill, own, post, sandbox, sb,
+};
 use crate::{Case, case, profiles};
 use anyhow::{Context as _, anyhow, ensure};
 use reqwest::Method;
+use serde_json::{Value, json};
 
 pub fn cases() -> Vec<Case> {
     vec![
@@ -72,6 +76,71 @@ pub fn cases() -> Vec<Case> {
                         ensure!(err["error"]["message"].as_str().is_some_and(|m| m.contains(feature)), "the refusal names the feature: {err}");
                     }
                 }
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/errors/003",
+            spec: "The bounds the engine's OpenAPI document states are the ones it enforces, at both edges: a sandbox's `timeout` 1-86400 (create and `.../timeout`), `cpu`, `memory` and `disk` at least 1, a command's `timeout` 0-86400, a code run's 1-86400, a signal 15 or 9, a list's `limit` 1-1000, a port 1-65535, a terminal's `cols` and `rows` 1-1000: the value on the edge is taken, the one past it is 400 `E4001`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:timeout", "feature:commands", "feature:code", "feature:processes", "feature:ports", "feature:terminal"],
+            endpoints: ["sandboxes_create", "sandboxes_list", "sandboxes_timeout", "commands_run", "code_run", "processes_signal", "sandboxes_port_url", "terminal"],
+            codes: ["E4001"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let outside: Vec<(&str, String, Option<Value>)> = vec![
+                    ("create timeout 0", "/v1/sandboxes".into(), Some(json!({"timeout": 0}))),
+                    ("create timeout 86401", "/v1/sandboxes".into(), Some(json!({"timeout": 86401}))),
+                    ("cpu 0", "/v1/sandboxes".into(), Some(json!({"cpu": 0}))),
+                    ("memory 0", "/v1/sandboxes".into(), Some(json!({"memory": 0}))),
+                    ("disk 0", "/v1/sandboxes".into(), Some(json!({"disk": 0}))),
+                    ("timeout 0", sb(&id, "/timeout"), Some(json!({"timeout": 0}))),
+                    ("timeout 86401", sb(&id, "/timeout"), Some(json!({"timeout": 86401}))),
+                    ("command timeout 86401", sb(&id, "/commands/run"), Some(json!({"cmd": "true", "timeout": 86401}))),
+                    ("code timeout 0", sb(&id, "/code/run"), Some(json!({"code": "true", "language": "sh", "timeout": 0}))),
+                    ("code timeout 86401", sb(&id, "/code/run"), Some(json!({"code": "true", "language": "sh", "timeout": 86401}))),
+                    ("signal 2", sb(&id, "/processes/1/signal"), Some(json!({"signal": 2}))),
+                    ("limit 0", "/v1/sandboxes?limit=0".into(), None),
+                    ("limit 1001", "/v1/sandboxes?limit=1001".into(), None),
+                    ("port 0", sb(&id, "/ports/0/url"), None),
+                    ("port 65536", sb(&id, "/ports/65536/url"), None),
+                    ("cols 0", sb(&id, "/terminal?cols=0"), None),
+                    ("rows 1001", sb(&id, "/terminal?rows=1001"), None),
+                ];
+                for (what, path, body) in &outside {
+                    let resp = match body {
+                        Some(body) => post(&ctx, path, body).await?,
+                        None => get(&ctx, path).await?,
+                    };
+                    expect_error(&resp, 400, "E4001").with_context(|| format!("{what}: {path} {body:?}"))?;
+                }
+                // The edges themselves pass (a signal to a pid that is not the sandbox's gets
+                // past the check to `E2005`).
+                for body in [json!({"timeout": 1}), json!({"timeout": 86400, "cpu": 1, "memory": 1, "disk": 1})] {
+                    let record = create(&ctx, &body).await.with_context(|| format!("create {body}"))?;
+                    kill(&ctx, record["sandbox_id"].as_str().unwrap_or_default()).await;
+                }
+                let inside: Vec<(String, Option<Value>, u16)> = vec![
+                    (sb(&id, "/timeout"), Some(json!({"timeout": 86400})), 200),
+                    (sb(&id, "/timeout"), Some(json!({"timeout": 300})), 200),
+                    (sb(&id, "/commands/run"), Some(json!({"cmd": "true", "timeout": 0})), 200),
+                    (sb(&id, "/commands/run"), Some(json!({"cmd": "true", "timeout": 86400})), 200),
+                    (sb(&id, "/code/run"), Some(json!({"code": "true", "language": "sh", "timeout": 1})), 200),
+                    (sb(&id, "/code/run"), Some(json!({"code": "true", "language": "sh", "timeout": 86400})), 200),
+                    (sb(&id, "/processes/4194305/signal"), Some(json!({"signal": 9})), 404),
+                    ("/v1/sandboxes?limit=1".into(), None, 200),
+                    ("/v1/sandboxes?limit=1000".into(), None, 200),
+                    (sb(&id, "/ports/1/url"), None, 200),
+                    (sb(&id, "/ports/65535/url"), None, 200),
+                ];
+                for (path, body, status) in &inside {
+                    let resp = match body {
+                        Some(body) => post(&ctx, path, body).await?,
+                        None => get(&ctx, path).await?,
+                    };
+                    ensure!(resp.status == *status, "{path} {body:?}: {} {}", resp.status, resp.text());
+                }
+                kill(&ctx, &id).await;
                 Ok(())
             },
         },
