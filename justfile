@@ -61,7 +61,7 @@ python-env:
         echo "$want" >"$venv/.requirements.sha256"
     fi
 
-# Schema-driven fuzzing: schemathesis against a server with every group on, from docs/openapi.json (a bounded run; `--long` for many more cases per route). Prints requests sent and routes covered.
+# Schema-driven fuzzing: schemathesis against a server with every group on, from docs/openapi.json, then against a local engine, from docs/engine-openapi.json (a bounded run; `--long` for many more cases per route; `--target server|engine|all`, default all). Prints requests sent and routes covered per target.
 fuzz *args: python-env
     cargo build --workspace --bins
     "${SVC_VENV:-$HOME/.cache/svc/venv}/bin/python" tests/fuzz/run.py {{args}}
