@@ -190,6 +190,22 @@ pub enum Feature {
 }
 
 impl Feature {
+    /// Every feature of the protocol, in the order a record lists them (what a provider
+    /// that serves everything declares: `local`, and `rest`, which forwards all of it).
+    pub const ALL: [Feature; 11] = [
+        Feature::Sandboxes,
+        Feature::Timeout,
+        Feature::Pause,
+        Feature::Ports,
+        Feature::Commands,
+        Feature::Processes,
+        Feature::Files,
+        Feature::Watch,
+        Feature::Code,
+        Feature::CodeContexts,
+        Feature::Terminal,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Feature::Sandboxes => "sandboxes",

@@ -137,19 +137,7 @@ impl Provider for LocalProvider {
             version: env!("CARGO_PKG_VERSION").into(),
             kind: ProviderKind::Builtin,
             trust: "builtin".into(),
-            features: vec![
-                Feature::Sandboxes,
-                Feature::Timeout,
-                Feature::Pause,
-                Feature::Ports,
-                Feature::Commands,
-                Feature::Processes,
-                Feature::Files,
-                Feature::Watch,
-                Feature::Code,
-                Feature::CodeContexts,
-                Feature::Terminal,
-            ],
+            features: Feature::ALL.to_vec(),
             error: None,
         }
     }
