@@ -2,7 +2,7 @@
 //! list, connect, info, kill, running, timeout, pause, resume, port URLs.
 
 use super::super::extract::{Body, Conn, Matched, NoFields, PathParams, Query};
-use super::super::provider::check_timeout;
+use super::super::provider::{check_env, check_timeout};
 use super::super::state::Shared;
 use super::super::wire::{
     CreateSandbox, ListSandboxes, PortUrl, Running, SANDBOX_TIMEOUT_DEFAULT_S, SandboxList,
@@ -38,17 +38,8 @@ fn check_create(body: &mut CreateSandbox) -> Result<(), EngineError> {
     if body.disk == Some(0) {
         return Err(invalid("`disk` is in MB, at least 1"));
     }
-    for name in body.envs.iter().flat_map(|e| e.keys()) {
-        let mut chars = name.chars();
-        let good = chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !good {
-            return Err(invalid(format!(
-                "`envs`: `{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"
-            )));
-        }
+    if let Some(envs) = &body.envs {
+        check_env("envs", envs)?;
     }
     body.secure.get_or_insert(true);
     Ok(())
