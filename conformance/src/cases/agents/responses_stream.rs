@@ -133,17 +133,12 @@ async fn replay_gap(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
         "{} [[scenario:stream:1]] {words}",
         "[[scenario:command]] ".repeat(8)
     );
-    let live = stream_create(&api, &body(rt, &prompt)).await?;
-    let id = live
-        .first()
-        .and_then(|e| e["response"]["id"].as_str())
-        .ok_or_else(|| anyhow!("{rt}: no response id in {:?}", live.first()))?
-        .to_owned();
-    ensure!(
-        live.len() > 20,
-        "{rt}: the response must outgrow 20 kept events: {}",
-        live.len()
-    );
+    // Created synchronously, not followed live: a live reader that the server first polls
+    // after more than 20 events would itself (rightly) start with the gap signal, and this
+    // case is about replays only.
+    let done = create(&api, &body(rt, &prompt)).await?;
+    let id = id_of(&done)?;
+    ensure!(done["status"] == "completed", "{rt}: {done}");
     for k in [None, Some(0), Some(1)] {
         let query = match k {
             Some(k) => format!("?stream=true&starting_after={k}"),
@@ -165,15 +160,25 @@ async fn replay_gap(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
                 && first["param"] == "starting_after",
             "{rt} starting_after={k:?}: first event {first}"
         );
+        // The gap event stands at the last dropped position; the kept events follow it.
+        let last_dropped = first["sequence_number"]
+            .as_u64()
+            .ok_or_else(|| anyhow!("{rt}: gap event without sequence_number: {first}"))?;
         let kept = &got[1..];
         ensure!(
             !kept.is_empty() && kept.len() <= 20,
             "{rt}: {} kept events",
             kept.len()
         );
+        let want: Vec<u64> = (last_dropped + 1..=last_dropped + kept.len() as u64).collect();
         ensure!(
-            kept.last().map(|e| &e["type"]) == live.last().map(|e| &e["type"]),
-            "{rt}: the kept events end as the stream did"
+            seqs(kept) == want,
+            "{rt}: kept events follow the gap: {:?}",
+            seqs(kept)
+        );
+        ensure!(
+            kept.last().map(|e| &e["type"]) == Some(&json!("response.completed")),
+            "{rt}: the kept events end as the response did"
         );
     }
     Ok(())
