@@ -18,6 +18,8 @@
 //! Target: read and write at >= 0.9 of `cp`'s throughput. `--copies-only` stops after the
 //! copies (for a profiler).
 
+#[path = "support/raw_client.rs"]
+mod raw_client;
 #[path = "support/server.rs"]
 mod server;
 // Shared with the other benches; this one uses only part of it.
@@ -246,11 +248,13 @@ fn main() {
         let copied = dir.join("copy.bin");
         let (mut cps, mut reads, mut writes, mut users, mut wires) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut raw_reads, mut raw_writes, mut floors) = (Vec::new(), Vec::new(), Vec::new());
+        let target_of = |path: &Path| format!("/files/content?path={}", path.display());
         // A warm-up of each, so every round finds the source in the page cache.
         cp(&src, &copied);
         read_through(&client, &base, &src, &copied).await;
         for round in 0..rounds {
-            let order = [0, 1, 2, 3, 4].map(|i| (i + round) % 5);
+            let order = [0, 1, 2, 3, 4, 5, 6, 7].map(|i| (i + round) % 8);
             for which in order {
                 match which {
                     0 => cps.push(cp(&src, &copied)),
@@ -259,6 +263,30 @@ fn main() {
                     1 => {
                         reads.push(read_through(&client, &base, &src, &copied).await);
                         assert!(same(&src, &copied), "read through the server differs");
+                    }
+                    5 => {
+                        let (base, target, dst) = (base.clone(), target_of(&src), copied.clone());
+                        let secs = tokio::task::spawn_blocking(move || {
+                            raw_client::get_splice(&base, &target, &dst)
+                        });
+                        raw_reads.push(secs.await.unwrap());
+                        assert!(same(&src, &copied), "read through the server differs");
+                    }
+                    7 => {
+                        let (from, to) = (src.clone(), copied.clone());
+                        let secs =
+                            tokio::task::spawn_blocking(move || raw_client::file_over_tcp(&from, &to));
+                        floors.push(secs.await.unwrap());
+                        assert!(same(&src, &copied), "the file over TCP differs");
+                    }
+                    6 => {
+                        let _ = std::fs::remove_file(&copied);
+                        let (base, target, from) = (base.clone(), target_of(&copied), src.clone());
+                        let secs = tokio::task::spawn_blocking(move || {
+                            raw_client::put_sendfile(&base, &target, &from)
+                        });
+                        raw_writes.push(secs.await.unwrap());
+                        assert!(same(&src, &copied), "write through the server differs");
                     }
                     _ => {
                         writes.push(write_through(&client, &base, &src, &copied).await);
@@ -305,6 +333,30 @@ fn main() {
             write_s * 1000.0,
             cp_s / write_s
         );
+        let (raw_read_s, raw_write_s) = (median(raw_reads), median(raw_writes));
+        let floor_s = median(floors);
+        println!("  the same through a client that copies nothing itself (sendfile out, splice in),");
+        println!("  and its floor: the file over one loopback TCP connection, no HTTP, no server:");
+        println!(
+            "  file -> TCP -> file         {:>8.0} MiB/s  ({:.0} ms)  ratio to cp {:.2}",
+            mib_per_s(bytes, floor_s),
+            floor_s * 1000.0,
+            cp_s / floor_s
+        );
+        println!(
+            "  GET /files/content        {:>8.0} MiB/s  ({:.0} ms)  ratio to cp {:.2}",
+            mib_per_s(bytes, raw_read_s),
+            raw_read_s * 1000.0,
+            cp_s / raw_read_s
+        );
+        println!("      ratio to the TCP floor {:.2}", floor_s / raw_read_s);
+        println!(
+            "  PUT /files/content        {:>8.0} MiB/s  ({:.0} ms)  ratio to cp {:.2}",
+            mib_per_s(bytes, raw_write_s),
+            raw_write_s * 1000.0,
+            cp_s / raw_write_s
+        );
+        println!("      ratio to the TCP floor {:.2}", floor_s / raw_write_s);
         std::fs::remove_file(&src).unwrap();
         std::fs::remove_file(&copied).unwrap();
         if copies_only {

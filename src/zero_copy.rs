@@ -1,9 +1,11 @@
-//! Zero-copy file answers: over HTTP/1 the bytes of a file read (the server's
+//! Zero-copy file answers and uploads: over HTTP/1 the bytes of a file read (the server's
 //! `GET /files/content` and `GET /files/download`, the engine's `files/content` of a `local`
 //! sandbox) go from the page cache to the socket with `sendfile(2)`, never through the
 //! process's memory (a read and a copy less per byte than a streaming reader;
-//! `benches/files.rs` measures it against `cp`). The server's main listener and the engine's
-//! listener are both a [`Listener`]; nothing else of the crate is imported here.
+//! `benches/files.rs` measures it against `cp`), and the bytes of a file write go from the
+//! socket into the file with `splice(2)` ([`upload`] says how the handover with hyper stays
+//! exact). The server's main listener and the engine's listener are both a [`Listener`];
+//! nothing of the crate but the file service is imported here.
 //!
 //! hyper writes the body, and hyper takes bytes, not files. So the connection's stream is
 //! ours: [`Listener`] hands out [`Stream`]s, and each connection's [`FileChannel`] reaches the
@@ -69,6 +71,8 @@ struct Job {
 #[derive(Debug, Clone, Default)]
 pub struct FileChannel {
     job: Arc<Mutex<Option<Job>>>,
+    /// The request body being received into a file, if any (see [`upload`]).
+    intake: upload::IntakeSlot,
 }
 
 impl FileChannel {
@@ -102,6 +106,25 @@ pub fn usable(
     channel.filter(|_| http1).map(|Extension(ConnectInfo(c))| c)
 }
 
+/// A request body to write into a file: over a channel, with a declared length and no
+/// transfer coding, the connection places its rest in the file itself (see [`upload`]);
+/// otherwise it is passed on as it comes.
+pub fn upload_body<B>(
+    channel: Option<FileChannel>,
+    headers: &http::HeaderMap,
+    body: B,
+) -> Upload<B> {
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let coded = headers.contains_key(http::header::TRANSFER_ENCODING);
+    match (channel, declared) {
+        (Some(channel), Some(len)) if !coded && len > 0 => channel.upload(body, len),
+        _ => Upload::plain(body),
+    }
+}
+
 /// The body of a file answer: sent by the connection from the file (`channel`), else
 /// streamed by the file service's reader.
 pub fn file_body(channel: Option<FileChannel>, file: ReadFile) -> Body {
@@ -133,7 +156,7 @@ impl axum::serve::Listener for Listener {
                         tracing::debug!("cannot set TCP_NODELAY: {e}");
                     }
                     let channel = FileChannel::default();
-                    return (Stream { tcp, channel }, addr);
+                    return (Stream::new(tcp, channel), addr);
                 }
                 // A connection that died before it was accepted: take the next.
                 Err(e) if is_connection_error(&e) => {}
@@ -166,9 +189,19 @@ fn is_connection_error(e: &io::Error) -> bool {
 pub struct Stream {
     tcp: TcpStream,
     channel: FileChannel,
+    /// Made at the connection's first zero-copy upload, reused by the next.
+    pipe: Option<upload::Pipe>,
 }
 
 impl Stream {
+    fn new(tcp: TcpStream, channel: FileChannel) -> Stream {
+        Stream {
+            tcp,
+            channel,
+            pipe: None,
+        }
+    }
+
     /// Sends up to `want` bytes of the registered file.
     fn poll_send_file(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<io::Result<usize>> {
         let mut slot = self.channel.job.lock().unwrap_or_else(|e| e.into_inner());
@@ -218,7 +251,12 @@ impl AsyncRead for Stream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_read(cx, buf)
+        let this = self.get_mut();
+        match upload::poll_read_into_file(&this.channel.intake, &this.tcp, &mut this.pipe, cx, buf)
+        {
+            Some(placed) => placed,
+            None => Pin::new(&mut this.tcp).poll_read(cx, buf),
+        }
     }
 }
 
@@ -273,3 +311,7 @@ impl AsyncWrite for Stream {
 
 #[cfg(test)]
 pub(crate) mod tests;
+mod upload;
+#[cfg(test)]
+pub(crate) use upload::PLACED_TOTAL;
+pub use upload::{Arming, Upload};

@@ -22,6 +22,8 @@ mod serve;
 mod state;
 #[cfg(test)]
 mod zero_copy_tests;
+#[cfg(test)]
+mod zero_copy_upload_tests;
 
 pub use router::{app, terminal_app};
 pub use serve::{Listeners, SHUTDOWN_GRACE, StopSignal, run, serve_main, url_of};

@@ -27,7 +27,7 @@ async fn pair() -> (Stream, TcpStream) {
         .unwrap();
     let (tcp, _) = listener.accept().await.unwrap();
     let channel = FileChannel::default();
-    (Stream { tcp, channel }, peer)
+    (Stream::new(tcp, channel), peer)
 }
 
 #[tokio::test]

@@ -31,7 +31,7 @@ pub use search::{
     DEFAULT_MAX_RESULTS, MAX_RESULTS, SearchBudget, SearchMatch, SearchQuery, SearchResult,
 };
 pub use walk::MAX_LINK_HOPS;
-pub use write::{PendingWrite, WriteOptions};
+pub use write::{PendingWrite, Piece, WriteOptions};
 
 pub use crate::services::paths::Op;
 use crate::services::paths::{PathGuard, RefusalKind, normalize};
@@ -379,37 +379,67 @@ impl FileService {
         B: AsRef<[u8]> + Send + 'static,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let path = self.lexical(raw)?;
-        self.write_stream_path(path, body, options).await
+        use futures::StreamExt;
+        let pieces = body.map(|chunk| chunk.map(Piece::Bytes));
+        self.write_pieces(raw, pieces, options, |_| {}).await
     }
 
-    async fn write_stream_path<S, B, E>(
+    /// [`FileService::write_stream`] for a caller that can also put bytes into the temp file
+    /// itself: `on_open` gets the temp file once it exists (on the writer's thread), and
+    /// [`Piece::Placed`] counts what the caller put there.
+    pub async fn write_pieces<S, B, E, F>(
+        &self,
+        raw: &str,
+        body: S,
+        options: WriteOptions,
+        on_open: F,
+    ) -> Result<Entry, FileError>
+    where
+        S: futures::Stream<Item = Result<Piece<B>, E>> + Send,
+        B: AsRef<[u8]> + Send + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+        F: FnOnce(&std::fs::File) + Send + 'static,
+    {
+        let path = self.lexical(raw)?;
+        self.write_pieces_path(path, body, options, on_open).await
+    }
+
+    async fn write_pieces_path<S, B, E, F>(
         &self,
         path: PathBuf,
         body: S,
         options: WriteOptions,
+        on_open: F,
     ) -> Result<Entry, FileError>
     where
-        S: futures::Stream<Item = Result<B, E>> + Send,
+        S: futures::Stream<Item = Result<Piece<B>, E>> + Send,
         B: AsRef<[u8]> + Send + 'static,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
+        F: FnOnce(&std::fs::File) + Send + 'static,
     {
         use futures::StreamExt;
         let service = self.clone();
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<B>(8);
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Piece<B>>(8);
         let writer = tokio::task::spawn_blocking(move || {
             let mut pending = service.begin_write_path(path, options)?;
-            while let Some(chunk) = rx.blocking_recv() {
-                pending.write(chunk.as_ref())?;
+            if let Some(file) = pending.temp_file() {
+                on_open(file);
+            }
+            while let Some(piece) = rx.blocking_recv() {
+                match piece {
+                    Piece::Bytes(chunk) => pending.write(chunk.as_ref())?,
+                    Piece::Placed(len) => pending.placed(len)?,
+                    Piece::Failed(cause) => return Err(pending.fail(cause)),
+                }
             }
             Ok::<_, FileError>(pending)
         });
         let mut body = std::pin::pin!(body);
         let mut failed = None;
-        while let Some(chunk) = body.next().await {
-            match chunk {
-                Ok(chunk) => {
-                    if tx.send(chunk).await.is_err() {
+        while let Some(piece) = body.next().await {
+            match piece {
+                Ok(piece) => {
+                    if tx.send(piece).await.is_err() {
                         break; // the writer stopped: its error says why
                     }
                 }
@@ -825,7 +855,9 @@ impl FileService {
     {
         self.check_upload_name(name)?;
         let dir = self.lexical(dir_raw)?;
-        self.write_stream_path(dir.join(name), body, options).await
+        let pieces = futures::StreamExt::map(body, |chunk| chunk.map(Piece::Bytes));
+        self.write_pieces_path(dir.join(name), pieces, options, |_| {})
+            .await
     }
 }
 

@@ -13,7 +13,7 @@ use nix::sys::stat::{Mode, fchmod, fstat};
 use nix::unistd::{UnlinkatFlags, fsync, unlinkat};
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
@@ -51,6 +51,19 @@ impl Default for WriteOptions {
             sync: false,
         }
     }
+}
+
+/// One piece of a streamed write ([`super::FileService::write_pieces`]).
+#[derive(Debug)]
+pub enum Piece<B> {
+    /// Bytes to append.
+    Bytes(B),
+    /// Bytes the caller has put into the temp file itself (with the descriptor the write's
+    /// `on_open` gave it), right after every piece before them.
+    Placed(u64),
+    /// The caller could not place its bytes: the write fails as a failed write of its own
+    /// would, with this cause.
+    Failed(std::io::Error),
 }
 
 /// A write under way: feed it with [`PendingWrite::write`], finish it with
@@ -154,6 +167,36 @@ impl PendingWrite {
         }
         self.written += bytes.len() as u64;
         Ok(())
+    }
+
+    /// Counts `len` bytes the caller put into the temporary file right after the bytes
+    /// written so far (see [`Piece::Placed`]); past the limit the write is over.
+    pub fn placed(&mut self, len: u64) -> Result<(), FileError> {
+        let Some(file) = self.file.as_mut() else {
+            return Err(self.too_large());
+        };
+        if self.written + len > self.limit {
+            self.discard();
+            return Err(self.too_large());
+        }
+        self.written += len;
+        // Bytes appended after placed ones go after them.
+        if let Err(e) = file.seek(SeekFrom::Start(self.written)) {
+            self.discard();
+            return Err(FileError::io(&self.path, e));
+        }
+        Ok(())
+    }
+
+    /// The temporary file, for a caller that places bytes in it itself.
+    pub fn temp_file(&self) -> Option<&File> {
+        self.file.as_ref()
+    }
+
+    /// Ends the write with an error the caller met while placing bytes.
+    pub fn fail(mut self, cause: std::io::Error) -> FileError {
+        self.discard();
+        FileError::io(&self.path, cause)
     }
 
     /// Syncs the temporary file and renames it over the target (refusing an existing

@@ -17,11 +17,13 @@ mod support;
 mod upload;
 mod watch;
 mod write;
+mod write_large;
 
 pub fn cases() -> Vec<Case> {
     [
         read::cases(),
         write::cases(),
+        write_large::cases(),
         list::cases(),
         info::cases(),
         exists::cases(),

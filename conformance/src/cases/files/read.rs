@@ -1,6 +1,9 @@
 //! GET /files/content: raw bytes, ranges (issue 11, wire contract `files_read`).
 
-use super::support::{area, binary, download, put, read, read_range, refused, s, snapshot};
+use super::support::{
+    area, binary, download, first_difference, patterned, put, read, read_range, refused, s,
+    snapshot,
+};
 use crate::{Case, case, profiles};
 use anyhow::{Context, ensure};
 use reqwest::Method;
@@ -172,25 +175,4 @@ pub fn cases() -> Vec<Case> {
             },
         },
     ]
-}
-
-/// `len` bytes of a xorshift sequence, none of them zero.
-fn patterned(len: usize) -> Vec<u8> {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 32) as u8 | 1
-        })
-        .collect()
-}
-
-/// The first index where `got` and `want` differ (or where one ends).
-fn first_difference(got: &[u8], want: &[u8]) -> Option<usize> {
-    got.iter()
-        .zip(want)
-        .position(|(a, b)| a != b)
-        .or((got.len() != want.len()).then(|| got.len().min(want.len())))
 }

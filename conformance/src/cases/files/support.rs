@@ -336,3 +336,24 @@ pub fn refused(resp: &Resp, status: u16, code: &str, what: &str) -> anyhow::Resu
     resp.expect_error(status, code)
         .with_context(|| what.to_owned())
 }
+
+/// `len` bytes of a xorshift sequence, none of them zero.
+pub fn patterned(len: usize) -> Vec<u8> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 32) as u8 | 1
+        })
+        .collect()
+}
+
+/// The first index where `got` and `want` differ (or where one ends).
+pub fn first_difference(got: &[u8], want: &[u8]) -> Option<usize> {
+    got.iter()
+        .zip(want)
+        .position(|(a, b)| a != b)
+        .or((got.len() != want.len()).then(|| got.len().min(want.len())))
+}

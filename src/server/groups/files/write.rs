@@ -1,6 +1,7 @@
 //! `files_write`: PUT /files/content?path=[&overwrite=false][&parents=true][&sync=true]
 //! streams the raw body into the service's atomic write (a temp file beside the target,
-//! then a rename), so a reader never sees half a file; `sync=true` also flushes it to the
+//! then a rename), so a reader never sees half a file (over HTTP/1 with a declared length
+//! the connection splices the body into the temp file: `crate::zero_copy`); `sync=true` also flushes it to the
 //! disk before the answer. The body limit of the pipeline and the per-file limit
 //! (`paths.max_file_bytes`) both end it with 413 and leave nothing behind.
 
@@ -14,9 +15,12 @@ use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Body as RequestBody, Code, Doc, JsonSchema, PATH_WRITE};
 use crate::services::files::WriteOptions;
+use crate::zero_copy::{self, FileChannel};
+use axum::Extension;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::routing::on;
+use http::{HeaderMap, Version};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -71,6 +75,9 @@ fn yes() -> bool {
 async fn write(
     State(app): State<SharedState>,
     Query(query): Query<WriteQuery>,
+    version: Version,
+    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+    headers: HeaderMap,
     body: Body,
 ) -> Result<axum::Json<Value>, ApiError> {
     let path = required(query.path, "path")?;
@@ -79,8 +86,12 @@ async fn write(
         parents: query.parents,
         sync: query.sync,
     };
+    // Over HTTP/1 the connection puts the body's bytes into the temp file itself
+    // (`splice`), once the service has made it.
+    let body = zero_copy::upload_body(zero_copy::usable(version, channel), &headers, body);
+    let arming = body.arming();
     let entry = service(&app)
-        .write_stream(&path, body.into_data_stream(), options)
+        .write_pieces(&path, body, options, move |file| arming.arm(file))
         .await?;
     Ok(axum::Json(entry_json(&entry)))
 }

@@ -1,0 +1,151 @@
+//! PUT /files/content with large bodies, however the server moves them (through its
+//! memory, or spliced from the socket into the file): every byte lands, a request
+//! pipelined right behind a body is answered (a server must stop at the body's end), and a
+//! body its client cuts off leaves nothing behind (issue 11, `files_write`).
+
+use super::support::{area, enc, entry_of, first_difference, patterned, s, write};
+use crate::{Case, Ctx, case, profiles};
+use anyhow::{anyhow, ensure};
+use std::path::Path;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const MIB: usize = 1024 * 1024;
+
+fn same_file(path: &Path, want: &[u8], what: &str) -> anyhow::Result<()> {
+    let got = std::fs::read(path).map_err(|e| anyhow!("{what}: reading {}: {e}", path.display()))?;
+    ensure!(
+        got == want,
+        "{what}: {} bytes of {}, first difference at byte {:?}",
+        got.len(),
+        want.len(),
+        first_difference(&got, want)
+    );
+    Ok(())
+}
+
+/// Writes `wire` to a fresh connection (closing the sending side after it when `close`),
+/// and answers everything the server sent until it closed (at most 20 s).
+async fn raw_exchange(ctx: &Ctx, wire: Vec<u8>, close: bool) -> anyhow::Result<String> {
+    let authority = ctx
+        .base_url()
+        .strip_prefix("http://")
+        .ok_or_else(|| anyhow!("raw requests need an http:// base URL"))?
+        .trim_end_matches('/')
+        .to_owned();
+    let (mut read, mut write) = TcpStream::connect(&authority).await?.into_split();
+    // Written while the answer is read: a server may answer before it has read everything.
+    let writer = tokio::spawn(async move {
+        let _ = write.write_all(&wire).await;
+        if close {
+            let _ = write.shutdown().await;
+        }
+        write
+    });
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(20), read.read_to_end(&mut answer)).await;
+    drop(writer.await);
+    Ok(String::from_utf8_lossy(&answer).into_owned())
+}
+
+fn head(ctx: &Ctx, line: &str, extra: &str) -> String {
+    let auth = ctx
+        .token()
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    format!("{line}\r\nHost: conformance\r\n{auth}{extra}\r\n")
+}
+
+/// Waits (up to 2 s) for `dir` to hold exactly `want`: a server notices a cut-off body
+/// when the socket says so, a moment after the client gave up.
+async fn settles_to(dir: &Path, want: &[&str]) -> anyhow::Result<()> {
+    let mut names = Vec::new();
+    for _ in 0..100 {
+        names = std::fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<Vec<_>, _>>()?;
+        names.sort();
+        if names == want {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Err(anyhow!("{} holds {names:?}, want {want:?}", dir.display()))
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case! {
+            id: "files/write/007",
+            spec: "Large bodies land byte for byte, however the server moves them: 4 MiB - 3 and 3 MiB + 4093 bytes of patterned content written one after the other on a kept-alive connection, and 3 MiB + 1 sent chunked (no declared length); no temp file remains.",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_write"],
+            codes: [],
+            run: |ctx| async move {
+                let dir = area(&ctx, "write-007")?;
+                for (name, len) in [("a.bin", 4 * MIB - 3), ("b.bin", 3 * MIB + 4093)] {
+                    let content = patterned(len);
+                    let target = dir.join(name);
+                    let entry = entry_of(&write(&ctx, &s(&target), content.clone(), "").await?)?;
+                    ensure!(entry["size"] == len, "{name}: {entry}");
+                    same_file(&target, &content, name)?;
+                }
+                let content = patterned(3 * MIB + 1);
+                let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+                    content.chunks(300_007).map(|c| Ok(c.to_vec())).collect();
+                let target = dir.join("chunked.bin");
+                let body = reqwest::Body::wrap_stream(futures::stream::iter(chunks));
+                let entry = entry_of(&write(&ctx, &s(&target), body, "").await?)?;
+                ensure!(entry["size"] == content.len(), "chunked: {entry}");
+                same_file(&target, &content, "chunked")?;
+                settles_to(&dir, &["a.bin", "b.bin", "chunked.bin"]).await
+            },
+        },
+        case! {
+            id: "files/write/008",
+            spec: "A request pipelined in the same write right behind a 3 MiB + 11 body is answered as its own request (the body ends where its Content-Length says, not where a read happened to stop), and the file holds exactly the body.",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_write", "files_info"],
+            codes: [],
+            run: |ctx| async move {
+                let dir = area(&ctx, "write-008")?;
+                let target = dir.join("piped.bin");
+                let len = 3 * MIB + 11;
+                let content = patterned(len);
+                let path = enc(&s(&target));
+                let mut wire = head(&ctx, &format!("PUT /files/content?path={path} HTTP/1.1"), &format!("Content-Length: {len}\r\n")).into_bytes();
+                wire.extend_from_slice(&content);
+                wire.extend_from_slice(head(&ctx, &format!("GET /files/info?path={path} HTTP/1.1"), "Connection: close\r\n").as_bytes());
+                let answer = raw_exchange(&ctx, wire, false).await?;
+                ensure!(answer.matches("HTTP/1.1 200 OK").count() == 2, "two 200 answers: {answer}");
+                ensure!(answer.matches(&format!("\"size\":{len}")).count() == 2, "both name the whole size: {answer}");
+                same_file(&target, &content, "piped")
+            },
+        },
+        case! {
+            id: "files/write/009",
+            spec: "A body its client cuts off (half of a declared 3 MiB, then the sending side closed) writes nothing: no answer is 200, the target does not exist, no temp file remains, and the server answers the next write.",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_write"],
+            codes: [],
+            run: |ctx| async move {
+                let dir = area(&ctx, "write-009")?;
+                let target = dir.join("cut.bin");
+                let len = 3 * MIB;
+                let path = enc(&s(&target));
+                let mut wire = head(&ctx, &format!("PUT /files/content?path={path} HTTP/1.1"), &format!("Content-Length: {len}\r\n")).into_bytes();
+                wire.extend_from_slice(&patterned(len / 2));
+                let answer = raw_exchange(&ctx, wire, true).await?;
+                ensure!(!answer.contains(" 200 "), "a cut-off body is no write: {answer}");
+                settles_to(&dir, &[]).await?;
+                let content = patterned(MIB + 5);
+                write(&ctx, &s(&target), content.clone(), "").await?.expect_status(200)?;
+                same_file(&target, &content, "the next write")
+            },
+        },
+    ]
+}
