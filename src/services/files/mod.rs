@@ -155,6 +155,10 @@ impl ReadFile {
 pub const READ_CHUNK: u64 = 512 * 1024;
 /// Chunks [`ReadFile::into_stream`] reads ahead of its consumer.
 pub const READ_AHEAD: usize = 4;
+/// The most placed bytes ([`Piece::Placed`]) a streamed write adds up before it tells its
+/// writer (which checks the size limit with each run): one wake of the writer's thread
+/// per 16 MiB instead of one per chunk.
+const PLACED_RUN: u64 = 16 * 1024 * 1024;
 
 /// A directory's entries, depth first in name order (a directory before its content).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -436,18 +440,38 @@ impl FileService {
         });
         let mut body = std::pin::pin!(body);
         let mut failed = None;
+        // Placed bytes need nothing of the writer but a count: they are told in runs, not
+        // one wake of its thread per chunk.
+        let mut placed_run = 0u64;
         while let Some(piece) = body.next().await {
-            match piece {
-                Ok(piece) => {
-                    if tx.send(piece).await.is_err() {
-                        break; // the writer stopped: its error says why
+            let piece = match piece {
+                Ok(Piece::Placed(len)) => {
+                    placed_run += len;
+                    if placed_run < PLACED_RUN {
+                        continue;
                     }
+                    Piece::Placed(std::mem::take(&mut placed_run))
                 }
+                Ok(piece) => piece,
                 Err(e) => {
                     failed = Some(FileError::Body(e.into()));
                     break;
                 }
+            };
+            if placed_run > 0
+                && tx
+                    .send(Piece::Placed(std::mem::take(&mut placed_run)))
+                    .await
+                    .is_err()
+            {
+                break;
             }
+            if tx.send(piece).await.is_err() {
+                break; // the writer stopped: its error says why
+            }
+        }
+        if placed_run > 0 && failed.is_none() {
+            let _ = tx.send(Piece::Placed(placed_run)).await;
         }
         drop(tx);
         let pending = writer
