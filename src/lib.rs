@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod server;
 pub mod services;
+pub mod sse_schema;
 pub mod zero_copy;
 
 pub use server::{AppState, SharedState, app, terminal_app};

@@ -308,31 +308,13 @@ fn operation(route: &Route, g: &mut SchemaGenerator) -> Value {
             json!({"description": route.summary, "content": {"application/octet-stream": {"schema": {"type": "string", "contentMediaType": "application/octet-stream"}}}})
         }
         Answer::Sse => {
-            let events = events(route);
-            let names: Vec<&str> = events.iter().map(|(name, _, _)| *name).collect();
-            let described: Vec<Value> = events
+            let described: Vec<Value> = events(route)
                 .into_iter()
                 .map(|(event, description, data)| json!({"event": event, "description": description, "data": data}))
                 .collect();
-            // As the server's document does: before OpenAPI 3.2's `itemSchema`, a stream's
-            // `schema` is read as the schema of one event (its `event` name, its `data` text,
-            // whose schema by event name `x-events` gives).
             json!({
                 "description": format!("{}: server-sent events; an `error` event carries the engine error body and ends the stream", route.summary),
-                "content": {"text/event-stream": {
-                    "schema": {
-                        "type": "object",
-                        "description": "One server-sent event: `event: <name>` and `data: <JSON>` (`x-events` gives each event's data schema).",
-                        "required": ["event", "data"],
-                        "properties": {
-                            "event": {"type": "string", "enum": names},
-                            "data": {"type": "string", "contentMediaType": "application/json"},
-                            "id": {"type": "string"},
-                            "retry": {"type": "integer"},
-                        },
-                    },
-                    "x-events": described,
-                }},
+                "content": {"text/event-stream": crate::sse_schema::event_stream(described)},
             })
         }
         Answer::WebSocket => {

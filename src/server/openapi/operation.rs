@@ -199,24 +199,7 @@ fn content(content: Content, g: &mut SchemaGenerator) -> Option<Value> {
                     |e| json!({"event": e.name, "description": e.description, "data": (e.data)(g)}),
                 )
                 .collect();
-            // Before OpenAPI 3.2's `itemSchema`, a stream's `schema` is read as the schema of
-            // one event: its `event` name, its `data` text (JSON, whose schema by event name
-            // `x-events` gives), its `id`.
-            let names: Vec<&str> = events.iter().map(|e| e.name).collect();
-            json!({"text/event-stream": {
-                "schema": {
-                    "type": "object",
-                    "description": "One server-sent event: `event: <name>` and `data: <JSON>` (`x-events` gives each event's data schema).",
-                    "required": ["event", "data"],
-                    "properties": {
-                        "event": {"type": "string", "enum": names},
-                        "data": {"type": "string", "contentMediaType": "application/json"},
-                        "id": {"type": "string"},
-                        "retry": {"type": "integer"},
-                    },
-                },
-                "x-events": described,
-            }})
+            json!({"text/event-stream": crate::sse_schema::event_stream(described)})
         }
     })
 }
