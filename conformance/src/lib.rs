@@ -13,6 +13,7 @@ pub mod panic;
 pub mod processes;
 pub mod profiles;
 pub mod providers;
+pub mod raw_wire;
 pub mod redact;
 pub mod report;
 pub mod runner;

@@ -36,6 +36,19 @@ impl Upload {
         Upload::Reader(Mutex::new(Some(Box::new(reader))))
     }
 
+    /// The length a file upload declares (`Content-Length`), so the engine can splice it
+    /// straight into the file (`crate::zero_copy`) and a file that changes size while it is
+    /// sent fails the upload instead of landing torn. Bytes declare theirs themselves; a
+    /// reader cannot know.
+    fn declared_len(&self) -> ClientResult<Option<u64>> {
+        match self {
+            Upload::File(path) => std::fs::metadata(path)
+                .map(|m| Some(m.len()))
+                .map_err(|e| ClientError::io(format!("cannot read {}", path.display()), e)),
+            Upload::Bytes(_) | Upload::Reader(_) => Ok(None),
+        }
+    }
+
     /// The body of one attempt.
     fn body(&self, progress: Option<Progress>) -> ClientResult<reqwest::Body> {
         match self {
@@ -195,14 +208,18 @@ impl Client {
             query.push(("parents", parents.to_string()));
         }
         self.send_json(&|c, e| {
-            Ok(c.request(
-                e,
-                Method::PUT,
-                &["sandboxes", id, "files", "content"],
-                &query,
-            )?
-            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
-            .body(upload.body(progress.clone())?))
+            let mut request = c
+                .request(
+                    e,
+                    Method::PUT,
+                    &["sandboxes", id, "files", "content"],
+                    &query,
+                )?
+                .header(reqwest::header::CONTENT_TYPE, "application/octet-stream");
+            if let Some(len) = upload.declared_len()? {
+                request = request.header(reqwest::header::CONTENT_LENGTH, len);
+            }
+            Ok(request.body(upload.body(progress.clone())?))
         })
         .await
     }

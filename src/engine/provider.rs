@@ -11,7 +11,7 @@ use super::wire::{
 };
 use super::wire::{SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S};
 use crate::error::engine::{Code, EngineError};
-use crate::services::files::ReadFile;
+use crate::services::files::{Piece, ReadFile};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::BoxStream;
@@ -25,6 +25,24 @@ pub type ProviderResult<T> = Result<T, EngineError>;
 
 /// A body of bytes, read or written as it flows (a 100 MiB file is never held whole).
 pub type ByteStream = BoxStream<'static, std::io::Result<Bytes>>;
+
+/// A file write's body as the engine receives it: its connection can put the bytes into the
+/// file itself once a provider arms it with the file ([`crate::zero_copy`]); until then,
+/// and for every provider that does not, it yields them as [`Piece::Bytes`].
+pub type UploadBody = crate::zero_copy::Upload<axum::body::Body>;
+
+/// The bytes of an upload nobody armed, for a provider that takes a [`ByteStream`].
+fn bytes_of(body: UploadBody) -> ByteStream {
+    use futures::StreamExt;
+    Box::pin(body.map(|piece| match piece {
+        Ok(Piece::Bytes(bytes)) => Ok(bytes),
+        Ok(Piece::Failed(cause)) => Err(cause),
+        Ok(Piece::Placed(_)) => Err(std::io::Error::other(
+            "bytes were placed in a file this provider does not write",
+        )),
+        Err(e) => Err(std::io::Error::other(e)),
+    }))
+}
 
 /// One event of an SSE stream: its name and its JSON data. A provider ends a stream with
 /// `Err` for an `error` event; the engine adds the closing `end` of a command stream.
@@ -278,6 +296,13 @@ pub trait Sandbox: Send + Sync {
     /// Entry info of the written file.
     async fn write_file(&self, _query: WriteQuery, _body: ByteStream) -> ProviderResult<Value> {
         unsupported(Feature::Files)
+    }
+
+    /// [`Sandbox::write_file`] of the body as the engine received it: a provider that writes
+    /// a local file arms it so its connection places the bytes (`local`); the others get
+    /// the bytes.
+    async fn write_upload(&self, query: WriteQuery, body: UploadBody) -> ProviderResult<Value> {
+        self.write_file(query, bytes_of(body)).await
     }
 
     async fn list_files(&self, _path: &str, _depth: u32) -> ProviderResult<Vec<Value>> {

@@ -10,8 +10,7 @@ use crate::zero_copy::{self, FileChannel};
 use axum::extract::ConnectInfo;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use futures::TryStreamExt;
-use http::Version;
+use http::{HeaderMap, Version};
 use serde_json::{Value, json};
 
 fn required(path: Option<String>) -> Result<String, EngineError> {
@@ -51,15 +50,20 @@ pub async fn read(
         .into_response())
 }
 
+/// Over HTTP/1 a `local` sandbox's file takes the body straight from the socket with
+/// `splice` ([`crate::zero_copy`]); other providers get the bytes.
 pub async fn write(
     sb: Sandboxed,
     Query(query): Query<WriteQuery>,
+    version: Version,
+    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+    headers: HeaderMap,
     body: axum::body::Body,
 ) -> Result<Json<Value>, EngineError> {
     required(query.path.clone())?;
     let sandbox = sb.sandbox().await?;
-    let stream = body.into_data_stream().map_err(std::io::Error::other);
-    Ok(Json(sandbox.write_file(query, Box::pin(stream)).await?))
+    let body = zero_copy::upload_body(zero_copy::usable(version, channel), &headers, body);
+    Ok(Json(sandbox.write_upload(query, body).await?))
 }
 
 pub async fn list(

@@ -3,12 +3,14 @@
 //! inside it) and opened beneath the folder without following a link out of it. Files
 //! work while the sandbox is paused. Entries are the server's entry info.
 
-use super::super::provider::{ByteStream, Event, EventStream, FileBody, FileRead, ProviderResult};
+use super::super::provider::{
+    ByteStream, Event, EventStream, FileBody, FileRead, ProviderResult, UploadBody,
+};
 use super::super::wire::{MkdirBody, MoveBody, WriteQuery};
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
-use crate::services::files::{Entry, FileError, FileService, WriteOptions};
+use crate::services::files::{Entry, FileError, FileService, Piece, WriteOptions};
 use crate::services::watch_events::{Rendered, render};
 use serde_json::Value;
 use std::sync::Arc;
@@ -46,6 +48,33 @@ pub async fn read(core: &Core, path: &str) -> ProviderResult<FileRead> {
 
 /// Writes the body atomically; `overwrite` and `parents` default to true.
 pub async fn write(core: &Core, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+    use futures::StreamExt;
+    let pieces = body.map(|chunk| chunk.map(Piece::Bytes));
+    write_pieces(core, query, pieces, |_| {}).await
+}
+
+/// [`write`] of a body the connection places in the temp file itself once it is armed with
+/// it (`crate::zero_copy`): the sandbox's files are local, so nothing need pass through the
+/// engine's memory.
+pub async fn write_upload(
+    core: &Core,
+    query: WriteQuery,
+    body: UploadBody,
+) -> ProviderResult<Value> {
+    let arming = body.arming();
+    write_pieces(core, query, body, move |file| arming.arm(file)).await
+}
+
+async fn write_pieces<S, E>(
+    core: &Core,
+    query: WriteQuery,
+    pieces: S,
+    on_open: impl FnOnce(&std::fs::File) + Send + 'static,
+) -> ProviderResult<Value>
+where
+    S: futures::Stream<Item = Result<Piece<bytes::Bytes>, E>> + Send,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     core.alive()?;
     let path = query.path.filter(|p| !p.is_empty()).ok_or_else(|| {
         EngineError::new(Code::InvalidArgument, "query parameter `path` is required")
@@ -57,7 +86,7 @@ pub async fn write(core: &Core, query: WriteQuery, body: ByteStream) -> Provider
     };
     let written = core
         .files
-        .write_stream(&path, body, options)
+        .write_pieces(&path, pieces, options, on_open)
         .await
         .map_err(domain)?;
     Ok(entry(&written))

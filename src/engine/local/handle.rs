@@ -3,7 +3,7 @@
 
 use super::super::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileRead, ProcessInfo, ProviderResult,
-    Sandbox, TerminalIo,
+    Sandbox, TerminalIo, UploadBody,
 };
 use super::super::wire::{
     CodeRunBody, CommandBody, ContextRecord, CreateContext, MkdirBody, MoveBody, PortUrl,
@@ -84,6 +84,10 @@ impl Sandbox for LocalSandbox {
 
     async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
         files::write(&self.core, query, body).await
+    }
+
+    async fn write_upload(&self, query: WriteQuery, body: UploadBody) -> ProviderResult<Value> {
+        files::write_upload(&self.core, query, body).await
     }
 
     async fn list_files(&self, path: &str, depth: u32) -> ProviderResult<Vec<Value>> {

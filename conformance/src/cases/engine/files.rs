@@ -5,7 +5,7 @@
 use super::support::{
     check_entry, delete, error_snapshot, expect_error, get, post, q, req, sandbox, sb, sh, snapshot,
 };
-use crate::{Case, Ctx, Resp, case, profiles};
+use crate::{Case, Ctx, Resp, case, profiles, raw_wire};
 use anyhow::{Context as _, anyhow, ensure};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -316,6 +316,47 @@ pub fn cases() -> Vec<Case> {
                 put(&ctx, &id, "shared/in.txt&parents=true", b"from files".to_vec()).await?.expect_status(200)?;
                 ensure!(sh(&ctx, &id, "cat shared/in.txt; echo from commands > shared/out.txt").await? == "from files", "a command reads what files wrote");
                 ensure!(read(&ctx, &id, "shared/out.txt").await?.body.as_ref() == b"from commands\n", "files read what a command wrote");
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
+        case! {
+            id: "engine/files/012",
+            spec: "A request pipelined in the same write right behind a 3 MiB + 11 body is answered as its own (the body ends where its Content-Length says), the file holding exactly the body; a body its client cuts off (half of a declared 3 MiB, then the sending side closed) writes nothing and leaves no temp file.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_write", "files_info", "files_exists", "files_list", "files_read"],
+            codes: [],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let len = 3 * 1024 * 1024 + 11;
+                let body: Vec<u8> = (0..len as u32).map(|i| (i % 251 + 1) as u8).collect();
+                let head_of = |method: Method, route: &str, extra: String| -> anyhow::Result<String> {
+                    let request = req(&ctx, method, &sb(&id, &format!("{route}?path=piped.bin"))).build()?;
+                    Ok(raw_wire::head(&request, &extra))
+                };
+                let mut wire = head_of(Method::PUT, "/files/content", format!("Content-Length: {len}\r\n"))?.into_bytes();
+                wire.extend_from_slice(&body);
+                wire.extend_from_slice(head_of(Method::GET, "/files/info", "Connection: close\r\n".to_owned())?.as_bytes());
+                let answer = raw_wire::exchange(ctx.base_url(), wire, false).await?;
+                ensure!(answer.matches("HTTP/1.1 200 OK").count() == 2, "two 200 answers: {answer}");
+                ensure!(answer.matches(&format!("\"size\":{len}")).count() == 2, "both name the whole size: {answer}");
+                let back = read(&ctx, &id, "piped.bin").await?;
+                ensure!(back.status == 200 && back.body.as_ref() == body.as_slice(), "the file is the body ({} bytes back)", back.body.len());
+
+                let request = req(&ctx, Method::PUT, &sb(&id, "/files/content?path=cut.bin")).build()?;
+                let mut wire = raw_wire::head(&request, &format!("Content-Length: {len}\r\n")).into_bytes();
+                wire.extend_from_slice(&body[..len / 2]);
+                let answer = raw_wire::exchange(ctx.base_url(), wire, true).await?;
+                ensure!(!answer.contains(" 200 "), "a cut-off body is no write: {answer}");
+                // A temp file beside the target would be a trace (any name the server gives it).
+                super::support::eventually(std::time::Duration::from_secs(2), "no trace of the cut-off write", || async {
+                    let exists = get(&ctx, &sb(&id, "/files/exists?path=cut.bin")).await?.json()?;
+                    let listed = get(&ctx, &sb(&id, "/files/list?path=.")).await?.json()?;
+                    let names: Vec<String> = listed["entries"].as_array().map(|a| a.iter().filter_map(|e| e["name"].as_str().map(str::to_owned)).collect()).unwrap_or_default();
+                    Ok((exists["exists"] == false && names.iter().all(|n| !n.contains("cut") && !n.starts_with(".svc-write-"))).then_some(()))
+                })
+                .await?;
                 super::support::kill(&ctx, &id).await;
                 Ok(())
             },

@@ -3,13 +3,12 @@
 //! pipelined right behind a body is answered (a server must stop at the body's end), and a
 //! body its client cuts off leaves nothing behind (issue 11, `files_write`).
 
-use super::support::{area, enc, entry_of, first_difference, patterned, s, write};
-use crate::{Case, Ctx, case, profiles};
+use super::support::{area, entry_of, first_difference, patterned, q, s, write};
+use crate::{Case, Ctx, case, profiles, raw_wire};
 use anyhow::{anyhow, ensure};
+use reqwest::Method;
 use std::path::Path;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 const MIB: usize = 1024 * 1024;
 
@@ -25,36 +24,10 @@ fn same_file(path: &Path, want: &[u8], what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `wire` to a fresh connection (closing the sending side after it when `close`),
-/// and answers everything the server sent until it closed (at most 20 s).
-async fn raw_exchange(ctx: &Ctx, wire: Vec<u8>, close: bool) -> anyhow::Result<String> {
-    let authority = ctx
-        .base_url()
-        .strip_prefix("http://")
-        .ok_or_else(|| anyhow!("raw requests need an http:// base URL"))?
-        .trim_end_matches('/')
-        .to_owned();
-    let (mut read, mut write) = TcpStream::connect(&authority).await?.into_split();
-    // Written while the answer is read: a server may answer before it has read everything.
-    let writer = tokio::spawn(async move {
-        let _ = write.write_all(&wire).await;
-        if close {
-            let _ = write.shutdown().await;
-        }
-        write
-    });
-    let mut answer = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(20), read.read_to_end(&mut answer)).await;
-    drop(writer.await);
-    Ok(String::from_utf8_lossy(&answer).into_owned())
-}
-
-fn head(ctx: &Ctx, line: &str, extra: &str) -> String {
-    let auth = ctx
-        .token()
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    format!("{line}\r\nHost: conformance\r\n{auth}{extra}\r\n")
+/// The raw head of a files request on `path`, with the runner's token.
+fn head(ctx: &Ctx, method: Method, route: &str, path: &str, extra: &str) -> anyhow::Result<String> {
+    let request = ctx.request(method, &q(route, path, "")).build()?;
+    Ok(raw_wire::head(&request, extra))
 }
 
 /// Waits (up to 2 s) for `dir` to hold exactly `want`: a server notices a cut-off body
@@ -115,11 +88,11 @@ pub fn cases() -> Vec<Case> {
                 let target = dir.join("piped.bin");
                 let len = 3 * MIB + 11;
                 let content = patterned(len);
-                let path = enc(&s(&target));
-                let mut wire = head(&ctx, &format!("PUT /files/content?path={path} HTTP/1.1"), &format!("Content-Length: {len}\r\n")).into_bytes();
+                let path = s(&target);
+                let mut wire = head(&ctx, Method::PUT, "/files/content", &path, &format!("Content-Length: {len}\r\n"))?.into_bytes();
                 wire.extend_from_slice(&content);
-                wire.extend_from_slice(head(&ctx, &format!("GET /files/info?path={path} HTTP/1.1"), "Connection: close\r\n").as_bytes());
-                let answer = raw_exchange(&ctx, wire, false).await?;
+                wire.extend_from_slice(head(&ctx, Method::GET, "/files/info", &path, "Connection: close\r\n")?.as_bytes());
+                let answer = raw_wire::exchange(ctx.base_url(), wire, false).await?;
                 ensure!(answer.matches("HTTP/1.1 200 OK").count() == 2, "two 200 answers: {answer}");
                 ensure!(answer.matches(&format!("\"size\":{len}")).count() == 2, "both name the whole size: {answer}");
                 same_file(&target, &content, "piped")
@@ -136,10 +109,9 @@ pub fn cases() -> Vec<Case> {
                 let dir = area(&ctx, "write-009")?;
                 let target = dir.join("cut.bin");
                 let len = 3 * MIB;
-                let path = enc(&s(&target));
-                let mut wire = head(&ctx, &format!("PUT /files/content?path={path} HTTP/1.1"), &format!("Content-Length: {len}\r\n")).into_bytes();
+                let mut wire = head(&ctx, Method::PUT, "/files/content", &s(&target), &format!("Content-Length: {len}\r\n"))?.into_bytes();
                 wire.extend_from_slice(&patterned(len / 2));
-                let answer = raw_exchange(&ctx, wire, true).await?;
+                let answer = raw_wire::exchange(ctx.base_url(), wire, true).await?;
                 ensure!(!answer.contains(" 200 "), "a cut-off body is no write: {answer}");
                 settles_to(&dir, &[]).await?;
                 let content = patterned(MIB + 5);
