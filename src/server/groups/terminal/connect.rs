@@ -84,10 +84,14 @@ async fn connect(
     })?;
     // Held while the socket is open, so the endpoint's concurrency limit counts sockets.
     let permit = permit.map(|Extension(p)| p);
+    // Attached before the handshake is answered: a client that has its `101` is counted in
+    // the record's `clients` at once, and sees every byte from its replay on. Should the
+    // upgrade never happen, the dropped attachment detaches it.
+    let attachment = terminal.attach();
     Ok(upgrade
         .max_message_size(MAX_INPUT_FRAME)
         .max_frame_size(MAX_INPUT_FRAME)
-        .on_upgrade(move |socket| serve(socket, terminal, permit)))
+        .on_upgrade(move |socket| serve(socket, terminal, attachment, permit)))
 }
 
 /// How a socket ends.
@@ -100,8 +104,12 @@ enum Close {
     Left,
 }
 
-async fn serve(socket: WebSocket, terminal: TerminalHandle, _permit: Option<ConnectionPermit>) {
-    let mut attachment = terminal.attach();
+async fn serve(
+    socket: WebSocket,
+    terminal: TerminalHandle,
+    mut attachment: Attachment,
+    _permit: Option<ConnectionPermit>,
+) {
     let replay = std::mem::take(&mut attachment.replay);
     let (mut sink, mut stream) = socket.split();
     let close = tokio::select! {
