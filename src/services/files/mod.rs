@@ -424,11 +424,13 @@ impl FileService {
         use futures::StreamExt;
         let service = self.clone();
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Piece<B>>(8);
+        let (opened_tx, opened) = tokio::sync::oneshot::channel::<()>();
         let writer = tokio::task::spawn_blocking(move || {
             let mut pending = service.begin_write_path(path, options)?;
             if let Some(file) = pending.temp_file() {
                 on_open(file);
             }
+            let _ = opened_tx.send(());
             while let Some(piece) = rx.blocking_recv() {
                 match piece {
                     Piece::Bytes(chunk) => pending.write(chunk.as_ref())?,
@@ -443,31 +445,36 @@ impl FileService {
         // Placed bytes need nothing of the writer but a count: they are told in runs, not
         // one wake of its thread per chunk.
         let mut placed_run = 0u64;
-        while let Some(piece) = body.next().await {
-            let piece = match piece {
-                Ok(Piece::Placed(len)) => {
-                    placed_run += len;
-                    if placed_run < PLACED_RUN {
-                        continue;
+        // The body is read once the temp file exists (a refused path reads none of it): a
+        // caller that places bytes itself, armed by `on_open`, then places all of them but
+        // what had come before the call.
+        if opened.await.is_ok() {
+            while let Some(piece) = body.next().await {
+                let piece = match piece {
+                    Ok(Piece::Placed(len)) => {
+                        placed_run += len;
+                        if placed_run < PLACED_RUN {
+                            continue;
+                        }
+                        Piece::Placed(std::mem::take(&mut placed_run))
                     }
-                    Piece::Placed(std::mem::take(&mut placed_run))
-                }
-                Ok(piece) => piece,
-                Err(e) => {
-                    failed = Some(FileError::Body(e.into()));
+                    Ok(piece) => piece,
+                    Err(e) => {
+                        failed = Some(FileError::Body(e.into()));
+                        break;
+                    }
+                };
+                if placed_run > 0
+                    && tx
+                        .send(Piece::Placed(std::mem::take(&mut placed_run)))
+                        .await
+                        .is_err()
+                {
                     break;
                 }
-            };
-            if placed_run > 0
-                && tx
-                    .send(Piece::Placed(std::mem::take(&mut placed_run)))
-                    .await
-                    .is_err()
-            {
-                break;
-            }
-            if tx.send(piece).await.is_err() {
-                break; // the writer stopped: its error says why
+                if tx.send(piece).await.is_err() {
+                    break; // the writer stopped: its error says why
+                }
             }
         }
         if placed_run > 0 && failed.is_none() {

@@ -352,7 +352,10 @@ pub fn cases() -> Vec<Case> {
             codes: [],
             run: |ctx| async move {
                 let dir = area(&ctx, "watch-007")?;
-                let outside = base(&ctx)?.join("outside");
+                // Outside every allowed directory, but not the profile's `outside`: the guard
+                // cases, running beside this one, check that nothing there ever changes.
+                let outside = base(&ctx)?.join("elsewhere/watch-007");
+                fs::create_dir_all(&outside)?;
                 fs::create_dir_all(dir.join("private"))?;
                 std::os::unix::fs::symlink(&outside, dir.join("out"))?;
                 let mut stream = open(&ctx, &dir, true).await?;
