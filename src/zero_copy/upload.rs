@@ -48,9 +48,11 @@ use tokio::net::TcpStream;
 /// limit for an unprivileged process); a smaller pipe only means more calls.
 const PIPE_SIZE: i32 = 1024 * 1024;
 
-/// The most one read moves from the socket into the file (hyper's buffer takes less at a
-/// time; the rest is handed to it as filler at its next reads, without a system call).
-const MAX_PLACE: u64 = 16 * 1024 * 1024;
+/// The most one read moves from the socket into the file (hyper's buffer may take less at a
+/// time; the rest is handed to it as filler at its next reads, without a system call). One
+/// pipe load: the write into the file blocks the runtime's thread, and a disk under
+/// write-back pressure can make that slow, so each read does little of it.
+const MAX_PLACE: u64 = 1024 * 1024;
 
 /// Bytes placed by every intake of the process: the tests' proof that the path was taken.
 pub(crate) static PLACED_TOTAL: AtomicU64 = AtomicU64::new(0);
