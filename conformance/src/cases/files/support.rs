@@ -357,3 +357,12 @@ pub fn first_difference(got: &[u8], want: &[u8]) -> Option<usize> {
         .position(|(a, b)| a != b)
         .or((got.len() != want.len()).then(|| got.len().min(want.len())))
 }
+
+/// The names in `dir`, sorted.
+pub fn names_in(dir: &Path) -> anyhow::Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()?;
+    names.sort();
+    Ok(names)
+}

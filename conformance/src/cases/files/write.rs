@@ -1,20 +1,12 @@
 //! PUT /files/content: raw body, atomic, `overwrite` and `parents` (issue 11, wire contract
 //! `files_write`; guards `file_exists`, `payload_too_large`).
 
-use super::support::{area, binary, entry_of, put, read, refused, s, snapshot, write};
+use super::support::{area, binary, entry_of, names_in, put, read, refused, s, snapshot, write};
 use crate::{Case, case, profiles};
 use anyhow::{Context, bail, ensure};
 
 /// The `files` profile's per-file limit (`paths.max_file_bytes`).
 const MAX_FILE: usize = 4 * 1024 * 1024;
-
-fn names_in(dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)?
-        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-        .collect::<Result<_, _>>()?;
-    names.sort();
-    Ok(names)
-}
 
 pub fn cases() -> Vec<Case> {
     vec![

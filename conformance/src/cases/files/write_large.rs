@@ -3,7 +3,7 @@
 //! pipelined right behind a body is answered (a server must stop at the body's end), and a
 //! body its client cuts off leaves nothing behind (issue 11, `files_write`).
 
-use super::support::{area, entry_of, first_difference, patterned, q, s, write};
+use super::support::{area, entry_of, first_difference, names_in, patterned, q, s, write};
 use crate::{Case, Ctx, case, profiles, raw_wire};
 use anyhow::{anyhow, ensure};
 use reqwest::Method;
@@ -35,10 +35,7 @@ fn head(ctx: &Ctx, method: Method, route: &str, path: &str, extra: &str) -> anyh
 async fn settles_to(dir: &Path, want: &[&str]) -> anyhow::Result<()> {
     let mut names = Vec::new();
     for _ in 0..100 {
-        names = std::fs::read_dir(dir)?
-            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-            .collect::<Result<Vec<_>, _>>()?;
-        names.sort();
+        names = names_in(dir)?;
         if names == want {
             return Ok(());
         }
