@@ -189,17 +189,11 @@ fn is_connection_error(e: &io::Error) -> bool {
 pub struct Stream {
     tcp: TcpStream,
     channel: FileChannel,
-    /// Made at the connection's first zero-copy upload, reused by the next.
-    pipe: Option<upload::Pipe>,
 }
 
 impl Stream {
     fn new(tcp: TcpStream, channel: FileChannel) -> Stream {
-        Stream {
-            tcp,
-            channel,
-            pipe: None,
-        }
+        Stream { tcp, channel }
     }
 
     /// Sends up to `want` bytes of the registered file.
@@ -252,8 +246,7 @@ impl AsyncRead for Stream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        match upload::poll_read_into_file(&this.channel.intake, &this.tcp, &mut this.pipe, cx, buf)
-        {
+        match upload::poll_read_into_file(&this.channel.intake, &this.tcp, cx, buf) {
             Some(placed) => placed,
             None => Pin::new(&mut this.tcp).poll_read(cx, buf),
         }
@@ -309,6 +302,7 @@ impl AsyncWrite for Stream {
     }
 }
 
+mod drain;
 #[cfg(test)]
 pub(crate) mod tests;
 mod upload;

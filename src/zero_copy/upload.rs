@@ -14,13 +14,15 @@
 //!   holds exactly its next `len - received` bytes. (Once its count says the body is over,
 //!   hyper reads on with the last chunk still in the slot, for the next request: the
 //!   intake then stands aside.)
-//! - The stream splices at most that many into the file at that offset and hands hyper as
-//!   many filler bytes, so hyper's framing moves on exactly as if it had read them and a
-//!   request pipelined behind the body stays in the socket for hyper. One splice may move
-//!   more than hyper's buffer takes (up to [`MAX_PLACE`]): the rest is `ahead`, handed to
-//!   hyper as filler at its next reads without a system call. hyper passes the
-//!   filler on as the next chunk, which [`Upload`] recognises by its length (the intake's
-//!   `placed`) and reports as [`Piece::Placed`] instead of bytes.
+//! - The stream splices at most that many into a pipe, whose own thread writes them into
+//!   the file at that offset ([`drain`](super::drain): a file write may block on the disk,
+//!   which must never stall the runtime's threads), and hands hyper as many filler bytes,
+//!   so hyper's framing moves on exactly as if it had read them and a request pipelined
+//!   behind the body stays in the socket for hyper. One splice may move more than hyper's
+//!   buffer takes (up to a pipe load): the rest is `ahead`, handed to hyper as filler at its
+//!   next reads without a system call. hyper passes the filler on as the next chunk, which
+//!   [`Upload`] recognises by its length (the intake's `placed`) and reports as
+//!   [`Piece::Placed`] once the drain has put its bytes in the file.
 //! - A chunk that disagrees (filler of another length, bytes while filler was due) means
 //!   hyper's count and ours differ: the upload fails and the connection is closed, never a
 //!   guess. Bytes hyper had buffered before the intake was armed stay ordinary chunks,
@@ -30,29 +32,18 @@
 //! without a channel (HTTP/2, `oneshot` tests, a chunked body), [`Upload`] passes bytes on.
 
 use super::FileChannel;
+use super::drain::{Drain, DrainHandle, Waiter};
 use crate::services::files::Piece;
 use bytes::Bytes;
-use nix::fcntl::{FcntlArg, OFlag, SpliceFFlags, fcntl, splice};
+use nix::fcntl::{SpliceFFlags, splice};
 use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::fs::FileExt;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, ready};
 use tokio::io::{Interest, ReadBuf};
 use tokio::net::TcpStream;
-
-/// The pipe a connection splices through is asked for this much room (the kernel's default
-/// limit for an unprivileged process); a smaller pipe only means more calls.
-const PIPE_SIZE: i32 = 1024 * 1024;
-
-/// The most one read moves from the socket into the file (hyper's buffer may take less at a
-/// time; the rest is handed to it as filler at its next reads, without a system call). One
-/// pipe load: the write into the file blocks the runtime's thread, and a disk under
-/// write-back pressure can make that slow, so each read does little of it.
-const MAX_PLACE: u64 = 1024 * 1024;
 
 /// Bytes placed by every intake of the process: the tests' proof that the path was taken.
 pub(crate) static PLACED_TOTAL: AtomicU64 = AtomicU64::new(0);
@@ -68,11 +59,11 @@ pub(super) struct Intake {
     received: u64,
     /// Length of the filler chunk hyper has yet to pass on (0: none due).
     placed: u64,
-    /// Bytes already in the file that hyper has not been handed filler for yet (a splice
+    /// Bytes taken from the socket that hyper has not been handed filler for yet (a splice
     /// moves more than hyper's buffer takes at once).
     ahead: u64,
-    /// Where the rest goes once armed.
-    file: Option<File>,
+    /// Where the rest goes once armed: the pipe into the file and the thread draining it.
+    placing: Option<DrainHandle>,
     /// Why placing failed (the disk's error, which hyper would only report as a body
     /// error); taken by [`Upload`] to report it.
     failed: Option<io::Error>,
@@ -102,14 +93,24 @@ impl FileChannel {
             received: 0,
             placed: 0,
             ahead: 0,
-            file: None,
+            placing: None,
             failed: None,
             broken: false,
         });
         Upload {
             body,
             intake: Some((self.intake.clone(), id)),
+            landing: None,
         }
+    }
+}
+
+impl Intake {
+    /// Placing is over for good: hyper's framing and ours may differ, so the connection's
+    /// reads fail from now on (hyper closes it after its answer).
+    fn break_off(&mut self) {
+        self.placing = None;
+        self.broken = true;
     }
 }
 
@@ -118,17 +119,38 @@ impl FileChannel {
 pub struct Upload<B> {
     body: B,
     intake: Option<(IntakeSlot, u64)>,
+    /// A filler chunk counted and not reported yet: its length, and the body offset the
+    /// drain has to reach before its bytes are in the file.
+    landing: Option<(u64, u64, Arc<Drain>)>,
 }
 
 impl<B> Upload<B> {
     /// A body that is passed on as it comes (no channel, no declared length).
     pub fn plain(body: B) -> Upload<B> {
-        Upload { body, intake: None }
+        Upload {
+            body,
+            intake: None,
+            landing: None,
+        }
     }
 
     /// What the writer calls with its temp file to start placing.
     pub fn arming(&self) -> Arming {
         Arming(self.intake.clone())
+    }
+
+    /// The counted filler chunk, reported once the drain has put its bytes in the file.
+    fn poll_landing<E>(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Piece<Bytes>, E>>> {
+        let Some((len, offset, drain)) = &self.landing else {
+            return Poll::Ready(None);
+        };
+        let landed = ready!(drain.poll_landed(cx, Waiter::Upload, *offset));
+        let len = *len;
+        self.landing = None;
+        Poll::Ready(Some(Ok(match landed {
+            Ok(()) => Piece::Placed(len),
+            Err(cause) => Piece::Failed(cause),
+        })))
     }
 }
 
@@ -137,14 +159,16 @@ impl<B> Upload<B> {
 pub struct Arming(Option<(IntakeSlot, u64)>);
 
 impl Arming {
-    /// From now on the connection splices the body's rest into `file` (a duplicate of the
-    /// descriptor is kept). Does nothing if the upload is over or the descriptor cannot be
-    /// duplicated (the bytes then come through hyper as before).
+    /// From now on the connection splices the body's rest into `file` (through a drain
+    /// thread with a duplicate of the descriptor). Does nothing if the upload is over, or no
+    /// descriptor, pipe or thread is to be had (the bytes then come through hyper as before).
     pub fn arm(&self, file: &File) {
         let Some((slot, id)) = &self.0 else { return };
-        let Ok(file) = file.try_clone() else { return };
+        let Ok(placing) = file.try_clone().and_then(DrainHandle::new) else {
+            return;
+        };
         if let Some(intake) = lock(slot).as_mut().filter(|i| i.id == *id) {
-            intake.file = Some(file);
+            intake.placing = Some(placing);
         }
     }
 }
@@ -157,10 +181,7 @@ impl<B> Drop for Upload<B> {
         if let Some((slot, id)) = &self.intake {
             let mut slot = lock(slot);
             match slot.as_mut().filter(|i| i.id == *id) {
-                Some(intake) if intake.ahead > 0 => {
-                    intake.file = None;
-                    intake.broken = true;
-                }
+                Some(intake) if intake.ahead > 0 => intake.break_off(),
                 Some(_) => *slot = None,
                 None => {}
             }
@@ -176,6 +197,9 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
+        if this.landing.is_some() {
+            return this.poll_landing(cx);
+        }
         loop {
             // Held while hyper's chunk is taken, so the stream never sees a chunk taken and
             // not yet counted.
@@ -213,38 +237,29 @@ where
                     "the connection placed {} bytes but hyper passed on {len}: the upload is out of step",
                     intake.placed
                 ));
-                intake.file = None;
-                intake.broken = true;
+                intake.break_off();
                 return Poll::Ready(Some(Ok(Piece::Failed(e))));
             }
             intake.placed = 0;
-            return Poll::Ready(Some(Ok(Piece::Placed(len))));
+            let Some(placing) = intake.placing.as_ref() else {
+                return Poll::Ready(Some(Ok(Piece::Failed(io::Error::other(
+                    "the upload was broken off before its placed bytes landed",
+                )))));
+            };
+            // Reported once its bytes are in the file (the drain thread may still be at it).
+            this.landing = Some((len, intake.received, placing.drain.clone()));
+            drop(guard);
+            return this.poll_landing(cx);
         }
     }
 }
 
-/// A connection's pipe between socket and file, made at its first upload.
-#[derive(Debug)]
-pub(super) struct Pipe {
-    read: OwnedFd,
-    write: OwnedFd,
-}
-
-impl Pipe {
-    fn new() -> io::Result<Pipe> {
-        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)?;
-        // A bigger pipe moves more per call; the default (64 KiB) still works.
-        let _ = fcntl(&write, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
-        Ok(Pipe { read, write })
-    }
-}
-
-/// The stream's read while `slot` may hold an armed intake: a splice of the body's rest
-/// into its file, answered to hyper as filler; otherwise `None` (read the socket as usual).
+/// The stream's read while `slot` may hold an armed intake: a splice of the body's next
+/// bytes into the drain's pipe, answered to hyper as filler; otherwise `None` (read the
+/// socket as usual).
 pub(super) fn poll_read_into_file(
     slot: &IntakeSlot,
     tcp: &TcpStream,
-    pipe: &mut Option<Pipe>,
     cx: &mut Context<'_>,
     buf: &mut ReadBuf<'_>,
 ) -> Option<Poll<io::Result<()>>> {
@@ -258,13 +273,12 @@ pub(super) fn poll_read_into_file(
     }
     // The body is over for hyper once the filler it has not passed on yet reaches its end
     // (it then reads on to see whether the peer closed, or for the next request).
-    if intake.file.is_none() || intake.received + intake.placed >= intake.len {
+    if intake.placing.is_none() || intake.received + intake.placed >= intake.len {
         return None;
     }
     // Otherwise hyper reads for a body only when it has passed every chunk on.
     if intake.placed != 0 {
-        intake.file = None;
-        intake.broken = true;
+        intake.break_off();
         return Some(Poll::Ready(Err(io::Error::other(
             "hyper read again before passing on the placed bytes",
         ))));
@@ -273,18 +287,7 @@ pub(super) fn poll_read_into_file(
         return Some(Poll::Ready(Ok(())));
     }
     if intake.ahead == 0 {
-        if pipe.is_none() {
-            match Pipe::new() {
-                Ok(made) => *pipe = Some(made),
-                Err(_) => {
-                    // No pipe (out of descriptors): the rest comes through hyper.
-                    intake.file = None;
-                    return None;
-                }
-            }
-        }
-        let want = (intake.len - intake.received).min(MAX_PLACE) as usize;
-        match place(intake, tcp, pipe, cx, want) {
+        match place(intake, tcp, cx) {
             Poll::Ready(Ok(())) => {}
             other => return Some(other),
         }
@@ -298,113 +301,62 @@ pub(super) fn poll_read_into_file(
     Some(Poll::Ready(Ok(())))
 }
 
-/// Moves up to `want` bytes from the socket into the intake's file, after what it already
-/// holds, and counts them in `ahead`. Pending only while nothing at all has arrived; no
-/// bytes and no error means the peer ended the body early.
-fn place(
-    intake: &mut Intake,
-    tcp: &TcpStream,
-    pipe_slot: &mut Option<Pipe>,
-    cx: &mut Context<'_>,
-    want: usize,
-) -> Poll<io::Result<()>> {
-    let (Some(pipe), Some(file)) = (pipe_slot.as_ref(), intake.file.as_ref()) else {
+/// Moves the body's next bytes (at most a pipe load) from the socket into the drain's
+/// pipe, tells the drain, and counts them in `ahead`. Waits first for the drain to land the
+/// last batch (the pipe is then empty, see [`super::drain`]). Pending only while nothing at all
+/// has arrived; no bytes and no error means the peer ended the body early.
+fn place(intake: &mut Intake, tcp: &TcpStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    let Some(placing) = intake.placing.as_mut() else {
         return Poll::Ready(Ok(()));
     };
-    let mut got = 0usize;
-    while got < want {
-        let into_pipe = || {
-            splice(
-                tcp,
-                None,
-                &pipe.write,
-                None,
-                (want - got).min(PIPE_SIZE as usize),
-                SpliceFFlags::SPLICE_F_MOVE | SpliceFFlags::SPLICE_F_NONBLOCK,
-            )
-            .map_err(io::Error::from)
-        };
-        let moved = match tcp.try_io(Interest::READABLE, into_pipe) {
-            Ok(n) => n,
+    if let Err(e) = ready!(placing.poll_ready(cx)) {
+        intake.break_off();
+        let told = io::Error::new(e.kind(), e.to_string());
+        intake.failed = Some(e);
+        return Poll::Ready(Err(told));
+    }
+    let pipe = placing.next_pipe();
+    let want = (intake.len - intake.received).min(pipe.capacity as u64) as usize;
+    let splice_in = |len: usize| {
+        splice(
+            tcp,
+            None,
+            &pipe.write,
+            None,
+            len,
+            SpliceFFlags::SPLICE_F_MOVE | SpliceFFlags::SPLICE_F_NONBLOCK,
+        )
+        .map_err(io::Error::from)
+    };
+    // The first splice goes through the socket's readiness: the pipe is empty, so nothing
+    // moved means the socket has nothing, and `try_io` may clear its readiness.
+    let mut got = loop {
+        match tcp.try_io(Interest::READABLE, || splice_in(want)) {
+            Ok(n) => break n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                if got > 0 {
-                    break;
-                }
-                // `try_io` cleared the readiness; wait for more to arrive.
                 ready!(tcp.poll_read_ready(cx))?;
-                continue;
             }
             Err(e) => return Poll::Ready(Err(e)),
-        };
-        if moved == 0 {
-            break; // the peer ended the body early: hyper sees it short and says so
         }
-        let offset = intake.received + intake.placed + got as u64;
-        if let Err(e) = drain(pipe, file, offset, moved) {
-            // The pipe may still hold bytes: it is not reused.
-            *pipe_slot = None;
-            intake.file = None;
-            intake.broken = true;
-            let told = io::Error::new(e.kind(), e.to_string());
-            intake.failed = Some(e);
-            return Poll::Ready(Err(told));
+    };
+    // Later ones go around it: the pipe is filling now, and a splice that finds it full
+    // fails just as one that finds the socket empty, which must not clear the socket's
+    // readiness.
+    while got > 0 && got < want {
+        match splice_in(want - got) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            // What moved is whole; an error shows again at the next read's first splice.
+            Err(_) => break,
         }
-        got += moved;
+    }
+    // Nothing moved and no error: the peer ended the body early, hyper sees it short.
+    if got > 0 {
+        placing.landing(intake.received, got);
     }
     intake.ahead = got as u64;
     PLACED_TOTAL.fetch_add(got as u64, Ordering::Relaxed);
     Poll::Ready(Ok(()))
-}
-
-/// Moves `len` bytes from the pipe into `file` at `offset`. A file system that cannot take
-/// a splice gets them through a small buffer instead.
-fn drain(pipe: &Pipe, file: &File, offset: u64, len: usize) -> io::Result<()> {
-    let mut at = i64::try_from(offset).map_err(io::Error::other)?;
-    let mut left = len;
-    while left > 0 {
-        match splice(
-            &pipe.read,
-            None,
-            file,
-            Some(&mut at),
-            left,
-            SpliceFFlags::SPLICE_F_MOVE,
-        ) {
-            Ok(0) => {
-                return Err(io::Error::other(
-                    "the pipe ran dry before the file got its bytes",
-                ));
-            }
-            Ok(n) => left -= n,
-            Err(nix::errno::Errno::EINVAL) => {
-                return copy_through_memory(pipe, file, at as u64, left);
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(())
-}
-
-fn copy_through_memory(
-    pipe: &Pipe,
-    file: &File,
-    mut offset: u64,
-    mut left: usize,
-) -> io::Result<()> {
-    let mut buffer = vec![0u8; left.min(256 * 1024)];
-    while left > 0 {
-        let want = left.min(buffer.len());
-        let n = nix::unistd::read(&pipe.read, &mut buffer[..want])?;
-        if n == 0 {
-            return Err(io::Error::other(
-                "the pipe ran dry before the file got its bytes",
-            ));
-        }
-        file.write_all_at(&buffer[..n], offset)?;
-        offset += n as u64;
-        left -= n;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -429,9 +381,9 @@ mod tests {
         );
         let second = channel.upload((), 10);
         stale.arm(&file);
-        assert!(intake_of(&channel).as_ref().unwrap().file.is_none());
+        assert!(intake_of(&channel).as_ref().unwrap().placing.is_none());
         second.arming().arm(&file);
-        assert!(intake_of(&channel).as_ref().unwrap().file.is_some());
+        assert!(intake_of(&channel).as_ref().unwrap().placing.is_some());
     }
 
     #[test]
@@ -442,7 +394,7 @@ mod tests {
         drop(upload);
         let slot = intake_of(&channel);
         let intake = slot.as_ref().expect("kept, to fail the next read");
-        assert!(intake.broken && intake.file.is_none());
+        assert!(intake.broken && intake.placing.is_none());
     }
 
     #[tokio::test]
@@ -459,24 +411,68 @@ mod tests {
         assert!(intake_of(&channel).as_ref().unwrap().broken);
     }
 
-    #[tokio::test]
-    async fn the_placed_chunk_is_reported_as_placed_and_bytes_as_bytes() {
-        let channel = FileChannel::default();
+    /// An upload of "abc" + 7 placed bytes, armed with a file, its first chunk taken; the
+    /// connection's part (spliced bytes, the drain told, filler handed) is up to the test.
+    async fn armed_after_abc(
+        channel: &FileChannel,
+    ) -> (
+        Upload<impl http_body::Body<Data = Bytes, Error = std::convert::Infallible> + Unpin>,
+        File,
+    ) {
         let frames = futures::stream::iter([b"abc".as_slice(), b"0123456".as_slice()].map(|b| {
             Ok::<_, std::convert::Infallible>(http_body::Frame::data(Bytes::from_static(b)))
         }));
         let mut upload = channel.upload(http_body_util::StreamBody::new(frames), 10);
+        let file = tempfile::tempfile().unwrap();
+        upload.arming().arm(&file);
         match upload.next().await {
             Some(Ok(Piece::Bytes(b))) => assert_eq!(&b[..], b"abc"),
             other => panic!("{other:?}"),
         }
-        intake_of(&channel).as_mut().unwrap().placed = 7;
+        intake_of(channel).as_mut().unwrap().placed = 7;
+        (upload, file)
+    }
+
+    #[tokio::test]
+    async fn the_placed_chunk_is_reported_once_its_bytes_are_in_the_file() {
+        let channel = FileChannel::default();
+        let (mut upload, file) = armed_after_abc(&channel).await;
+        {
+            let mut slot = intake_of(&channel);
+            let placing = slot.as_mut().unwrap().placing.as_mut().unwrap();
+            assert_eq!(
+                nix::unistd::write(&placing.next_pipe().write, b"0123456").unwrap(),
+                7
+            );
+            placing.landing(3, 7);
+        }
         match upload.next().await {
             Some(Ok(Piece::Placed(7))) => {}
             other => panic!("{other:?}"),
         }
+        let mut landed = [0u8; 7];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut landed, 3).unwrap();
+        assert_eq!(&landed, b"0123456");
         let slot = intake_of(&channel);
         let intake = slot.as_ref().unwrap();
         assert_eq!((intake.received, intake.placed), (10, 0));
+    }
+
+    #[tokio::test]
+    async fn a_placed_chunk_the_file_did_not_get_fails_the_upload() {
+        let channel = FileChannel::default();
+        let (mut upload, _file) = armed_after_abc(&channel).await;
+        // The drain is told of 7 bytes the pipe does not hold (as a failed disk would fail).
+        intake_of(&channel)
+            .as_mut()
+            .unwrap()
+            .placing
+            .as_mut()
+            .unwrap()
+            .landing(3, 7);
+        match upload.next().await {
+            Some(Ok(Piece::Failed(e))) => assert!(e.to_string().contains("ran dry"), "{e}"),
+            other => panic!("{other:?}"),
+        }
     }
 }
