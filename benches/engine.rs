@@ -184,6 +184,10 @@ async fn files(client: &Client, mib: u64) {
         get.push(ms(started.elapsed()));
         assert_eq!(n, mib * 1024 * 1024);
         std::fs::remove_file(&out).unwrap();
+        // Each round writes a new file, as `cp` does: a write over an existing file pays for
+        // dropping the old one's pages (and on ext4 a flush of the new one's), which `cp`
+        // onto a fresh target does not.
+        client.remove(&id, "big.bin", false).await.unwrap();
     }
     let (put, get, cp) = (median(put), median(get), median(cp));
     let rate = |t: f64| mib as f64 / (t / 1000.0);
@@ -231,6 +235,8 @@ async fn put_get(client: &Client, id: &str, source: &Path, mib: u64, out: &Path)
     let get = ms(started.elapsed());
     assert_eq!(n, mib * 1024 * 1024);
     std::fs::remove_file(out).unwrap();
+    // The next round writes a new file again (see `files`).
+    client.remove(id, "hop.bin", false).await.unwrap();
     (put, get)
 }
 

@@ -5,22 +5,17 @@
 use super::Client;
 use super::error::{ClientError, ClientResult};
 use super::events::{EventStream, typed};
-use super::types::{EntryInfo, WatchEvent, items};
+use super::types::{EntryInfo, Progress, WatchEvent, items};
+use super::upload_body::{file_body, reader_body};
 use crate::engine::wire::{MkdirBody, MoveBody};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::Method;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-
-/// The size of an upload's body chunks.
-const CHUNK: usize = 256 * 1024;
-
-/// Called with the number of bytes that just went by (sent or received).
-pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+use std::sync::Mutex;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// What an upload sends.
 pub enum Upload {
@@ -61,7 +56,7 @@ impl Upload {
             Upload::File(path) => {
                 let file = std::fs::File::open(path)
                     .map_err(|e| ClientError::io(format!("cannot read {}", path.display()), e))?;
-                Ok(reader_body(tokio::fs::File::from_std(file), progress))
+                Ok(file_body(file, progress))
             }
             Upload::Reader(slot) => {
                 let reader = slot.lock().ok().and_then(|mut r| r.take()).ok_or_else(|| {
@@ -74,32 +69,6 @@ impl Upload {
             }
         }
     }
-}
-
-/// A reader as a streamed request body.
-fn reader_body(
-    reader: impl AsyncRead + Send + Unpin + 'static,
-    progress: Option<Progress>,
-) -> reqwest::Body {
-    let stream = futures::stream::unfold(Some(reader), move |state| {
-        let progress = progress.clone();
-        async move {
-            let mut reader = state?;
-            let mut buf = BytesMut::with_capacity(CHUNK);
-            match reader.read_buf(&mut buf).await {
-                Ok(0) => None,
-                Ok(n) => {
-                    if let Some(p) = &progress {
-                        p(n as u64);
-                    }
-                    Some((Ok(buf.freeze()), Some(reader)))
-                }
-                // The error ends the body (the request fails with it).
-                Err(e) => Some((Err(e), None)),
-            }
-        }
-    });
-    reqwest::Body::wrap_stream(stream)
 }
 
 /// `PUT .../files/content` options.

@@ -20,16 +20,19 @@ mod sandboxes;
 mod terminal;
 mod transport;
 mod types;
+mod upload_body;
 
 pub use commands::ALLOWED_SIGNALS;
 pub use error::{ApiError, ClientError, ClientResult};
 pub use events::EventStream;
-pub use files::{Download, Progress, Upload, WriteOptions};
+pub use files::{Download, Upload, WriteOptions};
 pub use launch::pid_alive;
 pub use terminal::{
     DEFAULT_COLS, DEFAULT_ROWS, DEFAULT_SHELL, Terminal, TerminalReader, TerminalWriter,
 };
-pub use types::{CodeResult, CommandEvent, CommandResult, EntryInfo, ProcessRecord, WatchEvent};
+pub use types::{
+    CodeResult, CommandEvent, CommandResult, EntryInfo, ProcessRecord, Progress, WatchEvent,
+};
 
 use crate::engine::wire::{self, Connection, Descriptor};
 use std::path::PathBuf;

@@ -8,6 +8,9 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Called with the number of bytes that just went by (sent or received).
+pub type Progress = std::sync::Arc<dyn Fn(u64) + Send + Sync>;
+
 /// `commands/run`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandResult {
