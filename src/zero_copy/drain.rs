@@ -200,6 +200,7 @@ impl DrainHandle {
 }
 
 fn run(pipes: &[Arc<Pipe>; 2], file: &File, drain: &Drain, told: mpsc::Receiver<Batch>) {
+    let _told_if_it_panics = StopOnPanic(drain);
     for batch in told {
         if let Err(e) = drain_into(&pipes[batch.pipe], file, batch.offset, batch.len) {
             drain.stop(e);
@@ -209,6 +210,19 @@ fn run(pipes: &[Arc<Pipe>; 2], file: &File, drain: &Drain, told: mpsc::Receiver<
             .landed
             .store(batch.offset + batch.len as u64, Ordering::Release);
         drain.wake();
+    }
+}
+
+/// Stops the drain if the thread unwinds (it has no panicking path today): the stream and
+/// the upload then fail with an error instead of waiting for batches that never land.
+struct StopOnPanic<'a>(&'a Drain);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0
+                .stop(io::Error::other("the upload's drain thread stopped"));
+        }
     }
 }
 
@@ -332,6 +346,27 @@ mod tests {
         let again = handle.drain.error();
         assert_eq!(first.kind(), again.kind());
         assert!(first.to_string().contains("ran dry"), "{first}");
+    }
+
+    #[test]
+    fn a_drain_thread_that_unwinds_stops_the_drain_rather_than_leave_it_waited_for() {
+        let drain = Arc::new(Drain::default());
+        let thread_drain = drain.clone();
+        let unwound = std::thread::spawn(move || {
+            let _guard = StopOnPanic(&thread_drain);
+            panic!("a drain thread that unwinds");
+        })
+        .join();
+        assert!(unwound.is_err());
+        let e = drain.state(1).expect("stopped").unwrap_err();
+        assert!(e.to_string().contains("drain thread stopped"), "{e}");
+        // A thread that ends normally leaves the drain as it was.
+        let calm = Arc::new(Drain::default());
+        let thread_calm = calm.clone();
+        std::thread::spawn(move || drop(StopOnPanic(&thread_calm)))
+            .join()
+            .unwrap();
+        assert!(calm.state(1).is_none());
     }
 
     #[test]
