@@ -14,15 +14,14 @@
 //!   holds exactly its next `len - received` bytes. (Once its count says the body is over,
 //!   hyper reads on with the last chunk still in the slot, for the next request: the
 //!   intake then stands aside.)
-//! - The stream splices at most that many into a pipe, whose own thread writes them into
-//!   the file at that offset ([`drain`](super::drain): a file write may block on the disk,
-//!   which must never stall the runtime's threads), and hands hyper as many filler bytes,
-//!   so hyper's framing moves on exactly as if it had read them and a request pipelined
-//!   behind the body stays in the socket for hyper. One splice may move more than hyper's
-//!   buffer takes (up to a pipe load): the rest is `ahead`, handed to hyper as filler at its
-//!   next reads without a system call. hyper passes the filler on as the next chunk, which
-//!   [`Upload`] recognises by its length (the intake's `placed`) and reports as
-//!   [`Piece::Placed`] once the drain has put its bytes in the file.
+//! - At that first read the stream starts the upload's [`drain`](super::drain) thread,
+//!   which takes exactly those bytes from the socket into the file at that offset (a file
+//!   write may block on the disk, which must never stall the runtime's threads), so a
+//!   request pipelined behind the body stays in the socket for hyper. The stream hands hyper
+//!   filler bytes for what the thread has put in the file, as much as hyper's buffer takes,
+//!   so hyper's framing moves on exactly as if it had read them. hyper passes the filler on
+//!   as the next chunk, which [`Upload`] recognises by its length (the intake's `placed`)
+//!   and reports as [`Piece::Placed`]: its bytes are in the file already.
 //! - A chunk that disagrees (filler of another length, bytes while filler was due) means
 //!   hyper's count and ours differ: the upload fails and the connection is closed, never a
 //!   guess. Bytes hyper had buffered before the intake was armed stay ordinary chunks,
@@ -32,17 +31,17 @@
 //! without a channel (HTTP/2, `oneshot` tests, a chunked body), [`Upload`] passes bytes on.
 
 use super::FileChannel;
-use super::drain::{Drain, DrainHandle, Waiter};
+use super::drain::DrainHandle;
 use crate::services::files::Piece;
 use bytes::Bytes;
-use nix::fcntl::{SpliceFFlags, splice};
 use std::fs::File;
 use std::io;
+use std::os::fd::AsFd;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, ready};
-use tokio::io::{Interest, ReadBuf};
+use tokio::io::ReadBuf;
 use tokio::net::TcpStream;
 
 /// Bytes placed by every intake of the process: the tests' proof that the path was taken.
@@ -59,10 +58,7 @@ pub(super) struct Intake {
     received: u64,
     /// Length of the filler chunk hyper has yet to pass on (0: none due).
     placed: u64,
-    /// Bytes taken from the socket that hyper has not been handed filler for yet (a splice
-    /// moves more than hyper's buffer takes at once).
-    ahead: u64,
-    /// Where the rest goes once armed: the pipe into the file and the thread draining it.
+    /// Where the rest goes once armed: the thread that moves it into the file.
     placing: Option<DrainHandle>,
     /// Why placing failed (the disk's error, which hyper would only report as a body
     /// error); taken by [`Upload`] to report it.
@@ -92,7 +88,6 @@ impl FileChannel {
             len,
             received: 0,
             placed: 0,
-            ahead: 0,
             placing: None,
             failed: None,
             broken: false,
@@ -100,7 +95,6 @@ impl FileChannel {
         Upload {
             body,
             intake: Some((self.intake.clone(), id)),
-            landing: None,
         }
     }
 }
@@ -112,6 +106,13 @@ impl Intake {
         self.placing = None;
         self.broken = true;
     }
+
+    /// The drain thread may have taken body bytes from the socket that hyper was not handed
+    /// filler for: hyper's framing would be off if the connection went on.
+    fn socket_taken_ahead(&self) -> bool {
+        let started = self.placing.as_ref().is_some_and(DrainHandle::started);
+        started && self.received + self.placed < self.len
+    }
 }
 
 /// A request body that reports bytes the connection placed in the file as
@@ -119,38 +120,17 @@ impl Intake {
 pub struct Upload<B> {
     body: B,
     intake: Option<(IntakeSlot, u64)>,
-    /// A filler chunk counted and not reported yet: its length, and the body offset the
-    /// drain has to reach before its bytes are in the file.
-    landing: Option<(u64, u64, Arc<Drain>)>,
 }
 
 impl<B> Upload<B> {
     /// A body that is passed on as it comes (no channel, no declared length).
     pub fn plain(body: B) -> Upload<B> {
-        Upload {
-            body,
-            intake: None,
-            landing: None,
-        }
+        Upload { body, intake: None }
     }
 
     /// What the writer calls with its temp file to start placing.
     pub fn arming(&self) -> Arming {
         Arming(self.intake.clone())
-    }
-
-    /// The counted filler chunk, reported once the drain has put its bytes in the file.
-    fn poll_landing<E>(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Piece<Bytes>, E>>> {
-        let Some((len, offset, drain)) = &self.landing else {
-            return Poll::Ready(None);
-        };
-        let landed = ready!(drain.poll_landed(cx, Waiter::Upload, *offset));
-        let len = *len;
-        self.landing = None;
-        Poll::Ready(Some(Ok(match landed {
-            Ok(()) => Piece::Placed(len),
-            Err(cause) => Piece::Failed(cause),
-        })))
     }
 }
 
@@ -160,11 +140,11 @@ pub struct Arming(Option<(IntakeSlot, u64)>);
 
 impl Arming {
     /// From now on the connection splices the body's rest into `file` (through a drain
-    /// thread with a duplicate of the descriptor). Does nothing if the upload is over, or no
-    /// descriptor, pipe or thread is to be had (the bytes then come through hyper as before).
+    /// thread with a duplicate of the descriptor). Does nothing if the upload is over or no
+    /// descriptor is to be had (the bytes then come through hyper as before).
     pub fn arm(&self, file: &File) {
         let Some((slot, id)) = &self.0 else { return };
-        let Ok(placing) = file.try_clone().and_then(DrainHandle::new) else {
+        let Ok(placing) = file.try_clone().map(DrainHandle::new) else {
             return;
         };
         if let Some(intake) = lock(slot).as_mut().filter(|i| i.id == *id) {
@@ -174,14 +154,15 @@ impl Arming {
 }
 
 impl<B> Drop for Upload<B> {
-    /// Hands the connection back to hyper, unless bytes hyper has not counted yet were taken
-    /// from the socket: then hyper's framing is off and the connection fails at its next
-    /// read (hyper closes it), rather than read the next request from the wrong place.
+    /// Hands the connection back to hyper, unless bytes hyper has not counted yet may have
+    /// been taken from the socket: then hyper's framing is off and the connection fails at
+    /// its next read (hyper closes it), rather than read the next request from the wrong
+    /// place.
     fn drop(&mut self) {
         if let Some((slot, id)) = &self.intake {
             let mut slot = lock(slot);
             match slot.as_mut().filter(|i| i.id == *id) {
-                Some(intake) if intake.ahead > 0 => intake.break_off(),
+                Some(intake) if intake.socket_taken_ahead() => intake.break_off(),
                 Some(_) => *slot = None,
                 None => {}
             }
@@ -197,9 +178,6 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.landing.is_some() {
-            return this.poll_landing(cx);
-        }
         loop {
             // Held while hyper's chunk is taken, so the stream never sees a chunk taken and
             // not yet counted.
@@ -240,23 +218,15 @@ where
                 intake.break_off();
                 return Poll::Ready(Some(Ok(Piece::Failed(e))));
             }
+            // The stream hands filler only for bytes already in the file.
             intake.placed = 0;
-            let Some(placing) = intake.placing.as_ref() else {
-                return Poll::Ready(Some(Ok(Piece::Failed(io::Error::other(
-                    "the upload was broken off before its placed bytes landed",
-                )))));
-            };
-            // Reported once its bytes are in the file (the drain thread may still be at it).
-            this.landing = Some((len, intake.received, placing.drain.clone()));
-            drop(guard);
-            return this.poll_landing(cx);
+            return Poll::Ready(Some(Ok(Piece::Placed(len))));
         }
     }
 }
 
-/// The stream's read while `slot` may hold an armed intake: a splice of the body's next
-/// bytes into the drain's pipe, answered to hyper as filler; otherwise `None` (read the
-/// socket as usual).
+/// The stream's read while `slot` may hold an armed intake: filler for the body bytes the
+/// drain thread has put in the file; otherwise `None` (read the socket as usual).
 pub(super) fn poll_read_into_file(
     slot: &IntakeSlot,
     tcp: &TcpStream,
@@ -273,9 +243,8 @@ pub(super) fn poll_read_into_file(
     }
     // The body is over for hyper once the filler it has not passed on yet reaches its end
     // (it then reads on to see whether the peer closed, or for the next request).
-    if intake.placing.is_none() || intake.received + intake.placed >= intake.len {
-        return None;
-    }
+    let handed = intake.received + intake.placed;
+    let placing = intake.placing.as_mut().filter(|_| handed < intake.len)?;
     // Otherwise hyper reads for a body only when it has passed every chunk on.
     if intake.placed != 0 {
         intake.break_off();
@@ -286,83 +255,33 @@ pub(super) fn poll_read_into_file(
     if buf.remaining() == 0 {
         return Some(Poll::Ready(Ok(())));
     }
-    if intake.ahead == 0 {
-        match place(intake, tcp, cx) {
-            Poll::Ready(Ok(())) => {}
-            other => return Some(other),
+    // The socket holds exactly the body's next `len - handed` bytes now (see above).
+    placing.start(tcp.as_fd(), handed, intake.len - handed);
+    let landed = match placing.drain.poll_beyond(cx, handed) {
+        Poll::Pending => return Some(Poll::Pending),
+        Poll::Ready(Ok(landed)) => landed,
+        Poll::Ready(Err(e)) => {
+            intake.break_off();
+            let told = io::Error::new(e.kind(), e.to_string());
+            intake.failed = Some(e);
+            return Some(Poll::Ready(Err(told)));
         }
-    }
-    // Hand hyper as much filler as its buffer takes; the rest is handed at its next reads.
-    let filler = intake.ahead.min(buf.remaining() as u64) as usize;
+    };
+    // As much filler as hyper's buffer takes (none: the peer ended the body early, and
+    // hyper sees it short).
+    let filler = (landed - handed).min(buf.remaining() as u64) as usize;
     buf.initialize_unfilled_to(filler);
     buf.advance(filler);
-    intake.ahead -= filler as u64;
     intake.placed = filler as u64;
+    PLACED_TOTAL.fetch_add(filler as u64, Ordering::Relaxed);
     Some(Poll::Ready(Ok(())))
-}
-
-/// Moves the body's next bytes (at most a pipe load) from the socket into the drain's
-/// pipe, tells the drain, and counts them in `ahead`. Waits first for the drain to land the
-/// last batch (the pipe is then empty, see [`super::drain`]). Pending only while nothing at all
-/// has arrived; no bytes and no error means the peer ended the body early.
-fn place(intake: &mut Intake, tcp: &TcpStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-    let Some(placing) = intake.placing.as_mut() else {
-        return Poll::Ready(Ok(()));
-    };
-    if let Err(e) = ready!(placing.poll_ready(cx)) {
-        intake.break_off();
-        let told = io::Error::new(e.kind(), e.to_string());
-        intake.failed = Some(e);
-        return Poll::Ready(Err(told));
-    }
-    let pipe = placing.next_pipe();
-    let want = (intake.len - intake.received).min(pipe.capacity as u64) as usize;
-    let splice_in = |len: usize| {
-        splice(
-            tcp,
-            None,
-            &pipe.write,
-            None,
-            len,
-            SpliceFFlags::SPLICE_F_MOVE | SpliceFFlags::SPLICE_F_NONBLOCK,
-        )
-        .map_err(io::Error::from)
-    };
-    // The first splice goes through the socket's readiness: the pipe is empty, so nothing
-    // moved means the socket has nothing, and `try_io` may clear its readiness.
-    let mut got = loop {
-        match tcp.try_io(Interest::READABLE, || splice_in(want)) {
-            Ok(n) => break n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                ready!(tcp.poll_read_ready(cx))?;
-            }
-            Err(e) => return Poll::Ready(Err(e)),
-        }
-    };
-    // Later ones go around it: the pipe is filling now, and a splice that finds it full
-    // fails just as one that finds the socket empty, which must not clear the socket's
-    // readiness.
-    while got > 0 && got < want {
-        match splice_in(want - got) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            // What moved is whole; an error shows again at the next read's first splice.
-            Err(_) => break,
-        }
-    }
-    // Nothing moved and no error: the peer ended the body early, hyper sees it short.
-    if got > 0 {
-        placing.landing(intake.received, got);
-    }
-    intake.ahead = got as u64;
-    PLACED_TOTAL.fetch_add(got as u64, Ordering::Relaxed);
-    Poll::Ready(Ok(()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use futures::StreamExt;
+    use std::os::unix::fs::FileExt;
 
     fn intake_of(channel: &FileChannel) -> MutexGuard<'_, Option<Intake>> {
         lock(&channel.intake)
@@ -387,10 +306,16 @@ mod tests {
     }
 
     #[test]
-    fn dropped_with_bytes_hyper_has_not_counted_the_connection_is_broken() {
+    fn dropped_with_its_drain_started_before_the_body_is_over_the_connection_is_broken() {
         let channel = FileChannel::default();
+        let (socket, _peer) = std_pair();
         let upload = channel.upload((), 100);
-        intake_of(&channel).as_mut().unwrap().ahead = 5;
+        upload.arming().arm(&tempfile::tempfile().unwrap());
+        {
+            let mut slot = intake_of(&channel);
+            let placing = slot.as_mut().unwrap().placing.as_mut().unwrap();
+            placing.start(socket.as_fd(), 0, 100);
+        }
         drop(upload);
         let slot = intake_of(&channel);
         let intake = slot.as_ref().expect("kept, to fail the next read");
@@ -411,68 +336,138 @@ mod tests {
         assert!(intake_of(&channel).as_ref().unwrap().broken);
     }
 
-    /// An upload of "abc" + 7 placed bytes, armed with a file, its first chunk taken; the
-    /// connection's part (spliced bytes, the drain told, filler handed) is up to the test.
-    async fn armed_after_abc(
+    /// A connected pair of blocking std sockets (the first one is the receiving end).
+    fn std_pair() -> (std::net::TcpStream, std::net::TcpStream) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        (listener.accept().unwrap().0, peer)
+    }
+
+    /// A connected pair: the runtime's end (as the connection's stream holds it), the peer.
+    async fn tokio_pair() -> (TcpStream, TcpStream) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let peer = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        (listener.accept().await.unwrap().0, peer)
+    }
+
+    /// One read of the stream while the intake may be armed, into a buffer of `room` bytes:
+    /// how many filler bytes it handed (`None`: the intake stood aside).
+    async fn read_filler(
         channel: &FileChannel,
-    ) -> (
-        Upload<impl http_body::Body<Data = Bytes, Error = std::convert::Infallible> + Unpin>,
-        File,
-    ) {
-        let frames = futures::stream::iter([b"abc".as_slice(), b"0123456".as_slice()].map(|b| {
-            Ok::<_, std::convert::Infallible>(http_body::Frame::data(Bytes::from_static(b)))
-        }));
-        let mut upload = channel.upload(http_body_util::StreamBody::new(frames), 10);
-        let file = tempfile::tempfile().unwrap();
-        upload.arming().arm(&file);
-        match upload.next().await {
-            Some(Ok(Piece::Bytes(b))) => assert_eq!(&b[..], b"abc"),
-            other => panic!("{other:?}"),
-        }
-        intake_of(channel).as_mut().unwrap().placed = 7;
-        (upload, file)
+        tcp: &TcpStream,
+        room: usize,
+    ) -> Option<io::Result<usize>> {
+        let mut storage = vec![0u8; room];
+        let mut buf = ReadBuf::new(&mut storage);
+        let polled = futures::future::poll_fn(|cx| {
+            match poll_read_into_file(&channel.intake, tcp, cx, &mut buf) {
+                None => Poll::Ready(None),
+                Some(Poll::Pending) => Poll::Pending,
+                Some(Poll::Ready(done)) => Poll::Ready(Some(done)),
+            }
+        });
+        let done = tokio::time::timeout(std::time::Duration::from_secs(10), polled)
+            .await
+            .expect("the read never finished")?;
+        Some(done.map(|()| buf.filled().len()))
+    }
+
+    /// What [`Upload`] does when hyper passes the filler on.
+    fn take_placed(channel: &FileChannel) {
+        let mut slot = intake_of(channel);
+        let intake = slot.as_mut().unwrap();
+        intake.received += intake.placed;
+        intake.placed = 0;
     }
 
     #[tokio::test]
-    async fn the_placed_chunk_is_reported_once_its_bytes_are_in_the_file() {
+    async fn filler_is_handed_only_for_bytes_in_the_file_and_the_next_request_stays_in_the_socket()
+    {
         let channel = FileChannel::default();
-        let (mut upload, file) = armed_after_abc(&channel).await;
-        {
-            let mut slot = intake_of(&channel);
-            let placing = slot.as_mut().unwrap().placing.as_mut().unwrap();
+        let (tcp, mut peer) = tokio_pair().await;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("body");
+        let file = File::create(&path).unwrap();
+        let _upload = channel.upload((), 10);
+        _upload.arming().arm(&file);
+        // "abc" came through hyper with the head; the socket has the body's other 7 bytes,
+        // then the next request.
+        intake_of(&channel).as_mut().unwrap().received = 3;
+        file.write_all_at(b"abc", 0).unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut peer, b"0123456GET /next")
+            .await
+            .unwrap();
+        let mut handed = 3;
+        while handed < 10 {
+            // A small buffer: filler comes in several reads, each one for bytes in the file.
+            let n = read_filler(&channel, &tcp, 3).await.unwrap().unwrap();
+            assert!(n > 0, "the body ended early at {handed}");
+            let in_file = std::fs::read(&path).unwrap();
             assert_eq!(
-                nix::unistd::write(&placing.next_pipe().write, b"0123456").unwrap(),
-                7
+                &in_file[handed..handed + n],
+                &b"abc0123456"[handed..handed + n]
             );
-            placing.landing(3, 7);
+            handed += n;
+            take_placed(&channel);
         }
-        match upload.next().await {
-            Some(Ok(Piece::Placed(7))) => {}
-            other => panic!("{other:?}"),
+        assert_eq!(handed, 10, "never more filler than the body's length");
+        assert!(
+            read_filler(&channel, &tcp, 64).await.is_none(),
+            "the intake stands aside"
+        );
+        let mut next = [0u8; 16];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            tcp.readable().await.unwrap();
+            tcp.try_read(&mut next)
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(&next[..n], b"GET /next");
+    }
+
+    #[tokio::test]
+    async fn a_body_the_peer_ends_early_reads_as_the_end_for_hyper() {
+        let channel = FileChannel::default();
+        let (tcp, mut peer) = tokio_pair().await;
+        let _upload = channel.upload((), 10);
+        _upload.arming().arm(&tempfile::tempfile().unwrap());
+        tokio::io::AsyncWriteExt::write_all(&mut peer, b"0123")
+            .await
+            .unwrap();
+        drop(peer);
+        let mut handed = 0;
+        loop {
+            match read_filler(&channel, &tcp, 64).await.unwrap().unwrap() {
+                0 => break,
+                n => handed += n,
+            }
+            take_placed(&channel);
         }
-        let mut landed = [0u8; 7];
-        std::os::unix::fs::FileExt::read_exact_at(&file, &mut landed, 3).unwrap();
-        assert_eq!(&landed, b"0123456");
+        assert_eq!(handed, 4);
+    }
+
+    #[tokio::test]
+    async fn a_file_that_refuses_the_bytes_fails_the_read_and_the_upload_says_why() {
+        let channel = FileChannel::default();
+        let (tcp, mut peer) = tokio_pair().await;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("read-only");
+        std::fs::write(&path, b"").unwrap();
+        let _upload = channel.upload((), 10);
+        // A descriptor opened for reading: the write into it fails (EBADF).
+        _upload.arming().arm(&File::open(&path).unwrap());
+        tokio::io::AsyncWriteExt::write_all(&mut peer, b"0123456789")
+            .await
+            .unwrap();
+        let e = read_filler(&channel, &tcp, 64).await.unwrap().unwrap_err();
+        assert!(e.to_string().contains("Bad file descriptor"), "{e}");
         let slot = intake_of(&channel);
         let intake = slot.as_ref().unwrap();
-        assert_eq!((intake.received, intake.placed), (10, 0));
-    }
-
-    #[tokio::test]
-    async fn a_placed_chunk_the_file_did_not_get_fails_the_upload() {
-        let channel = FileChannel::default();
-        let (mut upload, _file) = armed_after_abc(&channel).await;
-        // The drain is told of 7 bytes the pipe does not hold (as a failed disk would fail).
-        intake_of(&channel)
-            .as_mut()
-            .unwrap()
-            .placing
-            .as_mut()
-            .unwrap()
-            .landing(3, 7);
-        match upload.next().await {
-            Some(Ok(Piece::Failed(e))) => assert!(e.to_string().contains("ran dry"), "{e}"),
-            other => panic!("{other:?}"),
-        }
+        assert!(intake.broken);
+        let cause = intake.failed.as_ref().expect("kept for the upload");
+        assert_eq!(cause.raw_os_error(), Some(nix::libc::EBADF), "{cause}");
     }
 }
