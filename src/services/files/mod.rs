@@ -421,7 +421,6 @@ impl FileService {
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
         F: FnOnce(&std::fs::File) + Send + 'static,
     {
-        use futures::StreamExt;
         let service = self.clone();
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Piece<B>>(8);
         let (opened_tx, opened) = tokio::sync::oneshot::channel::<()>();
@@ -440,46 +439,13 @@ impl FileService {
             }
             Ok::<_, FileError>(pending)
         });
-        let mut body = std::pin::pin!(body);
-        let mut failed = None;
-        // Placed bytes need nothing of the writer but a count: they are told in runs, not
-        // one wake of its thread per chunk.
-        let mut placed_run = 0u64;
         // The body is read once the temp file exists (a refused path reads none of it): a
         // caller that places bytes itself, armed by `on_open`, then places all of them but
         // what had come before the call.
-        if opened.await.is_ok() {
-            while let Some(piece) = body.next().await {
-                let piece = match piece {
-                    Ok(Piece::Placed(len)) => {
-                        placed_run += len;
-                        if placed_run < PLACED_RUN {
-                            continue;
-                        }
-                        Piece::Placed(std::mem::take(&mut placed_run))
-                    }
-                    Ok(piece) => piece,
-                    Err(e) => {
-                        failed = Some(FileError::Body(e.into()));
-                        break;
-                    }
-                };
-                if placed_run > 0
-                    && tx
-                        .send(Piece::Placed(std::mem::take(&mut placed_run)))
-                        .await
-                        .is_err()
-                {
-                    break;
-                }
-                if tx.send(piece).await.is_err() {
-                    break; // the writer stopped: its error says why
-                }
-            }
-        }
-        if placed_run > 0 && failed.is_none() {
-            let _ = tx.send(Piece::Placed(placed_run)).await;
-        }
+        let failed = match opened.await {
+            Ok(()) => write::forward_pieces(body, &tx).await,
+            Err(_) => None,
+        };
         drop(tx);
         let pending = writer
             .await

@@ -294,3 +294,43 @@ fn random_hex() -> String {
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// Passes the body's pieces on to the writer thread; the body's own error, if it failed.
+/// Placed bytes need nothing of the writer but a count: they are told in runs of up to
+/// [`PLACED_RUN`](super::PLACED_RUN), not one wake of its thread per chunk.
+pub(super) async fn forward_pieces<S, B, E>(
+    body: S,
+    tx: &tokio::sync::mpsc::Sender<Piece<B>>,
+) -> Option<FileError>
+where
+    S: futures::Stream<Item = Result<Piece<B>, E>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use futures::StreamExt;
+    let mut body = std::pin::pin!(body);
+    let mut placed_run = 0u64;
+    while let Some(piece) = body.next().await {
+        let piece = match piece {
+            Ok(Piece::Placed(len)) => {
+                placed_run += len;
+                if placed_run < super::PLACED_RUN {
+                    continue;
+                }
+                Piece::Placed(std::mem::take(&mut placed_run))
+            }
+            Ok(piece) => piece,
+            Err(e) => return Some(FileError::Body(e.into())),
+        };
+        let run = std::mem::take(&mut placed_run);
+        if run > 0 && tx.send(Piece::Placed(run)).await.is_err() {
+            return None; // the writer stopped: its error says why
+        }
+        if tx.send(piece).await.is_err() {
+            return None;
+        }
+    }
+    if placed_run > 0 {
+        let _ = tx.send(Piece::Placed(placed_run)).await;
+    }
+    None
+}
