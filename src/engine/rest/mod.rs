@@ -33,8 +33,8 @@
 //! - the HTTP client is built at the first call, not at engine start (loading TLS roots
 //!   would cost the engine's cold start), ignores proxy variables (the remote is a
 //!   loopback service and the token must not cross a proxy), and is shared by every call
-//!   (one connection pool). A terminal needs an `http://` `api_url`: the WebSocket client
-//!   is built without TLS.
+//!   (one connection pool). An `https://` `api_url` is reached over TLS by the calls and
+//!   the terminal alike, certificates checked against the platform's roots.
 
 mod failure;
 mod files;

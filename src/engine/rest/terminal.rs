@@ -4,7 +4,8 @@
 //! frame. When either side ends, both are closed: the caller's input closing closes the
 //! socket (the remote then ends its shell), the socket closing ends the output. A quiet
 //! terminal is pinged; a remote silent for the idle limit is given up with a notice in the
-//! output, since the output has no error channel.
+//! output, since the output has no error channel. An `https` remote is reached over TLS
+//! (`wss`), its certificate checked against the platform's roots as the HTTP calls' are.
 
 use super::remote::Remote;
 use crate::engine::provider::{ProviderResult, TerminalInput, TerminalIo};
@@ -12,8 +13,8 @@ use crate::engine::wire::TerminalControl;
 use bytes::Bytes;
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
@@ -21,7 +22,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{self, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -43,8 +44,12 @@ pub async fn open(
         ("shell", shell.to_owned()),
     ];
     let mut url = remote.url(&["sandboxes", sandbox_id, "terminal"], &query);
-    let scheme = if url.scheme() == "https" { "wss" } else { "ws" };
-    let _ = url.set_scheme(scheme);
+    let secure = url.scheme() == "https";
+    let _ = url.set_scheme(if secure { "wss" } else { "ws" });
+    let connector = match secure {
+        true => Some(tls().map_err(|e| remote.failure.socket(e))?),
+        false => None,
+    };
     let mut request = url
         .as_str()
         .into_client_request()
@@ -53,7 +58,7 @@ pub async fn open(
         request.headers_mut().insert(name, value);
     }
     let limit = remote.timeouts.call;
-    let connect = tokio_tungstenite::connect_async_with_config(request, None, true);
+    let connect = tokio_tungstenite::connect_async_tls_with_config(request, None, true, connector);
     let socket = match tokio::time::timeout(limit, connect).await {
         Err(_) => return Err(remote.failure.no_answer(limit)),
         Ok(Ok((socket, _))) => socket,
@@ -65,6 +70,24 @@ pub async fn open(
         Ok(Err(e)) => return Err(remote.failure.socket(e)),
     };
     Ok(bridge(socket, remote.timeouts.idle))
+}
+
+/// The TLS settings of every `wss` terminal: made once, at the first (loading the platform's
+/// roots is not for the engine's start), and shared.
+fn tls() -> Result<Connector, String> {
+    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    let config = CONFIG.get_or_init(|| {
+        use rustls_platform_verifier::BuilderVerifierExt;
+        // The provider named, not the process default: the build links one, and a second
+        // crate enabling another must not leave this without one.
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .and_then(|builder| builder.with_platform_verifier())
+            .map(|builder| Arc::new(builder.with_no_client_auth()))
+            .map_err(|e| format!("no TLS settings for the terminal: {e}"))
+    });
+    config.clone().map(Connector::Rustls)
 }
 
 fn bridge(socket: Socket, idle: Duration) -> TerminalIo {

@@ -284,6 +284,35 @@ async fn a_remote_that_never_answers_is_e9002_in_time() {
 }
 
 #[tokio::test]
+async fn an_https_remotes_terminal_speaks_tls_and_a_failed_handshake_is_e9001_naming_it() {
+    use tokio::io::AsyncReadExt;
+    // A listener that speaks no TLS: it keeps what the front sends first, then hangs up.
+    let plain = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}", plain.local_addr().unwrap());
+    let first = tokio::spawn(async move {
+        let (mut socket, _) = plain.accept().await.unwrap();
+        let mut head = [0u8; 3];
+        socket.read_exact(&mut head).await.unwrap();
+        head
+    });
+    let conn = rest(Some(url.clone()), Some(REMOTE_TOKEN));
+    let remote =
+        super::remote::Remote::of(&conn, reqwest::Client::new(), Timeouts::default()).unwrap();
+    let opened = super::terminal::open(&remote, "sb_x", 80, 24, "/bin/sh").await;
+    let Err(e) = opened else {
+        panic!("a terminal opened on a listener that speaks no TLS")
+    };
+    // A TLS handshake record (0x16) of TLS 1.x (0x03 ..): a ClientHello, not a plain upgrade.
+    let head = tokio::time::timeout(Duration::from_secs(10), first)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(head[..2], [0x16, 0x03], "{head:?}");
+    assert_eq!(e.code, Code::ProviderFailed, "{}", e.message);
+    assert!(e.message.contains(&url), "{}", e.message);
+}
+
+#[tokio::test]
 async fn the_front_lists_the_rest_provider() {
     let pair = pair().await;
     let (status, body) = answer(pair.front(Method::GET, "/providers")).await;
