@@ -4,6 +4,8 @@
 //! exits or breaks the protocol, every call in flight is answered E9001 with the reason, and
 //! the reason stays for the provider record. Dropping the [`Conn`] kills the process.
 
+use super::handshake::{Handshake, handshake};
+use super::lines::{Read, read_line};
 use super::protocol::{self, Delivery, FromPlugin, Hello, Line, MAX_LINE};
 use crate::error::engine::{Code, EngineError};
 use std::collections::HashMap;
@@ -12,7 +14,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
 
@@ -140,102 +142,6 @@ pub async fn start(
         _stop: stop,
     };
     Ok((conn, hello))
-}
-
-enum Handshake {
-    Eof,
-    Wrong(String),
-}
-
-async fn handshake(
-    stdin: &mut ChildStdin,
-    reader: &mut BufReader<ChildStdout>,
-    idle: Duration,
-    wait: Duration,
-) -> Result<Hello, Handshake> {
-    let ms = wait.as_millis();
-    let exchange = async {
-        let mut line = protocol::hello(idle.as_millis() as u64).to_string();
-        line.push('\n');
-        // A plugin that exits at once closes the pipe: that is its EOF below, not an error.
-        let _ = stdin.write_all(line.as_bytes()).await;
-        let mut answer = Vec::new();
-        match read_line(reader, &mut answer).await {
-            Ok(Read::Line) => Ok(answer),
-            Ok(Read::Eof { .. }) => Err(Handshake::Eof),
-            Ok(Read::TooLong) => Err(Handshake::Wrong(
-                "its hello is longer than a line may be".into(),
-            )),
-            Err(e) => Err(Handshake::Wrong(format!("cannot read its stdout: {e}"))),
-        }
-    };
-    let line = tokio::time::timeout(wait, exchange)
-        .await
-        .map_err(|_| Handshake::Wrong(format!("it did not answer the hello within {ms} ms")))??;
-    let value: serde_json::Value = serde_json::from_slice(&line).map_err(|e| {
-        Handshake::Wrong(format!(
-            "its hello is not JSON ({e}): {}",
-            protocol::shown(&line)
-        ))
-    })?;
-    if value.get("type").and_then(|t| t.as_str()) != Some("hello") {
-        return Err(Handshake::Wrong(format!(
-            "its first message is not a hello: {}",
-            protocol::shown(&line)
-        )));
-    }
-    let hello: Hello = serde_json::from_value(value).map_err(|e| {
-        Handshake::Wrong(format!(
-            "its hello is incomplete ({e}): {}",
-            protocol::shown(&line)
-        ))
-    })?;
-    if hello.protocol != protocol::PROTOCOL {
-        return Err(Handshake::Wrong(format!(
-            "it speaks plugin protocol {}, this engine speaks protocol {}",
-            hello.protocol,
-            protocol::PROTOCOL
-        )));
-    }
-    let good_id = !hello.id.is_empty()
-        && hello.id.len() <= 64
-        && hello
-            .id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if !good_id {
-        return Err(Handshake::Wrong(format!(
-            "its id {:?} is not a provider id (1-64 letters, digits, `-`, `_`, `.`)",
-            hello.id
-        )));
-    }
-    Ok(hello)
-}
-
-enum Read {
-    Line,
-    /// The pipe closed; `partial`: in the middle of a line.
-    Eof {
-        partial: bool,
-    },
-    TooLong,
-}
-
-/// One line into `buf` (without its newline), never more than [`MAX_LINE`] bytes.
-async fn read_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<Read> {
-    let mut limited = reader.take(MAX_LINE as u64 + 1);
-    let n = limited.read_until(b'\n', buf).await?;
-    if buf.last() == Some(&b'\n') {
-        buf.pop();
-        return Ok(Read::Line);
-    }
-    if buf.len() > MAX_LINE {
-        return Ok(Read::TooLong);
-    }
-    Ok(Read::Eof { partial: n > 0 })
 }
 
 async fn write_lines(mut stdin: ChildStdin, mut lines: mpsc::Receiver<String>) {

@@ -4,10 +4,12 @@
 //!
 //! - [`discover`]: where plugins are found, and the trust that says so;
 //! - [`host`]: one plugin as the engine keeps it (its record, its restarts);
-//! - [`child`]: its running process (handshake, the line reader and writer);
+//! - [`child`]: its running process (the line reader and writer); [`handshake`]: the
+//!   hello both ways; [`lines`]: its stdout read a bounded line at a time;
 //! - [`call`]: one call (its idle limit, its cancel); [`stream`]: event streams;
 //!   [`body`]: byte bodies as chunks;
-//! - [`ops`]: the `Provider` and `Sandbox` traits as requests;
+//! - [`ops`]: the `Provider` and `Sandbox` traits as requests; [`results`]: the answers
+//!   it reads;
 //! - [`protocol`]: the messages.
 //!
 //! Whatever a plugin does (crash, garbage, silence, hanging), the engine goes on: the fault
@@ -17,9 +19,12 @@ mod body;
 mod call;
 mod child;
 pub mod discover;
+mod handshake;
 mod host;
+mod lines;
 mod ops;
 pub mod protocol;
+mod results;
 mod stream;
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use super::body;
 use super::call::{Call, Target};
 use super::host::Host;
-use super::protocol;
+use super::results::{CodeResult, Entries, Exists, Processes, Removed, RunResult, Size, decode};
 use super::stream::{self, Changes, Output, Render};
 use crate::engine::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileBody, FileRead, ProcessInfo,
@@ -19,7 +19,6 @@ use crate::engine::wire::{
 use crate::error::engine::{Code, EngineError};
 use async_trait::async_trait;
 use base64::Engine as _;
-use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -132,54 +131,6 @@ impl PluginSandbox {
         let call = self.host.call(op, &self.target(), params).await?;
         stream::open_stream(call, render).await
     }
-}
-
-/// `commands/run`'s result: the output as base64.
-#[derive(Deserialize)]
-struct RunResult {
-    pid: u32,
-    stdout_b64: String,
-    stderr_b64: String,
-    exit_code: i32,
-    timed_out: bool,
-}
-
-#[derive(Deserialize)]
-struct CodeResult {
-    stdout_b64: String,
-    stderr_b64: String,
-    exit_code: Option<i32>,
-    timed_out: bool,
-    duration_ms: u64,
-}
-
-#[derive(Deserialize)]
-struct Processes {
-    processes: Vec<ProcessInfo>,
-}
-
-#[derive(Deserialize)]
-struct Size {
-    size: u64,
-}
-
-#[derive(Deserialize)]
-struct Entries {
-    entries: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-struct Exists {
-    exists: bool,
-}
-
-#[derive(Deserialize)]
-struct Removed {
-    path: String,
-}
-
-fn decode(plugin: &str, field: &str, b64: &str) -> ProviderResult<Vec<u8>> {
-    protocol::bytes(plugin, field, b64)
 }
 
 #[async_trait]
