@@ -144,24 +144,25 @@ impl DrainHandle {
     }
 
     /// Starts the thread: it takes the body's `len` next bytes from `socket` into the
-    /// file from body offset `offset` on. Once only; an error leaves the drain failed.
-    pub(super) fn start(&mut self, socket: BorrowedFd<'_>, offset: u64, len: u64) {
+    /// file from body offset `offset` on. Once only (later calls do nothing). An error
+    /// means no thread runs and nothing was taken from the socket.
+    pub(super) fn start(
+        &mut self,
+        socket: BorrowedFd<'_>,
+        offset: u64,
+        len: u64,
+    ) -> io::Result<()> {
         let Some(file) = self.unstarted.take() else {
-            return;
+            return Ok(());
         };
         self.drain.landed.store(offset, Ordering::Release);
         let drain = self.drain.clone();
-        let started = socket
-            .try_clone_to_owned()
-            .and_then(|socket| Ok((socket, Pipe::new()?)))
-            .and_then(|(socket, pipe)| {
-                std::thread::Builder::new()
-                    .name("svc-upload".into())
-                    .spawn(move || run(&socket, &pipe, &file, &drain, offset, len))
-            });
-        if let Err(e) = started {
-            self.drain.stop(e);
-        }
+        let socket = socket.try_clone_to_owned()?;
+        let pipe = Pipe::new()?;
+        std::thread::Builder::new()
+            .name("svc-upload".into())
+            .spawn(move || run(&socket, &pipe, &file, &drain, offset, len))?;
+        Ok(())
     }
 }
 
@@ -318,7 +319,7 @@ mod tests {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all_at(b"abc", 0).unwrap();
         let mut handle = DrainHandle::new(file.try_clone().unwrap());
-        handle.start(socket.as_fd(), 3, 7);
+        handle.start(socket.as_fd(), 3, 7).unwrap();
         peer.write_all(b"defg").unwrap();
         std::thread::sleep(Duration::from_millis(20));
         peer.write_all(b"hijGET /next").unwrap();
@@ -337,7 +338,7 @@ mod tests {
         let (socket, mut peer) = pair();
         let handle_file = tempfile::tempfile().unwrap();
         let mut handle = DrainHandle::new(handle_file);
-        handle.start(socket.as_fd(), 0, 100);
+        handle.start(socket.as_fd(), 0, 100).unwrap();
         peer.write_all(b"0123").unwrap();
         drop(peer);
         assert_eq!(outcome(&handle.drain).unwrap(), 4);
@@ -356,7 +357,7 @@ mod tests {
         let (socket, mut peer) = pair();
         let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
         let mut handle = DrainHandle::new(file);
-        handle.start(socket.as_fd(), 0, bytes.len() as u64);
+        handle.start(socket.as_fd(), 0, bytes.len() as u64).unwrap();
         peer.write_all(&bytes).unwrap();
         assert_eq!(outcome(&handle.drain).unwrap(), bytes.len() as u64);
         assert_eq!(std::fs::read(&path).unwrap(), bytes);
@@ -370,7 +371,7 @@ mod tests {
         let (socket, mut peer) = pair();
         // A descriptor opened for reading: the write into it fails (EBADF).
         let mut handle = DrainHandle::new(File::open(&path).unwrap());
-        handle.start(socket.as_fd(), 0, 10);
+        handle.start(socket.as_fd(), 0, 10).unwrap();
         peer.write_all(b"0123456789").unwrap();
         let first = outcome(&handle.drain).unwrap_err();
         let again = handle.drain.error();
@@ -403,7 +404,7 @@ mod tests {
     fn the_thread_ends_when_its_handle_is_dropped_while_the_peer_stalls() {
         let (socket, mut peer) = pair();
         let mut handle = DrainHandle::new(tempfile::tempfile().unwrap());
-        handle.start(socket.as_fd(), 0, 100);
+        handle.start(socket.as_fd(), 0, 100).unwrap();
         peer.write_all(b"0123").unwrap();
         let drain = handle.drain.clone();
         drop(handle);

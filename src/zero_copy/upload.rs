@@ -255,8 +255,16 @@ pub(super) fn poll_read_into_file(
     if buf.remaining() == 0 {
         return Some(Poll::Ready(Ok(())));
     }
-    // The socket holds exactly the body's next `len - handed` bytes now (see above).
-    placing.start(tcp.as_fd(), handed, intake.len - handed);
+    // The socket holds exactly the body's next `len - handed` bytes now (see above). No
+    // descriptor, pipe or thread to be had (a process at its limits): nothing was taken
+    // from the socket, so hyper reads the body as usual.
+    if placing
+        .start(tcp.as_fd(), handed, intake.len - handed)
+        .is_err()
+    {
+        intake.placing = None;
+        return None;
+    }
     let landed = match placing.drain.poll_beyond(cx, handed) {
         Poll::Pending => return Some(Poll::Pending),
         Poll::Ready(Ok(landed)) => landed,
@@ -314,7 +322,7 @@ mod tests {
         {
             let mut slot = intake_of(&channel);
             let placing = slot.as_mut().unwrap().placing.as_mut().unwrap();
-            placing.start(socket.as_fd(), 0, 100);
+            placing.start(socket.as_fd(), 0, 100).unwrap();
         }
         drop(upload);
         let slot = intake_of(&channel);
