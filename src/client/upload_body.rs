@@ -29,8 +29,8 @@ pub(super) fn file_body(mut file: std::fs::File, progress: Option<Progress>) -> 
                 // Still held by the connection: this turn reads into a new one.
                 *slot = Arc::new(vec![0; CHUNK]);
             }
-            let Some(buf) = Arc::get_mut(slot) else { break };
-            let n = match fill(&mut file, buf) {
+            // The slot's buffer is no one else's now: `make_mut` hands it out without a copy.
+            let n = match fill(&mut file, Arc::<Vec<u8>>::make_mut(slot)) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) => {
