@@ -7,7 +7,7 @@ default:
     @just --list
 
 # Everything CI runs: format check, clippy -D warnings, unit, integration, conformance, Python and TypeScript SDK and real-CLI tests, the bounded fuzz run.
-test: fmt-check lint
+test: fmt-check one-build lint
     cargo build --workspace --bins
     cargo test --workspace
     just test-python
@@ -87,6 +87,20 @@ ts-env:
         echo "installing $dir/package-lock.json into $dir/node_modules"
         npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
         echo "$want" >"$dir/node_modules/.package-lock.sha256"
+    fi
+
+# Fails when `cargo build` and `cargo test` would give a shared crate different features (see "One build" in Cargo.toml): that crate and all above it would compile twice.
+one-build:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    features() { cargo tree --workspace -f '{p} [{f}]' --prefix none "$@" | sed 's/ (\*)//; s/ (proc-macro)//' | sort -u; }
+    built="$(features -e normal,build)"
+    tested="$(features -e normal,build,dev)"
+    split="$(comm -23 <(echo "$built") <(echo "$tested"))"
+    if [ -n "$split" ]; then
+        echo "these crates get other features when the tests are built (add them to \"One build\" in Cargo.toml):" >&2
+        echo "$split" >&2
+        exit 1
     fi
 
 # Check formatting.
