@@ -14,7 +14,9 @@ What the taming does, and why:
   of the same provider instead (a resume of the paused one at a fresh paused one), a
   context delete at a fresh context, and a signal, stdin or kill of the pid sentinel at a
   fresh background `sleep` of the local sandbox: the request is still sent as generated,
-  it only ends something made for it.
+  it only ends something made for it. schemathesis also reuses ids it saw in answers (the
+  list of sandboxes, of processes): a prepared sandbox's or context's own id, or the pid of
+  a live process, is tamed as its role or the sentinel would be.
 - **The connection** (`X-Svc-Connection`, unpadded base64url of a JSON object). A generated
   value is mostly garbage, which must get a typed 400: an eighth of the requests keep it,
   and an eighth send a well-formed connection whose `provider` is the generated string.
@@ -37,6 +39,7 @@ import hashlib
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -161,6 +164,23 @@ class Engine:
         return ended
 
 
+def _real_pid(pid: Any) -> bool:
+    """The sentinel, or a process that exists (a pid seen in an answer, such as the code
+    context's interpreter): a signal, stdin or kill gets a fresh process instead. Other
+    numbers stay as generated (the engine's typed refusal of an unknown pid is tested)."""
+    if pid == PID_SENTINEL:
+        return True
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < PID_SENTINEL:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists (not ours to signal)
+    return True
+
+
 def _pick(case, n: int) -> int:
     """A choice that only depends on the generated request, so a replay makes the same."""
     seed = repr((case.operation.label, case.path_parameters, case.query,
@@ -196,7 +216,7 @@ class Tamer:
     def tame(self, case) -> None:
         op = case.operation.definition.raw.get("operationId")
         params = case.path_parameters if isinstance(case.path_parameters, dict) else {}
-        role = params.get("id") if params.get("id") in ROLES else None
+        role = self._role_of(params.get("id"))
         self._connection(case, role)
         if role is not None:
             if op in ENDS_SANDBOX or (op == "sandboxes_resume" and role == "sandbox-paused"):
@@ -204,10 +224,10 @@ class Tamer:
             else:
                 params["id"] = self.prepared[role]
         sandbox = params.get("id")
-        if params.get("pid") == PID_SENTINEL and role == "sandbox-local" and op in ENDS_PROCESS:
+        if role == "sandbox-local" and op in ENDS_PROCESS and _real_pid(params.get("pid")):
             self.helpers += 1
             params["pid"] = self.engine.background(sandbox)
-        if params.get("context_id") == CONTEXT_ROLE:
+        if params.get("context_id") in (CONTEXT_ROLE, self.prepared[CONTEXT_ROLE]):
             if role == "sandbox-local" and op == "code_contexts_delete":
                 self.helpers += 1
                 params["context_id"] = self.engine.context(sandbox)
@@ -217,6 +237,30 @@ class Tamer:
             case.body["context_id"] = self.prepared[CONTEXT_ROLE]
         if isinstance(case.query, dict) and "shell" in case.query:
             case.query["shell"] = "/bin/sh"
+
+    def _role_of(self, value: Any) -> str | None:
+        """The role a path's sandbox id stands for: a role name, or a prepared sandbox's
+        own id (schemathesis reuses ids it saw in answers, the list of sandboxes among
+        them, so a generated kill may name a prepared sandbox by its id)."""
+        if value in ROLES:
+            return value
+        return next((role for role in ROLES if self.prepared[role] == value), None)
+
+    def ended_prepared(self, response) -> str | None:
+        """What a sent request did to a prepared sandbox that the taming should have aimed
+        elsewhere (a kill, pause or timeout of one that the engine accepted), else None."""
+        if response.status_code >= 300:
+            return None
+        method = response.request.method
+        path = urllib.parse.urlsplit(response.request.url).path
+        for role in ROLES:
+            at = f"/sandboxes/{self.prepared[role]}"
+            ends = (method == "DELETE" and path.endswith(at)) or (
+                method == "POST" and any(path.endswith(at + tail) for tail in ("/pause", "/timeout")))
+            if ends:
+                return (f"{method} {path} ({response.status_code}) ended the prepared {role}: "
+                        "the taming let it through")
+        return None
 
     def _connection(self, case, role: str | None) -> None:
         headers = case.headers if case.headers is not None else {}

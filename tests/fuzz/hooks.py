@@ -97,6 +97,17 @@ def engine_server_error(ctx, response, case):
         f"a 5xx is only 501 E8004 or a rest connection's unreachable upstream (500 E9001)"
     )
 
+@schemathesis.check
+def engine_prepared_kept(ctx, response, case):
+    """The prepared sandboxes live through the run: a request that ended one (which the
+    taming should have aimed at a throwaway) fails here, with the case to replay it."""
+    if TARGET != "engine":
+        return None
+    hole = ENGINE.ended_prepared(response)
+    if hole:
+        raise AssertionError(hole)
+    return None
+
 
 def summary() -> None:
     total = sum(REQUESTS.values())
