@@ -157,6 +157,10 @@ impl DrainHandle {
         };
         self.drain.landed.store(offset, Ordering::Release);
         let drain = self.drain.clone();
+        #[cfg(test)]
+        if REFUSE_NEXT_START.with(|refuse| refuse.replace(false)) {
+            return Err(io::Error::from_raw_os_error(nix::libc::EMFILE));
+        }
         let socket = socket.try_clone_to_owned()?;
         let pipe = Pipe::new()?;
         std::thread::Builder::new()
@@ -164,6 +168,13 @@ impl DrainHandle {
             .spawn(move || run(&socket, &pipe, &file, &drain, offset, len))?;
         Ok(())
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the next start on this thread fails as it would in a process out of
+    /// descriptors (which a test cannot provoke without starving the others).
+    pub(super) static REFUSE_NEXT_START: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 impl Drop for DrainHandle {

@@ -440,6 +440,40 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_drain_that_cannot_start_leaves_the_body_in_the_socket_for_hyper() {
+        let channel = FileChannel::default();
+        let (tcp, mut peer) = tokio_pair().await;
+        let _upload = channel.upload((), 10);
+        _upload.arming().arm(&tempfile::tempfile().unwrap());
+        tokio::io::AsyncWriteExt::write_all(&mut peer, b"0123456789")
+            .await
+            .unwrap();
+        super::super::drain::REFUSE_NEXT_START.with(|refuse| refuse.set(true));
+        assert!(
+            read_filler(&channel, &tcp, 64).await.is_none(),
+            "the intake stands aside for hyper"
+        );
+        assert!(intake_of(&channel).as_ref().unwrap().placing.is_none());
+        assert!(
+            read_filler(&channel, &tcp, 64).await.is_none(),
+            "and stays aside: no second try mid-body"
+        );
+        let mut body = [0u8; 16];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            tcp.readable().await.unwrap();
+            tcp.try_read(&mut body)
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            &body[..n],
+            b"0123456789",
+            "nothing was taken from the socket"
+        );
+    }
+
+    #[tokio::test]
     async fn a_body_the_peer_ends_early_reads_as_the_end_for_hyper() {
         let channel = FileChannel::default();
         let (tcp, mut peer) = tokio_pair().await;
