@@ -385,6 +385,35 @@ mod tests {
         Some(done.map(|()| buf.filled().len()))
     }
 
+    /// An upload of `len` bytes armed into a temp file, the runtime's end of its connection,
+    /// and the peer, which has sent `sent`.
+    async fn armed(
+        channel: &FileChannel,
+        len: u64,
+        sent: &[u8],
+    ) -> (TcpStream, TcpStream, Upload<()>) {
+        let (tcp, mut peer) = tokio_pair().await;
+        let upload = channel.upload((), len);
+        upload.arming().arm(&tempfile::tempfile().unwrap());
+        tokio::io::AsyncWriteExt::write_all(&mut peer, sent)
+            .await
+            .unwrap();
+        (tcp, peer, upload)
+    }
+
+    /// What the socket holds for hyper's next read (up to 64 bytes).
+    async fn still_in_the_socket(tcp: &TcpStream) -> Vec<u8> {
+        let mut held = [0u8; 64];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            tcp.readable().await.unwrap();
+            tcp.try_read(&mut held)
+        })
+        .await
+        .expect("the socket held nothing")
+        .unwrap();
+        held[..n].to_vec()
+    }
+
     /// What [`Upload`] does when hyper passes the filler on.
     fn take_placed(channel: &FileChannel) {
         let mut slot = intake_of(channel);
@@ -428,26 +457,13 @@ mod tests {
             read_filler(&channel, &tcp, 64).await.is_none(),
             "the intake stands aside"
         );
-        let mut next = [0u8; 16];
-        let n = tokio::time::timeout(std::time::Duration::from_secs(10), async {
-            tcp.readable().await.unwrap();
-            tcp.try_read(&mut next)
-        })
-        .await
-        .unwrap()
-        .unwrap();
-        assert_eq!(&next[..n], b"GET /next");
+        assert_eq!(still_in_the_socket(&tcp).await, b"GET /next");
     }
 
     #[tokio::test]
     async fn a_drain_that_cannot_start_leaves_the_body_in_the_socket_for_hyper() {
         let channel = FileChannel::default();
-        let (tcp, mut peer) = tokio_pair().await;
-        let _upload = channel.upload((), 10);
-        _upload.arming().arm(&tempfile::tempfile().unwrap());
-        tokio::io::AsyncWriteExt::write_all(&mut peer, b"0123456789")
-            .await
-            .unwrap();
+        let (tcp, _peer, _upload) = armed(&channel, 10, b"0123456789").await;
         super::super::drain::REFUSE_NEXT_START.with(|refuse| refuse.set(true));
         assert!(
             read_filler(&channel, &tcp, 64).await.is_none(),
@@ -458,16 +474,8 @@ mod tests {
             read_filler(&channel, &tcp, 64).await.is_none(),
             "and stays aside: no second try mid-body"
         );
-        let mut body = [0u8; 16];
-        let n = tokio::time::timeout(std::time::Duration::from_secs(10), async {
-            tcp.readable().await.unwrap();
-            tcp.try_read(&mut body)
-        })
-        .await
-        .unwrap()
-        .unwrap();
         assert_eq!(
-            &body[..n],
+            still_in_the_socket(&tcp).await,
             b"0123456789",
             "nothing was taken from the socket"
         );
@@ -476,12 +484,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_the_peer_ends_early_reads_as_the_end_for_hyper() {
         let channel = FileChannel::default();
-        let (tcp, mut peer) = tokio_pair().await;
-        let _upload = channel.upload((), 10);
-        _upload.arming().arm(&tempfile::tempfile().unwrap());
-        tokio::io::AsyncWriteExt::write_all(&mut peer, b"0123")
-            .await
-            .unwrap();
+        let (tcp, peer, _upload) = armed(&channel, 10, b"0123").await;
         drop(peer);
         let mut handed = 0;
         loop {
