@@ -248,15 +248,17 @@ class Tamer:
 
     def ended_prepared(self, response) -> str | None:
         """What a sent request did to a prepared sandbox that the taming should have aimed
-        elsewhere (a kill, pause or timeout of one that the engine accepted), else None."""
+        elsewhere (a kill, pause or timeout of one, or a resume of the paused one, that the
+        engine accepted), else None."""
         if response.status_code >= 300:
             return None
         method = response.request.method
         path = urllib.parse.urlsplit(response.request.url).path
         for role in ROLES:
             at = f"/sandboxes/{self.prepared[role]}"
+            tails = ("/pause", "/timeout", "/resume") if role == "sandbox-paused" else ("/pause", "/timeout")
             ends = (method == "DELETE" and path.endswith(at)) or (
-                method == "POST" and any(path.endswith(at + tail) for tail in ("/pause", "/timeout")))
+                method == "POST" and any(path.endswith(at + tail) for tail in tails))
             if ends:
                 return (f"{method} {path} ({response.status_code}) ended the prepared {role}: "
                         "the taming let it through")

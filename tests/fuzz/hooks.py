@@ -97,6 +97,7 @@ def engine_server_error(ctx, response, case):
         f"a 5xx is only 501 E8004 or a rest connection's unreachable upstream (500 E9001)"
     )
 
+
 @schemathesis.check
 def engine_prepared_kept(ctx, response, case):
     """The prepared sandboxes live through the run: a request that ended one (which the
