@@ -136,15 +136,16 @@ class Engine:
             CONTEXT_ROLE: self.context(local),
         }
 
-    def lost(self, prepared: dict[str, str]) -> list[str]:
-        """The prepared sandboxes that did not live through the run (the taming must keep
-        them: a loss is a hole in it, or the engine ending what nobody ended)."""
-        lost = []
+    def lost(self, prepared: dict[str, str]) -> dict[str, str]:
+        """The prepared sandboxes that did not live through the run, by role, with what the
+        engine answered (the taming must keep them: a loss is a hole in it, or the engine
+        ending what nobody ended)."""
+        lost = {}
         for role, connection in ROLES.items():
             try:
                 self.call("GET", f"/sandboxes/{prepared[role]}", connection=connection)
             except (OSError, RuntimeError) as e:
-                lost.append(f"{role} ({prepared[role]}): {e}")
+                lost[role] = str(e)
         return lost
 
     def end_all(self) -> list[str]:
@@ -256,10 +257,10 @@ class Tamer:
         path = urllib.parse.urlsplit(response.request.url).path
         for role in ROLES:
             at = f"/sandboxes/{self.prepared[role]}"
-            tails = ("/pause", "/timeout", "/resume") if role == "sandbox-paused" else ("/pause", "/timeout")
-            ends = (method == "DELETE" and path.endswith(at)) or (
-                method == "POST" and any(path.endswith(at + tail) for tail in tails))
-            if ends:
+            ending = [("DELETE", at), ("POST", at + "/pause"), ("POST", at + "/timeout")]
+            if role == "sandbox-paused":
+                ending.append(("POST", at + "/resume"))
+            if any(method == m and path.endswith(p) for m, p in ending):
                 return (f"{method} {path} ({response.status_code}) ended the prepared {role}: "
                         "the taming let it through")
         return None

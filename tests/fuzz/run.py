@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from xml.etree import ElementTree
 
-from engine import ROLES, Engine
+from engine import Engine
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -260,11 +260,12 @@ def fuzz_engine(folder: Path, long: bool, extra: list[str]) -> tuple[int, str]:
         code = subprocess.run(schemathesis(folder, "engine-openapi.json", url, long, extra),
                               env=env, cwd=folder).returncode
         lost = Engine(url, token).lost(prepared)
-        for sandbox in lost:
-            print(f"fuzz: engine: a prepared sandbox ended during the run: {sandbox}", file=sys.stderr)
+        for role, answer in lost.items():
+            print(f"fuzz: engine: a prepared sandbox ended during the run: {role} "
+                  f"({prepared[role]}): {answer}", file=sys.stderr)
         if lost:
-            # What the engine logged of them: the request that ended one is the hole.
-            ids = [prepared[role] for role in ROLES if any(prepared[role] in s for s in lost)]
+            # What the engine logged of them (a kill, an expiry): when it happened.
+            ids = [prepared[role] for role in lost]
             log = (folder / "state" / "engine.log").read_text(errors="replace").splitlines()
             for entry in (entry for entry in log if any(i in entry for i in ids)):
                 print(f"fuzz: engine: log: {entry[:600]}", file=sys.stderr)

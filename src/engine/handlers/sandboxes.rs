@@ -89,6 +89,9 @@ pub async fn info(sb: Sandboxed) -> Result<Json<SandboxRecord>, EngineError> {
 pub async fn kill(sb: Sandboxed) -> Result<Json<SandboxRecord>, EngineError> {
     let record = sb.on(|s| async move { s.kill().await }).await?;
     sb.forget();
+    // Every provider's kill passes here; the log says why a sandbox ended, as the
+    // providers' timers log an expiry.
+    tracing::info!(sandbox = %record.sandbox_id, provider = %record.provider, "the sandbox was killed");
     Ok(Json(record))
 }
 

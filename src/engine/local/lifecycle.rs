@@ -211,10 +211,6 @@ pub async fn end(core: &Arc<Core>, from_kill: bool) -> ProviderResult<SandboxRec
     if from_kill && let Some(timer) = lock(&core.timer).take() {
         timer.abort();
     }
-    // The log says why every sandbox ended (its expiry says so above).
-    if from_kill {
-        tracing::info!(sandbox = %core.id, "the sandbox was killed");
-    }
     last.status = SandboxStatus::Stopped;
     Ok(last)
 }

@@ -39,10 +39,6 @@ pub fn end(core: &Core, from_kill: bool) -> ProviderResult<SandboxRecord> {
         state.record.clone()
     };
     lock(&core.tree).clear();
-    // The log says why every sandbox ended (its expiry says so above).
-    if from_kill {
-        tracing::info!(sandbox = %core.id, "the memory sandbox was killed");
-    }
     if let Some(table) = core.table.upgrade() {
         lock(&table).remove(&core.id);
     }
