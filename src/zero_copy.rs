@@ -121,7 +121,7 @@ pub fn upload_body<B>(
     let coded = headers.contains_key(http::header::TRANSFER_ENCODING);
     match (channel, declared) {
         (Some(channel), Some(len)) if !coded && len > 0 => channel.upload(body, len),
-        _ => Upload::plain(body),
+        _ => Upload::plain(body, declared.filter(|_| !coded)),
     }
 }
 

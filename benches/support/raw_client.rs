@@ -4,7 +4,7 @@
 //! write the file) the client makes two copies per byte and, on a 2-core machine, is the
 //! slowest stage of the pipeline; this one measures what the server can do.
 
-use nix::fcntl::{FcntlArg, OFlag, SpliceFFlags, fcntl, splice};
+use nix::fcntl::{FallocateFlags, FcntlArg, OFlag, SpliceFFlags, fallocate, fcntl, splice};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -88,8 +88,10 @@ pub fn get_splice(base: &str, target: &str, dst: &Path) -> f64 {
     started.elapsed().as_secs_f64()
 }
 
-/// Moves `len` bytes from `stream` into `out` at `at` through a pipe.
+/// Moves `len` bytes from `stream` into `out` at `at` through a pipe, the file's blocks
+/// reserved first as the server reserves them for a write of declared length.
 fn splice_into(stream: &TcpStream, out: &File, mut at: i64, mut left: u64) {
+    let _ = fallocate(out, FallocateFlags::FALLOC_FL_KEEP_SIZE, at, left as i64);
     let (pipe_read, pipe_write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
     let _ = fcntl(&pipe_write, FcntlArg::F_SETPIPE_SZ(PIPE as i32));
     while left > 0 {

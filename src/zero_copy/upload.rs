@@ -97,6 +97,7 @@ impl FileChannel {
         Upload {
             body,
             intake: Some((self.intake.clone(), id)),
+            declared: Some(len),
         }
     }
 }
@@ -122,12 +123,24 @@ impl Intake {
 pub struct Upload<B> {
     body: B,
     intake: Option<(IntakeSlot, u64)>,
+    /// The body's declared length, if it has one.
+    declared: Option<u64>,
 }
 
 impl<B> Upload<B> {
-    /// A body that is passed on as it comes (no channel, no declared length).
-    pub fn plain(body: B) -> Upload<B> {
-        Upload { body, intake: None }
+    /// A body that is passed on as it comes (no channel, or no declared length), of
+    /// `declared` bytes if that is known.
+    pub fn plain(body: B, declared: Option<u64>) -> Upload<B> {
+        Upload {
+            body,
+            intake: None,
+            declared,
+        }
+    }
+
+    /// How many bytes the body declared (its `Content-Length`), if it did.
+    pub fn declared_len(&self) -> Option<u64> {
+        self.declared
     }
 
     /// What the writer calls with its temp file to start placing.

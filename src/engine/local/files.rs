@@ -50,7 +50,7 @@ pub async fn read(core: &Core, path: &str) -> ProviderResult<FileRead> {
 pub async fn write(core: &Core, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
     use futures::StreamExt;
     let pieces = body.map(|chunk| chunk.map(Piece::Bytes));
-    write_pieces(core, query, pieces, |_| {}).await
+    write_pieces(core, query, pieces, None, |_| {}).await
 }
 
 /// [`write`] of a body the connection places in the temp file itself once it is armed with
@@ -62,13 +62,18 @@ pub async fn write_upload(
     body: UploadBody,
 ) -> ProviderResult<Value> {
     let arming = body.arming();
-    write_pieces(core, query, body, move |file| arming.arm(file)).await
+    let expected_len = body.declared_len();
+    write_pieces(core, query, body, expected_len, move |file| {
+        arming.arm(file)
+    })
+    .await
 }
 
 async fn write_pieces<S, E>(
     core: &Core,
     query: WriteQuery,
     pieces: S,
+    expected_len: Option<u64>,
     on_open: impl FnOnce(&std::fs::File) + Send + 'static,
 ) -> ProviderResult<Value>
 where
@@ -83,6 +88,7 @@ where
         overwrite: query.overwrite.unwrap_or(true),
         parents: query.parents.unwrap_or(true),
         sync: false,
+        expected_len,
     };
     let written = core
         .files

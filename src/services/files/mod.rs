@@ -342,8 +342,7 @@ impl FileService {
             located.dir,
             name,
             self.inner.max_file_bytes,
-            options.overwrite,
-            options.sync,
+            options,
         )
     }
 

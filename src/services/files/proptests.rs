@@ -262,6 +262,7 @@ fn run(f: &Fixture, call: &Call) {
                 overwrite: *overwrite,
                 parents: *parents,
                 sync: false,
+                expected_len: None,
             };
             if let Ok(e) = s.write(&p.render(f), b"written", options) {
                 assert_safe(f, &e.path, true, call);

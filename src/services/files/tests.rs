@@ -332,6 +332,7 @@ fn writes_are_atomic_and_bounded() {
             overwrite: true,
             parents: false,
             sync: false,
+            expected_len: None,
         };
         assert!(matches!(
             s.write("d/x/y.txt", b"", no_parents),
@@ -341,6 +342,7 @@ fn writes_are_atomic_and_bounded() {
             overwrite: false,
             parents: true,
             sync: false,
+            expected_len: None,
         };
         assert!(matches!(
             s.write("d/e/f.txt", b"other", keep),
@@ -890,6 +892,7 @@ fn uploads() {
         overwrite: false,
         parents: true,
         sync: false,
+        expected_len: None,
     };
     assert!(matches!(
         s.upload("up", "a.TXT", b"y", keep),
@@ -928,5 +931,48 @@ fn configuration_keys() {
     assert_eq!(
         PathGuard::from_section(&dotted).unwrap_err().0,
         "paths.upload_extensions.allow[0]: `tar.gz` must be one extension without a dot"
+    );
+}
+
+#[test]
+fn an_expected_length_reserves_the_blocks_and_a_shorter_write_gives_the_rest_back() {
+    use std::os::unix::fs::MetadataExt;
+    let t = Tree::new();
+    let s = t.service_with(PathRules {
+        max_file_bytes: Some(16 << 20),
+        ..t.rules(SymlinkPolicy::Within)
+    });
+    let expecting = |len| WriteOptions {
+        expected_len: Some(len),
+        ..WriteOptions::default()
+    };
+    let allocated = |pending: &super::PendingWrite| {
+        let meta = pending.temp_file().unwrap().metadata().unwrap();
+        (meta.len(), meta.blocks() * 512)
+    };
+
+    let mut pending = s.begin_write("reserved.bin", expecting(8 << 20)).unwrap();
+    let (size, reserved) = allocated(&pending);
+    assert_eq!(size, 0, "the size is only ever what was written");
+    assert!(reserved >= 8 << 20, "{reserved} bytes of blocks reserved");
+    pending.write(b"ten bytes!").unwrap();
+    let entry = pending.commit().unwrap();
+    assert_eq!(entry.size, 10);
+    let meta = std::fs::metadata(t.work.join("reserved.bin")).unwrap();
+    assert_eq!(
+        std::fs::read(t.work.join("reserved.bin")).unwrap(),
+        b"ten bytes!"
+    );
+    assert!(
+        meta.blocks() * 512 < 1 << 20,
+        "the blocks past the end went back: {} bytes held",
+        meta.blocks() * 512
+    );
+
+    let pending = s.begin_write("too-big.bin", expecting(17 << 20)).unwrap();
+    assert_eq!(
+        allocated(&pending),
+        (0, 0),
+        "nothing reserved past the per-file limit"
     );
 }

@@ -78,6 +78,8 @@ const OPTIONS: WriteOptions = WriteOptions {
     overwrite: true,
     parents: false,
     sync: false,
+    // A part's length is not declared.
+    expected_len: None,
 };
 
 async fn upload(

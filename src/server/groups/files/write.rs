@@ -81,14 +81,15 @@ async fn write(
     body: Body,
 ) -> Result<axum::Json<Value>, ApiError> {
     let path = required(query.path, "path")?;
+    // Over HTTP/1 the connection puts the body's bytes into the temp file itself
+    // (`splice`), once the service has made it.
+    let body = zero_copy::upload_body(zero_copy::usable(version, channel), &headers, body);
     let options = WriteOptions {
         overwrite: query.overwrite,
         parents: query.parents,
         sync: query.sync,
+        expected_len: body.declared_len(),
     };
-    // Over HTTP/1 the connection puts the body's bytes into the temp file itself
-    // (`splice`), once the service has made it.
-    let body = zero_copy::upload_body(zero_copy::usable(version, channel), &headers, body);
     let arming = body.arming();
     let entry = service(&app)
         .write_pieces(&path, body, options, move |file| arming.arm(file))
