@@ -586,6 +586,27 @@ paths:
     ],
 };
 
+/// Large writes: the file_ops group with `{dir}/root` allowed, a 32 MiB per-file limit under
+/// a 64 MiB body limit ([`FILES`] keeps 4 MiB for its limit cases). Each case works in a
+/// directory of its own under `{dir}/root`.
+pub static FILES_LARGE: Profile = Profile {
+    name: "files-large",
+    contract: Contract::Server,
+    provider: None,
+    env: &[],
+    template: Some(
+        r#"
+server:
+  max_body_bytes: 67108864
+paths:
+  allow: ["{dir}/root"]
+  max_file_bytes: 33554432
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
 /// The process group under a deny list: `shred` refused by `process.deny_commands`,
 /// `BLOCKED_*` variables by `process.deny_env`, 64 KiB of each output stream kept. The
 /// anonymous caller holds every scope; each case works in `{dir}/work/<case>`.

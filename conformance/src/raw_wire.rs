@@ -2,7 +2,7 @@
 //! as-is: a request pipelined in the same write right behind a body, a body cut off
 //! mid-way with the sending side closed.
 
-use anyhow::anyhow;
+use anyhow::{anyhow, ensure};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -55,4 +55,45 @@ pub async fn exchange(base_url: &str, wire: Vec<u8>, close: bool) -> anyhow::Res
     let _ = tokio::time::timeout(Duration::from_secs(20), read.read_to_end(&mut answer)).await;
     drop(writer.await);
     Ok(String::from_utf8_lossy(&answer).into_owned())
+}
+
+/// The answers on one connection to a write with a request pipelined behind it: the write
+/// is answered 200 (`size` `len`), and then either the pipelined request too (the same
+/// entry), or the write's answer says `Connection: close` and nothing follows it, the
+/// connection closed by the server (RFC 9112 section 9.6: no further request is processed),
+/// well before the client's 20 s wait for it ran out.
+pub fn framed_after_write(answer: &str, len: usize, took: Duration) -> anyhow::Result<()> {
+    let first = answer
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    ensure!(
+        first.starts_with("http/1.1 200"),
+        "the write is answered 200: {answer}"
+    );
+    ensure!(
+        answer.contains(&format!("\"size\":{len}")),
+        "the write's entry names the whole size: {answer}"
+    );
+    if first.contains("\r\nconnection: close") {
+        ensure!(
+            answer.matches("HTTP/1.1 ").count() == 1,
+            "after `Connection: close` nothing more is answered: {answer}"
+        );
+        ensure!(
+            took < Duration::from_secs(10),
+            "the server closes the connection after saying so (open after {took:?})"
+        );
+    } else {
+        ensure!(
+            answer.matches("HTTP/1.1 200 OK").count() == 2,
+            "a kept-alive connection answers the pipelined request: {answer}"
+        );
+        ensure!(
+            answer.matches(&format!("\"size\":{len}")).count() == 2,
+            "both name the whole size: {answer}"
+        );
+    }
+    Ok(())
 }

@@ -65,7 +65,7 @@ routes! {
     "processes_stdin"        POST   "/sandboxes/{id}/processes/{pid}/stdin"           Some(Processes), Json, "writes to a process's stdin";
     "processes_kill"         DELETE "/sandboxes/{id}/processes/{pid}"                 Some(Processes), Json, "kills a process";
     "files_read"             GET    "/sandboxes/{id}/files/content"                   Some(Files), Bytes, "a file's bytes";
-    "files_write"            PUT    "/sandboxes/{id}/files/content"                   Some(Files), Json, "writes a file atomically from the raw body";
+    "files_write"            PUT    "/sandboxes/{id}/files/content"                   Some(Files), Json, "writes a file atomically from the raw body (a `local` sandbox over HTTP/1: a body over 8 MiB closes the connection after the answer)";
     "files_list"             GET    "/sandboxes/{id}/files/list"                      Some(Files), Json, "a directory's entries, `depth` 1-10";
     "files_info"             GET    "/sandboxes/{id}/files/info"                      Some(Files), Json, "entry info";
     "files_exists"           GET    "/sandboxes/{id}/files/exists"                    Some(Files), Json, "`{exists}`";

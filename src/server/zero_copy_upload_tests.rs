@@ -1,7 +1,8 @@
 //! Every byte of a file write through the server's real listener, with the connection
 //! splicing the body into the temp file (`crate::zero_copy` uploads): a body past many pipe
-//! and read-buffer loads, two writes on one kept-alive connection, a request pipelined right
-//! behind a body (the splice must stop at the body's end), a body cut off by its client.
+//! and read-buffer loads, writes one after the other, a request pipelined right behind a
+//! body (the splice must stop at the body's end), a body cut off by its client; and past
+//! `BYPASS_FROM` (hyper no longer reads the body), the connection's close after the answer.
 
 use super::config::{LoadOptions, Settings};
 use super::{AppState, serve_main};
@@ -33,11 +34,12 @@ fn leftovers(dir: &std::path::Path) -> Vec<String> {
 async fn every_byte_of_a_write_lands_and_the_connection_places_them() {
     let (addr, dir) = server().await;
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
-    // Twice on one kept-alive connection (its pipe is reused), with different lengths that
-    // are multiples of nothing in the path.
-    for (name, len) in [
-        ("a.bin", 9 * 1024 * 1024 + 7),
-        ("b.bin", 3 * 1024 * 1024 + 4093),
+    // With lengths that are multiples of nothing in the path: the first past hyper, so its
+    // connection ends (the client opens another), the others on one kept-alive connection.
+    for (name, len, closing) in [
+        ("a.bin", 9 * 1024 * 1024 + 7, true),
+        ("b.bin", 3 * 1024 * 1024 + 4093, false),
+        ("c.bin", 5 * 1024 * 1024 + 1, false),
     ] {
         let bytes = pattern(len);
         let path = dir.path().join(name);
@@ -51,7 +53,13 @@ async fn every_byte_of_a_write_lands_and_the_connection_places_them() {
             .send()
             .await
             .unwrap();
+        let connection = answer.headers().get("connection").cloned();
         assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
+        assert_eq!(
+            connection.as_ref().is_some_and(|c| c == "close"),
+            closing,
+            "{name}: connection {connection:?}"
+        );
         let placed = PLACED_TOTAL.load(Ordering::Relaxed) - before;
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name}");
         // The body is read once the temp file exists: only what hyper had read with the
@@ -61,7 +69,7 @@ async fn every_byte_of_a_write_lands_and_the_connection_places_them() {
             "{name}: {placed} of {len} placed"
         );
     }
-    assert_eq!(leftovers(dir.path()).len(), 2, "no temp file remains");
+    assert_eq!(leftovers(dir.path()).len(), 3, "no temp file remains");
 }
 
 /// Writes `head` + `body` + `next` on one connection as fast as the socket takes them and
@@ -147,4 +155,63 @@ async fn a_body_cut_off_by_its_client_leaves_nothing_behind() {
         .unwrap();
     assert_eq!(again.status(), 200);
     assert_eq!(std::fs::read(&path).unwrap(), vec![7u8; 1024 * 1024]);
+}
+
+/// `PUT` of `len` declared bytes to `path`, as it goes on the wire.
+fn put_head(path: &std::path::Path, len: usize) -> Vec<u8> {
+    format!(
+        "PUT /files/content?path={} HTTP/1.1\r\nhost: x\r\ncontent-length: {len}\r\n\r\n",
+        path.display()
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn past_hyper_a_large_body_lands_and_its_connection_ends_after_the_answer() {
+    let (addr, dir) = server().await;
+    let path = dir.path().join("large.bin");
+    // Past BYPASS_FROM, under the default body limit (10 MiB).
+    let len = 9 * 1024 * 1024 + 5;
+    let bytes = pattern(len);
+    let mut wire = put_head(&path, len);
+    wire.extend_from_slice(&bytes);
+    // Never answered: hyper's count of the body is behind the socket, so the connection
+    // may not go on (RFC 9112 section 9.6).
+    wire.extend_from_slice(b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n");
+    let before = PLACED_TOTAL.load(Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    let answer = raw_exchange(addr, wire, false).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the server closed the connection after its answer"
+    );
+    assert_eq!(answer.matches("HTTP/1.1 ").count(), 1, "{answer}");
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    assert!(answer.contains("\r\nconnection: close\r\n"), "{answer}");
+    assert!(answer.contains(&format!("\"size\":{len}")), "{answer}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    let placed = PLACED_TOTAL.load(Ordering::Relaxed) - before;
+    assert!(
+        placed >= len as u64 - 1024 * 1024,
+        "{placed} of {len} placed"
+    );
+    assert_eq!(leftovers(dir.path()), vec!["large.bin".to_owned()]);
+}
+
+#[tokio::test]
+async fn past_hyper_a_body_cut_off_by_its_client_leaves_nothing_behind() {
+    let (addr, dir) = server().await;
+    let path = dir.path().join("cut.bin");
+    let len = 10 * 1024 * 1024;
+    let mut wire = put_head(&path, len);
+    wire.extend_from_slice(&pattern(9 * 1024 * 1024));
+    let answer = raw_exchange(addr, wire, true).await;
+    assert!(!answer.contains("200 OK"), "{answer}");
+    for _ in 0..100 {
+        if leftovers(dir.path()).is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 }

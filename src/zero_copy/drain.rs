@@ -65,7 +65,12 @@ pub(super) struct Drain {
     error: Mutex<Option<io::Error>>,
     /// Nobody waits any more (the handle was dropped): the thread stops.
     abandoned: AtomicBool,
+    /// The connection's stream, waiting to hand hyper filler.
     stream: AtomicWaker,
+    /// An upload following the thread past hyper (`upload::BYPASS_FROM`). A waker of its
+    /// own: hyper may still read once after the upload stopped asking it, and a
+    /// registration of that read must not take the upload's place.
+    follower: AtomicWaker,
 }
 
 impl Drain {
@@ -73,12 +78,35 @@ impl Drain {
     /// thread is over (the peer ended the body at the offset answered); or with the
     /// drain's error.
     pub(super) fn poll_beyond(&self, cx: &mut Context<'_>, offset: u64) -> Poll<io::Result<u64>> {
+        self.poll_beyond_with(&self.stream, cx, offset)
+    }
+
+    /// [`Self::poll_beyond`] for the upload that follows the thread past hyper.
+    pub(super) fn poll_followed_beyond(
+        &self,
+        cx: &mut Context<'_>,
+        offset: u64,
+    ) -> Poll<io::Result<u64>> {
+        self.poll_beyond_with(&self.follower, cx, offset)
+    }
+
+    fn poll_beyond_with(
+        &self,
+        waiter: &AtomicWaker,
+        cx: &mut Context<'_>,
+        offset: u64,
+    ) -> Poll<io::Result<u64>> {
         if let Some(state) = self.state(offset) {
             return Poll::Ready(state);
         }
-        self.stream.register(cx.waker());
+        waiter.register(cx.waker());
         // Looked at again: the thread may have moved on between the look and the register.
         self.state(offset).map_or(Poll::Pending, Poll::Ready)
+    }
+
+    fn wake(&self) {
+        self.stream.wake();
+        self.follower.wake();
     }
 
     fn state(&self, offset: u64) -> Option<io::Result<u64>> {
@@ -107,17 +135,17 @@ impl Drain {
     fn stop(&self, error: io::Error) {
         *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
         self.failed.store(true, Ordering::Release);
-        self.stream.wake();
+        self.wake();
     }
 
     fn landed(&self, offset: u64) {
         self.landed.store(offset, Ordering::Release);
-        self.stream.wake();
+        self.wake();
     }
 
     fn end(&self) {
         self.over.store(true, Ordering::Release);
-        self.stream.wake();
+        self.wake();
     }
 }
 

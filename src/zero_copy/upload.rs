@@ -26,12 +26,23 @@
 //!   hyper's count and ours differ: the upload fails and the connection is closed, never a
 //!   guess. Bytes hyper had buffered before the intake was armed stay ordinary chunks,
 //!   written by the file service before any placed byte (they come first in the body).
+//! - Filler is not free: hyper's buffer must be written (the crate forbids `unsafe`, so it
+//!   cannot stay uninitialised), a memset of every placed byte and fresh pages for hyper's
+//!   buffer, on 2 cores beside the thread's own copy. So once the thread runs and at least
+//!   [`BYPASS_FROM`] bytes are still to come, [`Upload`] stops asking hyper for the body
+//!   and follows the thread's progress itself. hyper, never asked, reads no more of the
+//!   body, so its count stays behind the socket: when the upload ends, the intake is broken
+//!   (as for any upload dropped with its drain ahead of hyper), hyper's one read to drain
+//!   the body it was not given fails, and hyper closes the connection after the answer,
+//!   which it sends with `connection: close` (RFC 9112 section 9.6; the server's
+//!   `zero_copy_upload_tests` check the header). A new connection costs about 0.1 ms on
+//!   loopback, a small part of what 8 MiB of filler costs.
 //!
 //! The writer arms the intake once its temp file exists ([`Arming::arm`]); until then, and
 //! without a channel (HTTP/2, `oneshot` tests, a chunked body), [`Upload`] passes bytes on.
 
 use super::FileChannel;
-use super::drain::DrainHandle;
+use super::drain::{Drain, DrainHandle};
 use crate::services::files::Piece;
 use bytes::Bytes;
 use std::fs::File;
@@ -44,8 +55,15 @@ use std::task::{Context, Poll, ready};
 use tokio::io::ReadBuf;
 use tokio::net::TcpStream;
 
-/// Bytes placed by every intake of the process: the tests' proof that the path was taken
-/// (counted in test builds only: nothing else reads it).
+/// From this many body bytes still to come once its drain thread runs, an upload follows
+/// the thread rather than hyper (see the module's documentation).
+pub(super) const BYPASS_FROM: u64 = 8 * 1024 * 1024;
+
+/// The error of an upload's stream: hyper's, or the peer's body ending early in a bypass.
+pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Bytes every upload of the process reported placed: the tests' proof that the path was
+/// taken (counted in test builds only: nothing else reads it).
 #[cfg(test)]
 pub(crate) static PLACED_TOTAL: AtomicU64 = AtomicU64::new(0);
 
@@ -98,6 +116,7 @@ impl FileChannel {
             body,
             intake: Some((self.intake.clone(), id)),
             declared: Some(len),
+            bypass: None,
         }
     }
 }
@@ -125,6 +144,43 @@ pub struct Upload<B> {
     intake: Option<(IntakeSlot, u64)>,
     /// The body's declared length, if it has one.
     declared: Option<u64>,
+    /// Set once the body's rest is followed on the drain thread, hyper no longer asked.
+    bypass: Option<Bypass>,
+}
+
+/// The rest of a body followed on its drain thread ([`BYPASS_FROM`]).
+#[derive(Debug)]
+struct Bypass {
+    drain: Arc<Drain>,
+    /// The body offset up to which placed bytes were reported.
+    reported: u64,
+    len: u64,
+}
+
+impl Bypass {
+    /// The next run of bytes the thread put in the file, its error, or the body's early end.
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Piece<Bytes>, BodyError>>> {
+        if self.reported == self.len {
+            return Poll::Ready(None);
+        }
+        Poll::Ready(Some(
+            match ready!(self.drain.poll_followed_beyond(cx, self.reported)) {
+                Err(e) => Ok(Piece::Failed(e)),
+                Ok(landed) if landed > self.reported => {
+                    let run = landed - self.reported;
+                    self.reported = landed;
+                    Ok(placed(run))
+                }
+                // The thread is over short of the body's end: the peer ended it, as hyper
+                // would report a body shorter than its length.
+                Ok(_) => Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the client ended the body before its declared length",
+                )
+                .into()),
+            },
+        ))
+    }
 }
 
 impl<B> Upload<B> {
@@ -135,6 +191,7 @@ impl<B> Upload<B> {
             body,
             intake: None,
             declared,
+            bypass: None,
         }
     }
 
@@ -188,11 +245,15 @@ impl<B> Drop for Upload<B> {
 impl<B> futures::Stream for Upload<B>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: Into<BodyError>,
 {
-    type Item = Result<Piece<Bytes>, B::Error>;
+    type Item = Result<Piece<Bytes>, BodyError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
+        if let Some(bypass) = &mut this.bypass {
+            return bypass.poll_next(cx);
+        }
         loop {
             // Held while hyper's chunk is taken, so the stream never sees a chunk taken and
             // not yet counted.
@@ -210,7 +271,7 @@ where
                     // A failed splice surfaces through hyper as a body error: say what failed.
                     return Poll::Ready(Some(match intake.and_then(|i| i.failed.take()) {
                         Some(cause) => Ok(Piece::Failed(cause)),
-                        None => Err(e),
+                        None => Err(e.into()),
                     }));
                 }
             };
@@ -235,9 +296,25 @@ where
             }
             // The stream hands filler only for bytes already in the file.
             intake.placed = 0;
-            return Poll::Ready(Some(Ok(Piece::Placed(len))));
+            if intake.len - intake.received >= BYPASS_FROM
+                && let Some(placing) = &intake.placing
+            {
+                this.bypass = Some(Bypass {
+                    drain: placing.drain.clone(),
+                    reported: intake.received,
+                    len: intake.len,
+                });
+            }
+            return Poll::Ready(Some(Ok(placed(len))));
         }
     }
+}
+
+/// The piece reporting `len` bytes the connection put in the file.
+fn placed(len: u64) -> Piece<Bytes> {
+    #[cfg(test)]
+    PLACED_TOTAL.fetch_add(len, Ordering::Relaxed);
+    Piece::Placed(len)
 }
 
 /// The stream's read while `slot` may hold an armed intake: filler for the body bytes the
@@ -296,239 +373,9 @@ pub(super) fn poll_read_into_file(
     buf.initialize_unfilled_to(filler);
     buf.advance(filler);
     intake.placed = filler as u64;
-    #[cfg(test)]
-    PLACED_TOTAL.fetch_add(filler as u64, Ordering::Relaxed);
     Some(Poll::Ready(Ok(())))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use futures::StreamExt;
-    use std::os::unix::fs::FileExt;
-
-    fn intake_of(channel: &FileChannel) -> MutexGuard<'_, Option<Intake>> {
-        lock(&channel.intake)
-    }
-
-    #[test]
-    fn an_arming_outliving_its_upload_never_arms_the_next() {
-        let channel = FileChannel::default();
-        let file = tempfile::tempfile().unwrap();
-        let first = channel.upload((), 10);
-        let stale = first.arming();
-        drop(first);
-        assert!(
-            intake_of(&channel).is_none(),
-            "a finished upload leaves no intake"
-        );
-        let second = channel.upload((), 10);
-        stale.arm(&file);
-        assert!(intake_of(&channel).as_ref().unwrap().placing.is_none());
-        second.arming().arm(&file);
-        assert!(intake_of(&channel).as_ref().unwrap().placing.is_some());
-    }
-
-    #[test]
-    fn dropped_with_its_drain_started_before_the_body_is_over_the_connection_is_broken() {
-        let channel = FileChannel::default();
-        let (socket, _peer) = std_pair();
-        let upload = channel.upload((), 100);
-        upload.arming().arm(&tempfile::tempfile().unwrap());
-        {
-            let mut slot = intake_of(&channel);
-            let placing = slot.as_mut().unwrap().placing.as_mut().unwrap();
-            placing.start(socket.as_fd(), 0, 100).unwrap();
-        }
-        drop(upload);
-        let slot = intake_of(&channel);
-        let intake = slot.as_ref().expect("kept, to fail the next read");
-        assert!(intake.broken && intake.placing.is_none());
-    }
-
-    #[tokio::test]
-    async fn a_chunk_of_another_length_than_the_placed_one_fails_the_upload() {
-        let channel = FileChannel::default();
-        let body = http_body_util::Full::new(Bytes::from_static(b"0123456789"));
-        let mut upload = channel.upload(body, 10);
-        // The connection says it placed 4 bytes; hyper passes on 10.
-        intake_of(&channel).as_mut().unwrap().placed = 4;
-        match upload.next().await {
-            Some(Ok(Piece::Failed(e))) => assert!(e.to_string().contains("out of step"), "{e}"),
-            other => panic!("{other:?}"),
-        }
-        assert!(intake_of(&channel).as_ref().unwrap().broken);
-    }
-
-    /// A connected pair of blocking std sockets (the first one is the receiving end).
-    fn std_pair() -> (std::net::TcpStream, std::net::TcpStream) {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        (listener.accept().unwrap().0, peer)
-    }
-
-    /// A connected pair: the runtime's end (as the connection's stream holds it), the peer.
-    async fn tokio_pair() -> (TcpStream, TcpStream) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let peer = TcpStream::connect(listener.local_addr().unwrap())
-            .await
-            .unwrap();
-        (listener.accept().await.unwrap().0, peer)
-    }
-
-    /// One read of the stream while the intake may be armed, into a buffer of `room` bytes:
-    /// how many filler bytes it handed (`None`: the intake stood aside).
-    async fn read_filler(
-        channel: &FileChannel,
-        tcp: &TcpStream,
-        room: usize,
-    ) -> Option<io::Result<usize>> {
-        let mut storage = vec![0u8; room];
-        let mut buf = ReadBuf::new(&mut storage);
-        let polled = futures::future::poll_fn(|cx| {
-            match poll_read_into_file(&channel.intake, tcp, cx, &mut buf) {
-                None => Poll::Ready(None),
-                Some(Poll::Pending) => Poll::Pending,
-                Some(Poll::Ready(done)) => Poll::Ready(Some(done)),
-            }
-        });
-        let done = tokio::time::timeout(std::time::Duration::from_secs(10), polled)
-            .await
-            .expect("the read never finished")?;
-        Some(done.map(|()| buf.filled().len()))
-    }
-
-    /// An upload of `len` bytes armed into a temp file, the runtime's end of its connection,
-    /// and the peer, which has sent `sent`.
-    async fn armed(
-        channel: &FileChannel,
-        len: u64,
-        sent: &[u8],
-    ) -> (TcpStream, TcpStream, Upload<()>) {
-        let (tcp, mut peer) = tokio_pair().await;
-        let upload = channel.upload((), len);
-        upload.arming().arm(&tempfile::tempfile().unwrap());
-        tokio::io::AsyncWriteExt::write_all(&mut peer, sent)
-            .await
-            .unwrap();
-        (tcp, peer, upload)
-    }
-
-    /// What the socket holds for hyper's next read (up to 64 bytes).
-    async fn still_in_the_socket(tcp: &TcpStream) -> Vec<u8> {
-        let mut held = [0u8; 64];
-        let n = tokio::time::timeout(std::time::Duration::from_secs(10), async {
-            tcp.readable().await.unwrap();
-            tcp.try_read(&mut held)
-        })
-        .await
-        .expect("the socket held nothing")
-        .unwrap();
-        held[..n].to_vec()
-    }
-
-    /// What [`Upload`] does when hyper passes the filler on.
-    fn take_placed(channel: &FileChannel) {
-        let mut slot = intake_of(channel);
-        let intake = slot.as_mut().unwrap();
-        intake.received += intake.placed;
-        intake.placed = 0;
-    }
-
-    #[tokio::test]
-    async fn filler_is_handed_only_for_bytes_in_the_file_and_the_next_request_stays_in_the_socket()
-    {
-        let channel = FileChannel::default();
-        let (tcp, mut peer) = tokio_pair().await;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("body");
-        let file = File::create(&path).unwrap();
-        let _upload = channel.upload((), 10);
-        _upload.arming().arm(&file);
-        // "abc" came through hyper with the head; the socket has the body's other 7 bytes,
-        // then the next request.
-        intake_of(&channel).as_mut().unwrap().received = 3;
-        file.write_all_at(b"abc", 0).unwrap();
-        tokio::io::AsyncWriteExt::write_all(&mut peer, b"0123456GET /next")
-            .await
-            .unwrap();
-        let mut handed = 3;
-        while handed < 10 {
-            // A small buffer: filler comes in several reads, each one for bytes in the file.
-            let n = read_filler(&channel, &tcp, 3).await.unwrap().unwrap();
-            assert!(n > 0, "the body ended early at {handed}");
-            let in_file = std::fs::read(&path).unwrap();
-            assert_eq!(
-                &in_file[handed..handed + n],
-                &b"abc0123456"[handed..handed + n]
-            );
-            handed += n;
-            take_placed(&channel);
-        }
-        assert_eq!(handed, 10, "never more filler than the body's length");
-        assert!(
-            read_filler(&channel, &tcp, 64).await.is_none(),
-            "the intake stands aside"
-        );
-        assert_eq!(still_in_the_socket(&tcp).await, b"GET /next");
-    }
-
-    #[tokio::test]
-    async fn a_drain_that_cannot_start_leaves_the_body_in_the_socket_for_hyper() {
-        let channel = FileChannel::default();
-        let (tcp, _peer, _upload) = armed(&channel, 10, b"0123456789").await;
-        super::super::drain::REFUSE_NEXT_START.with(|refuse| refuse.set(true));
-        assert!(
-            read_filler(&channel, &tcp, 64).await.is_none(),
-            "the intake stands aside for hyper"
-        );
-        assert!(intake_of(&channel).as_ref().unwrap().placing.is_none());
-        assert!(
-            read_filler(&channel, &tcp, 64).await.is_none(),
-            "and stays aside: no second try mid-body"
-        );
-        assert_eq!(
-            still_in_the_socket(&tcp).await,
-            b"0123456789",
-            "nothing was taken from the socket"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_body_the_peer_ends_early_reads_as_the_end_for_hyper() {
-        let channel = FileChannel::default();
-        let (tcp, peer, _upload) = armed(&channel, 10, b"0123").await;
-        drop(peer);
-        let mut handed = 0;
-        loop {
-            match read_filler(&channel, &tcp, 64).await.unwrap().unwrap() {
-                0 => break,
-                n => handed += n,
-            }
-            take_placed(&channel);
-        }
-        assert_eq!(handed, 4);
-    }
-
-    #[tokio::test]
-    async fn a_file_that_refuses_the_bytes_fails_the_read_and_the_upload_says_why() {
-        let channel = FileChannel::default();
-        let (tcp, mut peer) = tokio_pair().await;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("read-only");
-        std::fs::write(&path, b"").unwrap();
-        let _upload = channel.upload((), 10);
-        // A descriptor opened for reading: the write into it fails (EBADF).
-        _upload.arming().arm(&File::open(&path).unwrap());
-        tokio::io::AsyncWriteExt::write_all(&mut peer, b"0123456789")
-            .await
-            .unwrap();
-        let e = read_filler(&channel, &tcp, 64).await.unwrap().unwrap_err();
-        assert!(e.to_string().contains("Bad file descriptor"), "{e}");
-        let slot = intake_of(&channel);
-        let intake = slot.as_ref().unwrap();
-        assert!(intake.broken);
-        let cause = intake.failed.as_ref().expect("kept for the upload");
-        assert_eq!(cause.raw_os_error(), Some(nix::libc::EBADF), "{cause}");
-    }
-}
+#[path = "upload_tests.rs"]
+mod tests;

@@ -361,6 +361,44 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/files/013",
+            spec: "A large body (12 MiB + 5, past any size where an engine may end the connection after a write) lands byte for byte, and the connection stays framed: a request pipelined right behind it is answered as its own, or the write's answer says `Connection: close` and the engine closes after it without answering more (RFC 9112 section 9.6); a large body its client cuts off (10 of a declared 12 MiB) writes nothing.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_write", "files_info", "files_exists", "files_read"],
+            codes: [],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let len = 12 * 1024 * 1024 + 5;
+                let body: Vec<u8> = (0..len as u32).map(|i| (i % 251 + 1) as u8).collect();
+                let head_of = |method: Method, route: &str, extra: String| -> anyhow::Result<String> {
+                    let request = req(&ctx, method, &sb(&id, &format!("{route}?path=large.bin"))).build()?;
+                    Ok(raw_wire::head(&request, &extra))
+                };
+                let mut wire = head_of(Method::PUT, "/files/content", format!("Content-Length: {len}\r\n"))?.into_bytes();
+                wire.extend_from_slice(&body);
+                wire.extend_from_slice(head_of(Method::GET, "/files/info", "Connection: close\r\n".to_owned())?.as_bytes());
+                let started = std::time::Instant::now();
+                let answer = raw_wire::exchange(ctx.base_url(), wire, false).await?;
+                raw_wire::framed_after_write(&answer, len, started.elapsed())?;
+                let back = read(&ctx, &id, "large.bin").await?;
+                ensure!(back.status == 200 && back.body.as_ref() == body.as_slice(), "the file is the body ({} bytes back)", back.body.len());
+
+                let request = req(&ctx, Method::PUT, &sb(&id, "/files/content?path=cut.bin")).build()?;
+                let mut wire = raw_wire::head(&request, &format!("Content-Length: {}\r\n", 12 * 1024 * 1024)).into_bytes();
+                wire.extend_from_slice(&body[..10 * 1024 * 1024]);
+                let answer = raw_wire::exchange(ctx.base_url(), wire, true).await?;
+                ensure!(!answer.contains(" 200 "), "a cut-off body is no write: {answer}");
+                super::support::eventually(std::time::Duration::from_secs(2), "no trace of the cut-off write", || async {
+                    let exists = get(&ctx, &sb(&id, "/files/exists?path=cut.bin")).await?.json()?;
+                    Ok((exists["exists"] == false).then_some(()))
+                })
+                .await?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
 

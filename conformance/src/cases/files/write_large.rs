@@ -1,14 +1,16 @@
 //! PUT /files/content with large bodies, however the server moves them (through its
 //! memory, or spliced from the socket into the file): every byte lands, a request
-//! pipelined right behind a body is answered (a server must stop at the body's end), and a
-//! body its client cuts off leaves nothing behind (issue 11, `files_write`).
+//! pipelined right behind a body is answered (a server must stop at the body's end) or,
+//! past a size where the server ends the connection after a write, refused by a closing
+//! connection that said so; a body its client cuts off leaves nothing behind (issue 11,
+//! `files_write`).
 
 use super::support::{area, entry_of, first_difference, names_in, patterned, q, s, write};
 use crate::{Case, Ctx, case, profiles, raw_wire};
 use anyhow::{anyhow, ensure};
 use reqwest::Method;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const MIB: usize = 1024 * 1024;
 
@@ -114,6 +116,38 @@ pub fn cases() -> Vec<Case> {
                 let content = patterned(MIB + 5);
                 write(&ctx, &s(&target), content.clone(), "").await?.expect_status(200)?;
                 same_file(&target, &content, "the next write")
+            },
+        },
+        case! {
+            id: "files/write/010",
+            spec: "A large body (12 MiB + 5, past any size where a server may end the connection after a write) lands byte for byte, and the connection stays framed: a request pipelined right behind the body is answered as its own, or the write's answer says `Connection: close` and the server closes after it without answering more (RFC 9112 section 9.6). A large body its client cuts off (10 of a declared 12 MiB, then the sending side closed) writes nothing and leaves no temp file, and the next write is served.",
+            profile: &profiles::FILES_LARGE,
+            tags: [],
+            endpoints: ["files_write", "files_info"],
+            codes: [],
+            run: |ctx| async move {
+                let dir = area(&ctx, "write-010")?;
+                let target = dir.join("large.bin");
+                let len = 12 * MIB + 5;
+                let content = patterned(len);
+                let path = s(&target);
+                let mut wire = head(&ctx, Method::PUT, "/files/content", &path, &format!("Content-Length: {len}\r\n"))?.into_bytes();
+                wire.extend_from_slice(&content);
+                wire.extend_from_slice(head(&ctx, Method::GET, "/files/info", &path, "Connection: close\r\n")?.as_bytes());
+                let started = Instant::now();
+                let answer = raw_wire::exchange(ctx.base_url(), wire, false).await?;
+                raw_wire::framed_after_write(&answer, len, started.elapsed())?;
+                same_file(&target, &content, "large")?;
+
+                let cut = dir.join("cut.bin");
+                let mut wire = head(&ctx, Method::PUT, "/files/content", &s(&cut), &format!("Content-Length: {}\r\n", 12 * MIB))?.into_bytes();
+                wire.extend_from_slice(&content[..10 * MIB]);
+                let answer = raw_wire::exchange(ctx.base_url(), wire, true).await?;
+                ensure!(!answer.contains(" 200 "), "a cut-off body is no write: {answer}");
+                settles_to(&dir, &["large.bin"]).await?;
+                let next = patterned(MIB + 3);
+                write(&ctx, &s(&cut), next.clone(), "").await?.expect_status(200)?;
+                same_file(&cut, &next, "the next write")
             },
         },
     ]

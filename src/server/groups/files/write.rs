@@ -41,7 +41,7 @@ const EXAMPLE: Example = Example {
 };
 
 pub(super) const DOC: Doc = Doc::new(EndpointId::FilesWrite, "Write a file")
-    .describe("Streams the raw body into an atomic write (a temp file beside the target, then a rename); the body limit and `paths.max_file_bytes` end it with 413 and leave nothing behind.")
+    .describe("Streams the raw body into an atomic write (a temp file beside the target, then a rename); the body limit and `paths.max_file_bytes` end it with 413 and leave nothing behind. Over HTTP/1 a large body (more than 8 MiB still to come once the write starts) goes from the socket into the file past the HTTP layer, and its answer closes the connection (`Connection: close`).")
     .query(WriteQuery::json_schema)
     .body(RequestBody::Bytes("application/octet-stream"))
     .answers(&[Answer::json("The file's entry.", |g| g.subschema_for::<FileEntry>())])
