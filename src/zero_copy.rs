@@ -96,6 +96,29 @@ impl FileChannel {
     }
 }
 
+impl FileChannel {
+    /// Whether the connection closes after the current answer: an upload on it took its
+    /// body past hyper ([`upload::BYPASS_FROM`]) or went out of step, so hyper's framing
+    /// cannot go on to a next request.
+    pub fn closing(&self) -> bool {
+        upload::broken(&self.intake)
+    }
+}
+
+/// Marks `answer` as its connection's last (`Connection: close`) when the upload it
+/// answers left the connection closing ([`FileChannel::closing`]). hyper closes such a
+/// connection after the answer anyway, but says so in the answer only when it noticed
+/// before writing the head, which depends on the order its tasks ran in; a client told
+/// opens a new connection rather than find this one closed under its next request.
+pub fn tell_closing(channel: Option<&FileChannel>, answer: &mut axum::response::Response) {
+    if channel.is_some_and(FileChannel::closing) {
+        answer.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
+}
+
 /// The connection's file channel when an answer can use it: HTTP/1, over a [`Listener`]
 /// (`channel` is the handler's optional connect info).
 pub fn usable(

@@ -100,11 +100,7 @@ async fn a_request_pipelined_behind_a_body_is_served_not_swallowed() {
     let path = dir.path().join("piped.bin");
     let len = 5 * 1024 * 1024 + 11;
     let bytes = pattern(len);
-    let mut wire = format!(
-        "PUT /files/content?path={} HTTP/1.1\r\nhost: x\r\ncontent-length: {len}\r\n\r\n",
-        path.display()
-    )
-    .into_bytes();
+    let mut wire = put_head(&path, len);
     wire.extend_from_slice(&bytes);
     wire.extend_from_slice(
         format!(
@@ -123,23 +119,7 @@ async fn a_request_pipelined_behind_a_body_is_served_not_swallowed() {
 async fn a_body_cut_off_by_its_client_leaves_nothing_behind() {
     let (addr, dir) = server().await;
     let path = dir.path().join("cut.bin");
-    let len = 6 * 1024 * 1024;
-    let mut wire = format!(
-        "PUT /files/content?path={} HTTP/1.1\r\nhost: x\r\ncontent-length: {len}\r\n\r\n",
-        path.display()
-    )
-    .into_bytes();
-    wire.extend_from_slice(&pattern(len / 2));
-    let answer = raw_exchange(addr, wire, true).await;
-    assert!(!answer.contains("200 OK"), "{answer}");
-    // The server notices the end of the body and removes the temp file; give it a moment.
-    for _ in 0..100 {
-        if leftovers(dir.path()).is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+    cut_off_leaves_nothing(addr, dir.path(), 6 * 1024 * 1024, 3 * 1024 * 1024).await;
     // The server is still well.
     let again = reqwest::Client::builder()
         .no_proxy()
@@ -201,17 +181,26 @@ async fn past_hyper_a_large_body_lands_and_its_connection_ends_after_the_answer(
 #[tokio::test]
 async fn past_hyper_a_body_cut_off_by_its_client_leaves_nothing_behind() {
     let (addr, dir) = server().await;
-    let path = dir.path().join("cut.bin");
-    let len = 10 * 1024 * 1024;
-    let mut wire = put_head(&path, len);
-    wire.extend_from_slice(&pattern(9 * 1024 * 1024));
+    cut_off_leaves_nothing(addr, dir.path(), 10 * 1024 * 1024, 9 * 1024 * 1024).await;
+}
+
+/// A write to `dir/cut.bin` declaring `len` bytes whose client sends `sent` and closes its
+/// sending side: no 200, and (once the server noticed) nothing left in `dir`.
+async fn cut_off_leaves_nothing(
+    addr: std::net::SocketAddr,
+    dir: &std::path::Path,
+    len: usize,
+    sent: usize,
+) {
+    let mut wire = put_head(&dir.join("cut.bin"), len);
+    wire.extend_from_slice(&pattern(sent));
     let answer = raw_exchange(addr, wire, true).await;
     assert!(!answer.contains("200 OK"), "{answer}");
     for _ in 0..100 {
-        if leftovers(dir.path()).is_empty() {
+        if leftovers(dir).is_empty() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+    assert_eq!(leftovers(dir), Vec::<String>::new());
 }

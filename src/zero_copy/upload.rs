@@ -33,10 +33,10 @@
 //!   and follows the thread's progress itself. hyper, never asked, reads no more of the
 //!   body, so its count stays behind the socket: when the upload ends, the intake is broken
 //!   (as for any upload dropped with its drain ahead of hyper), hyper's one read to drain
-//!   the body it was not given fails, and hyper closes the connection after the answer,
-//!   which it sends with `connection: close` (RFC 9112 section 9.6; the server's
-//!   `zero_copy_upload_tests` check the header). A new connection costs about 0.1 ms on
-//!   loopback, a small part of what 8 MiB of filler costs.
+//!   the body it was not given fails, and hyper closes the connection after the answer.
+//!   The handler marks that answer `Connection: close` ([`super::tell_closing`]; hyper
+//!   adds it itself only when it noticed first; RFC 9112 section 9.6). A new connection
+//!   costs about 0.1 ms on loopback, a small part of what 8 MiB of filler costs.
 //!
 //! The writer arms the intake once its temp file exists ([`Arming::arm`]); until then, and
 //! without a channel (HTTP/2, `oneshot` tests, a chunked body), [`Upload`] passes bytes on.
@@ -315,6 +315,12 @@ fn placed(len: u64) -> Piece<Bytes> {
     #[cfg(test)]
     PLACED_TOTAL.fetch_add(len, Ordering::Relaxed);
     Piece::Placed(len)
+}
+
+/// Whether the connection's framing is no longer hyper's to trust (an upload on it was
+/// bypassed or went out of step): it closes after its answer.
+pub(super) fn broken(slot: &IntakeSlot) -> bool {
+    lock(slot).as_ref().is_some_and(|intake| intake.broken)
 }
 
 /// The stream's read while `slot` may hold an armed intake: filler for the body bytes the

@@ -59,11 +59,18 @@ pub async fn write(
     channel: Option<Extension<ConnectInfo<FileChannel>>>,
     headers: HeaderMap,
     body: axum::body::Body,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Response, EngineError> {
     required(query.path.clone())?;
     let sandbox = sb.sandbox().await?;
-    let body = zero_copy::upload_body(zero_copy::usable(version, channel), &headers, body);
-    Ok(Json(sandbox.write_upload(query, body).await?))
+    let channel = zero_copy::usable(version, channel);
+    let body = zero_copy::upload_body(channel.clone(), &headers, body);
+    let mut answer = match sandbox.write_upload(query, body).await {
+        Ok(entry) => Json(entry).into_response(),
+        Err(e) => e.into_response(),
+    };
+    // A large body taken past hyper ends the connection (`crate::zero_copy`).
+    zero_copy::tell_closing(channel.as_ref(), &mut answer);
+    Ok(answer)
 }
 
 pub async fn list(

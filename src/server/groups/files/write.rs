@@ -19,10 +19,10 @@ use crate::zero_copy::{self, FileChannel};
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
+use axum::response::{IntoResponse, Response};
 use axum::routing::on;
 use http::{HeaderMap, Version};
 use serde::Deserialize;
-use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
     id: EndpointId::FilesWrite,
@@ -79,11 +79,12 @@ async fn write(
     channel: Option<Extension<ConnectInfo<FileChannel>>>,
     headers: HeaderMap,
     body: Body,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let path = required(query.path, "path")?;
     // Over HTTP/1 the connection puts the body's bytes into the temp file itself
     // (`splice`), once the service has made it.
-    let body = zero_copy::upload_body(zero_copy::usable(version, channel), &headers, body);
+    let channel = zero_copy::usable(version, channel);
+    let body = zero_copy::upload_body(channel.clone(), &headers, body);
     let options = WriteOptions {
         overwrite: query.overwrite,
         parents: query.parents,
@@ -91,8 +92,14 @@ async fn write(
         expected_len: body.declared_len(),
     };
     let arming = body.arming();
-    let entry = service(&app)
+    let written = service(&app)
         .write_pieces(&path, body, options, move |file| arming.arm(file))
-        .await?;
-    Ok(axum::Json(entry_json(&entry)))
+        .await;
+    let mut answer = match written {
+        Ok(entry) => axum::Json(entry_json(&entry)).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    };
+    // A large body taken past hyper ends the connection (`crate::zero_copy`).
+    zero_copy::tell_closing(channel.as_ref(), &mut answer);
+    Ok(answer)
 }
