@@ -164,8 +164,19 @@ impl Drop for Call {
         if !self.finished && self.conn.dead().is_none() {
             let mut line = protocol::cancel(self.id).to_string();
             line.push('\n');
-            // Best effort: a full queue means the plugin is not reading anyway.
-            let _ = self.conn.writer.try_send(line);
+            // The queue is full while another call's body streams to the plugin (or the
+            // plugin is slow to read): the cancel then waits its turn on a task of its own,
+            // as a drop cannot wait. Dropped, it would leave the plugin holding the call's
+            // state for ever (a cut-off write's temp file). The task ends when the plugin's
+            // writer does.
+            if let Err(mpsc::error::TrySendError::Full(line)) = self.conn.writer.try_send(line)
+                && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            {
+                let writer = self.conn.writer.clone();
+                runtime.spawn(async move {
+                    let _ = writer.send(line).await;
+                });
+            }
         }
     }
 }

@@ -450,3 +450,45 @@ done
         "150 KiB go as chunks of at most 64 KiB"
     );
 }
+
+#[tokio::test]
+async fn a_cancel_behind_a_full_queue_waits_its_turn_rather_than_be_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("received");
+    // Answers the connect, then reads nothing for 2 s (longer than the idle limit), then
+    // records every line.
+    let body = format!(
+        r#"{HELLO}read line
+{IDS}echo "{{\"type\":\"response\",\"id\":$id,\"result\":"'{RECORD}'"}}"
+sleep 2
+while read line; do echo "$line" >> {}; done
+"#,
+        log.display()
+    );
+    let host = host(dir.path(), &body).await;
+    let sandbox = host.connect(&conn(), "s1").await.unwrap();
+    // A body of 200 chunks: the pipe and the queue fill, the write times out, and its
+    // cancel finds the queue full.
+    let chunk = bytes::Bytes::from(vec![7u8; 64 * 1024]);
+    let body: crate::engine::provider::ByteStream = Box::pin(futures::stream::iter(
+        (0..200).map(move |_| Ok::<_, std::io::Error>(chunk.clone())),
+    ));
+    let error = sandbox
+        .write_file(WriteQuery::default(), body)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, Code::ProviderTimeout, "{}", error.message);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen = std::fs::read_to_string(&log).unwrap_or_default();
+        if seen.contains(r#"{"type":"cancel","id":2}"#) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the write's cancel never reached the plugin ({} bytes seen)",
+            seen.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
