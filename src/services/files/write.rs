@@ -42,7 +42,7 @@ pub struct WriteOptions {
     pub sync: bool,
     /// How many bytes the caller expects to write, when it knows (a declared
     /// `Content-Length`): the temp file's blocks are then reserved in one step. A hint
-    /// only: the file holds what was written, more or less.
+    /// only: the file holds exactly what was written, whatever the hint said.
     pub expected_len: Option<u64>,
 }
 
