@@ -31,6 +31,7 @@ use axum::Extension;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::extract::connect_info::Connected;
+use axum::response::IntoResponse;
 use axum::serve::IncomingStream;
 use bytes::Bytes;
 use http::Version;
@@ -94,9 +95,7 @@ impl FileChannel {
         });
         Body::from_stream(futures::stream::iter(chunks))
     }
-}
 
-impl FileChannel {
     /// Whether the connection closes after the current answer: an upload on it took its
     /// body past hyper ([`upload::BYPASS_FROM`]) or went out of step, so hyper's framing
     /// cannot go on to a next request.
@@ -105,18 +104,27 @@ impl FileChannel {
     }
 }
 
-/// Marks `answer` as its connection's last (`Connection: close`) when the upload it
-/// answers left the connection closing ([`FileChannel::closing`]). hyper closes such a
-/// connection after the answer anyway, but says so in the answer only when it noticed
-/// before writing the head, which depends on the order its tasks ran in; a client told
-/// opens a new connection rather than find this one closed under its next request.
-pub fn tell_closing(channel: Option<&FileChannel>, answer: &mut axum::response::Response) {
+/// The answer to a file write whose body came as an [`upload_body`] on `channel`, marked as
+/// its connection's last (`Connection: close`) when the upload left the connection closing
+/// ([`FileChannel::closing`]). hyper closes such a connection after the answer anyway, but
+/// says so in the answer only when it noticed before writing the head, which depends on
+/// the order its tasks ran in; a client told opens a new connection rather than find this
+/// one closed under its next request.
+pub fn upload_answer(
+    channel: Option<&FileChannel>,
+    written: Result<impl IntoResponse, impl IntoResponse>,
+) -> axum::response::Response {
+    let mut answer = match written {
+        Ok(done) => done.into_response(),
+        Err(refused) => refused.into_response(),
+    };
     if channel.is_some_and(FileChannel::closing) {
         answer.headers_mut().insert(
             http::header::CONNECTION,
             http::HeaderValue::from_static("close"),
         );
     }
+    answer
 }
 
 /// The connection's file channel when an answer can use it: HTTP/1, over a [`Listener`]

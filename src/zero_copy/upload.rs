@@ -34,7 +34,7 @@
 //!   body, so its count stays behind the socket: when the upload ends, the intake is broken
 //!   (as for any upload dropped with its drain ahead of hyper), hyper's one read to drain
 //!   the body it was not given fails, and hyper closes the connection after the answer.
-//!   The handler marks that answer `Connection: close` ([`super::tell_closing`]; hyper
+//!   The handler marks that answer `Connection: close` ([`super::upload_answer`]; hyper
 //!   adds it itself only when it noticed first; RFC 9112 section 9.6). A new connection
 //!   costs about 0.1 ms on loopback, a small part of what 8 MiB of filler costs.
 //!
@@ -44,6 +44,7 @@
 use super::FileChannel;
 use super::drain::{Drain, DrainHandle};
 use crate::services::files::Piece;
+use axum::BoxError;
 use bytes::Bytes;
 use std::fs::File;
 use std::io;
@@ -58,9 +59,6 @@ use tokio::net::TcpStream;
 /// From this many body bytes still to come once its drain thread runs, an upload follows
 /// the thread rather than hyper (see the module's documentation).
 pub(super) const BYPASS_FROM: u64 = 8 * 1024 * 1024;
-
-/// The error of an upload's stream: hyper's, or the peer's body ending early in a bypass.
-pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Bytes every upload of the process reported placed: the tests' proof that the path was
 /// taken (counted in test builds only: nothing else reads it).
@@ -159,7 +157,7 @@ struct Bypass {
 
 impl Bypass {
     /// The next run of bytes the thread put in the file, its error, or the body's early end.
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Piece<Bytes>, BodyError>>> {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Piece<Bytes>, BoxError>>> {
         if self.reported == self.len {
             return Poll::Ready(None);
         }
@@ -245,9 +243,10 @@ impl<B> Drop for Upload<B> {
 impl<B> futures::Stream for Upload<B>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
-    B::Error: Into<BodyError>,
+    B::Error: Into<BoxError>,
 {
-    type Item = Result<Piece<Bytes>, BodyError>;
+    /// The error is hyper's, or the peer's body ending early in a bypass.
+    type Item = Result<Piece<Bytes>, BoxError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();

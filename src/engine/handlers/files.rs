@@ -64,13 +64,8 @@ pub async fn write(
     let sandbox = sb.sandbox().await?;
     let channel = zero_copy::usable(version, channel);
     let body = zero_copy::upload_body(channel.clone(), &headers, body);
-    let mut answer = match sandbox.write_upload(query, body).await {
-        Ok(entry) => Json(entry).into_response(),
-        Err(e) => e.into_response(),
-    };
-    // A large body taken past hyper ends the connection (`crate::zero_copy`).
-    zero_copy::tell_closing(channel.as_ref(), &mut answer);
-    Ok(answer)
+    let written = sandbox.write_upload(query, body).await.map(Json);
+    Ok(zero_copy::upload_answer(channel.as_ref(), written))
 }
 
 pub async fn list(

@@ -19,7 +19,7 @@ use crate::zero_copy::{self, FileChannel};
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::on;
 use http::{HeaderMap, Version};
 use serde::Deserialize;
@@ -95,11 +95,9 @@ async fn write(
     let written = service(&app)
         .write_pieces(&path, body, options, move |file| arming.arm(file))
         .await;
-    let mut answer = match written {
-        Ok(entry) => axum::Json(entry_json(&entry)).into_response(),
-        Err(e) => ApiError::from(e).into_response(),
-    };
-    // A large body taken past hyper ends the connection (`crate::zero_copy`).
-    zero_copy::tell_closing(channel.as_ref(), &mut answer);
-    Ok(answer)
+    let written = written.map(|entry| axum::Json(entry_json(&entry)));
+    Ok(zero_copy::upload_answer(
+        channel.as_ref(),
+        written.map_err(ApiError::from),
+    ))
 }
