@@ -204,3 +204,36 @@ async fn cut_off_leaves_nothing(
     }
     assert_eq!(leftovers(dir), Vec::<String>::new());
 }
+
+#[tokio::test]
+async fn a_declared_length_reserves_the_temp_file_s_blocks_before_the_body_comes() {
+    use std::os::unix::fs::MetadataExt;
+    let (addr, dir) = server().await;
+    let path = dir.path().join("reserved.bin");
+    let len = 4 * 1024 * 1024;
+    let bytes = pattern(len);
+    let (mut read, mut write) = TcpStream::connect(addr).await.unwrap().into_split();
+    write.write_all(&put_head(&path, len)).await.unwrap();
+    write.write_all(&bytes[..64 * 1024]).await.unwrap();
+    // While the rest has not been sent, the temp file holds the blocks of the whole length.
+    let mut held = 0;
+    for _ in 0..500 {
+        let temp = leftovers(dir.path())
+            .into_iter()
+            .find(|n| n.starts_with(".svc-write-"));
+        if let Some(blocks) = temp.and_then(|n| dir.path().join(n).metadata().ok()) {
+            held = blocks.blocks() * 512;
+            if held >= len as u64 {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(held >= len as u64, "{held} bytes of blocks held for {len}");
+    write.write_all(&bytes[64 * 1024..]).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let n = read.read(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
