@@ -230,3 +230,54 @@ async fn a_watch_reports_changes_and_ends_with_the_sandbox() {
     .expect("the watch ends with the sandbox");
     assert!(rest.last().is_some_and(|e| e.is_err()), "{rest:?}");
 }
+
+#[tokio::test]
+async fn a_write_of_declared_length_reserves_the_temp_file_s_blocks_before_the_body_comes() {
+    use std::os::unix::fs::MetadataExt;
+    let f = fixture();
+    let (_, sandbox) = sandbox(&f).await;
+    let first = sandbox
+        .write_file(write("first.txt"), body(b"home"))
+        .await
+        .unwrap();
+    let home = std::path::PathBuf::from(
+        first["path"]
+            .as_str()
+            .unwrap()
+            .trim_end_matches("/first.txt"),
+    );
+    let len = 4 * 1024 * 1024;
+    let (rest, wait) = futures::channel::oneshot::channel::<()>();
+    let chunks =
+        futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(vec![7u8; 64 * 1024]))]).chain(
+            futures::stream::once(async move {
+                let _ = wait.await;
+                Ok(Bytes::from(vec![7u8; len - 64 * 1024]))
+            }),
+        );
+    let upload =
+        crate::zero_copy::Upload::plain(axum::body::Body::from_stream(chunks), Some(len as u64));
+    let writing = {
+        let sandbox = sandbox.clone();
+        tokio::spawn(async move { sandbox.write_upload(write("big.bin"), upload).await })
+    };
+    // While the rest has not come, the temp file holds the blocks of the whole length.
+    let mut held = 0;
+    for _ in 0..500 {
+        let temp = std::fs::read_dir(&home)
+            .unwrap()
+            .filter_map(Result::ok)
+            .find(|e| e.file_name().to_string_lossy().starts_with(".svc-write-"));
+        if let Some(meta) = temp.and_then(|e| e.metadata().ok()) {
+            held = meta.blocks() * 512;
+            if held >= len as u64 {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(held >= len as u64, "{held} bytes of blocks held for {len}");
+    rest.send(()).unwrap();
+    let entry = writing.await.unwrap().unwrap();
+    assert_eq!(entry["size"].as_u64(), Some(len as u64));
+}
