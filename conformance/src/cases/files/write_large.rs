@@ -32,9 +32,37 @@ fn head(ctx: &Ctx, method: Method, route: &str, path: &str, extra: &str) -> anyh
     Ok(raw_wire::head(&request, extra))
 }
 
+/// A write of `content` to `target` with `GET /files/info` of it pipelined right behind the
+/// body (`Connection: close`), all in one write to a fresh connection: what the server sent
+/// until it closed, and how long that took.
+async fn pipelined_behind_write(ctx: &Ctx, target: &Path, content: &[u8]) -> anyhow::Result<(String, Duration)> {
+    let path = s(target);
+    let mut wire = head(ctx, Method::PUT, "/files/content", &path, &format!("Content-Length: {}\r\n", content.len()))?.into_bytes();
+    wire.extend_from_slice(content);
+    wire.extend_from_slice(head(ctx, Method::GET, "/files/info", &path, "Connection: close\r\n")?.as_bytes());
+    let started = Instant::now();
+    let answer = raw_wire::exchange(ctx.base_url(), wire, false).await?;
+    Ok((answer, started.elapsed()))
+}
+
+/// A write to `target` declaring `declared` bytes whose client sends `sent` and closes its
+/// sending side: no answer is 200, and once the server noticed, `target`'s directory holds
+/// exactly `left` (no temp file); then a write to `target` is served.
+async fn cut_off_write(ctx: &Ctx, target: &Path, declared: usize, sent: &[u8], left: &[&str]) -> anyhow::Result<()> {
+    let mut wire = head(ctx, Method::PUT, "/files/content", &s(target), &format!("Content-Length: {declared}\r\n"))?.into_bytes();
+    wire.extend_from_slice(sent);
+    let answer = raw_wire::exchange(ctx.base_url(), wire, true).await?;
+    ensure!(!answer.contains(" 200 "), "a cut-off body is no write: {answer}");
+    let dir = target.parent().ok_or_else(|| anyhow!("{} has no directory", target.display()))?;
+    settles_to(dir, left).await?;
+    let next = patterned(MIB + 5);
+    write(ctx, &s(target), next.clone(), "").await?.expect_status(200)?;
+    same_file(target, &next, "the next write")
+}
+
 /// Waits (up to 10 s) for `dir` to hold exactly `want`: a server notices a cut-off body
-/// when the socket says so, a moment after the client gave up (longer when the suite's
-/// other cases load the machine).
+/// when the socket says so, a moment after the client gave up. Generous: the wait ends as
+/// soon as `dir` holds `want`.
 async fn settles_to(dir: &Path, want: &[&str]) -> anyhow::Result<()> {
     let mut names = Vec::new();
     for _ in 0..500 {
@@ -88,11 +116,7 @@ pub fn cases() -> Vec<Case> {
                 let target = dir.join("piped.bin");
                 let len = 3 * MIB + 11;
                 let content = patterned(len);
-                let path = s(&target);
-                let mut wire = head(&ctx, Method::PUT, "/files/content", &path, &format!("Content-Length: {len}\r\n"))?.into_bytes();
-                wire.extend_from_slice(&content);
-                wire.extend_from_slice(head(&ctx, Method::GET, "/files/info", &path, "Connection: close\r\n")?.as_bytes());
-                let answer = raw_wire::exchange(ctx.base_url(), wire, false).await?;
+                let (answer, _) = pipelined_behind_write(&ctx, &target, &content).await?;
                 ensure!(answer.matches("HTTP/1.1 200 OK").count() == 2, "two 200 answers: {answer}");
                 ensure!(answer.matches(&format!("\"size\":{len}")).count() == 2, "both name the whole size: {answer}");
                 same_file(&target, &content, "piped")
@@ -107,16 +131,8 @@ pub fn cases() -> Vec<Case> {
             codes: [],
             run: |ctx| async move {
                 let dir = area(&ctx, "write-009")?;
-                let target = dir.join("cut.bin");
                 let len = 3 * MIB;
-                let mut wire = head(&ctx, Method::PUT, "/files/content", &s(&target), &format!("Content-Length: {len}\r\n"))?.into_bytes();
-                wire.extend_from_slice(&patterned(len / 2));
-                let answer = raw_wire::exchange(ctx.base_url(), wire, true).await?;
-                ensure!(!answer.contains(" 200 "), "a cut-off body is no write: {answer}");
-                settles_to(&dir, &[]).await?;
-                let content = patterned(MIB + 5);
-                write(&ctx, &s(&target), content.clone(), "").await?.expect_status(200)?;
-                same_file(&target, &content, "the next write")
+                cut_off_write(&ctx, &dir.join("cut.bin"), len, &patterned(len / 2), &[]).await
             },
         },
         case! {
@@ -131,24 +147,10 @@ pub fn cases() -> Vec<Case> {
                 let target = dir.join("large.bin");
                 let len = 12 * MIB + 5;
                 let content = patterned(len);
-                let path = s(&target);
-                let mut wire = head(&ctx, Method::PUT, "/files/content", &path, &format!("Content-Length: {len}\r\n"))?.into_bytes();
-                wire.extend_from_slice(&content);
-                wire.extend_from_slice(head(&ctx, Method::GET, "/files/info", &path, "Connection: close\r\n")?.as_bytes());
-                let started = Instant::now();
-                let answer = raw_wire::exchange(ctx.base_url(), wire, false).await?;
-                raw_wire::framed_after_write(&answer, len, started.elapsed())?;
+                let (answer, took) = pipelined_behind_write(&ctx, &target, &content).await?;
+                raw_wire::framed_after_write(&answer, len, took)?;
                 same_file(&target, &content, "large")?;
-
-                let cut = dir.join("cut.bin");
-                let mut wire = head(&ctx, Method::PUT, "/files/content", &s(&cut), &format!("Content-Length: {}\r\n", 12 * MIB))?.into_bytes();
-                wire.extend_from_slice(&content[..10 * MIB]);
-                let answer = raw_wire::exchange(ctx.base_url(), wire, true).await?;
-                ensure!(!answer.contains(" 200 "), "a cut-off body is no write: {answer}");
-                settles_to(&dir, &["large.bin"]).await?;
-                let next = patterned(MIB + 3);
-                write(&ctx, &s(&cut), next.clone(), "").await?.expect_status(200)?;
-                same_file(&cut, &next, "the next write")
+                cut_off_write(&ctx, &dir.join("cut.bin"), 12 * MIB, &content[..10 * MIB], &["large.bin"]).await
             },
         },
     ]
