@@ -19,7 +19,11 @@ pub fn cases() -> Vec<Case> {
                 ctx.send(with_token(&ctx, Method::GET, "/commands?audit_probe=1", "admin-token")).await?.expect_status(200)?;
                 let rb = with_token(&ctx, Method::POST, "/commands/greet", "reader-token").json(&json!({"who": "x"}));
                 ctx.send(rb).await?.expect_error(403, "missing_scope")?;
-                let lines = audit_lines(&ctx, 2).await?;
+                let lines = audit_lines(&ctx, |lines| {
+                    lines.iter().any(|l| l["endpoint"] == "commands_list" && l["identity"] == "admin")
+                        && lines.iter().any(|l| l["endpoint"] == "commands_run" && l["identity"] == "reader")
+                })
+                .await?;
                 let allowed = lines.iter().find(|l| l["endpoint"] == "commands_list" && l["identity"] == "admin")
                     .ok_or_else(|| anyhow::anyhow!("no line for the allowed call: {lines:?}"))?;
                 ensure!(allowed["decision"] == "allow" && allowed["status"] == 200 && allowed["code"].is_null(), "{allowed}");
@@ -42,7 +46,7 @@ pub fn cases() -> Vec<Case> {
             run: |ctx| async move {
                 ctx.send(ctx.get("/health")).await?.expect_status(200)?;
                 ctx.send(ctx.get("/system/info")).await?.expect_error(404, "endpoint_disabled")?;
-                let lines = audit_lines(&ctx, 1).await?;
+                let lines = audit_lines(&ctx, |lines| lines.iter().any(|l| l["endpoint"] == "system_info")).await?;
                 ensure!(lines.iter().all(|l| l["decision"] == "deny"), "only refusals: {lines:?}");
                 let line = lines.iter().find(|l| l["endpoint"] == "system_info")
                     .ok_or_else(|| anyhow::anyhow!("no line for system_info: {lines:?}"))?;
@@ -53,12 +57,19 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-async fn audit_lines(ctx: &Ctx, min: usize) -> anyhow::Result<Vec<serde_json::Value>> {
+/// The audit file's lines once `wanted` holds of them. Other cases of the profile share the
+/// server and its audit file, so their lines come and go beside this case's: waiting for a
+/// number of lines could read the file before this case's own line was written.
+async fn audit_lines(
+    ctx: &Ctx,
+    wanted: impl Fn(&[serde_json::Value]) -> bool,
+) -> anyhow::Result<Vec<serde_json::Value>> {
     let dir = ctx
         .dir()
         .ok_or_else(|| anyhow::anyhow!("needs the profile directory"))?;
     let path = dir.join("audit.jsonl");
     // The audit writer runs beside the request path: give it a moment.
+    let mut seen = Vec::new();
     for _ in 0..50 {
         let text = tokio::fs::read_to_string(&path).await.unwrap_or_default();
         // Only whole lines: the writer may be in the middle of the next one.
@@ -67,13 +78,14 @@ async fn audit_lines(ctx: &Ctx, min: usize) -> anyhow::Result<Vec<serde_json::Va
             .lines()
             .map(serde_json::from_str)
             .collect::<Result<_, _>>()?;
-        if lines.len() >= min {
+        if wanted(&lines) {
             return Ok(lines);
         }
+        seen = lines;
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     anyhow::bail!(
-        "the audit file {} has fewer than {min} lines",
+        "the audit file {} never held this case's lines: {seen:?}",
         path.display()
     )
 }
