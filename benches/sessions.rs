@@ -34,17 +34,21 @@ static LIVE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0)
 /// allocation is a contended cache line, which would slow the latency figures down.
 static COUNTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+// SAFETY: every call is passed on unchanged to the system allocator, which upholds
+// `GlobalAlloc`'s contract; the counting beside it only reads the layout.
 unsafe impl std::alloc::GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         if COUNTING.load(std::sync::atomic::Ordering::Relaxed) {
             LIVE.fetch_add(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
         }
+        // SAFETY: the caller's layout, as `GlobalAlloc::alloc` received it.
         unsafe { std::alloc::System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
         if COUNTING.load(std::sync::atomic::Ordering::Relaxed) {
             LIVE.fetch_sub(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
         }
+        // SAFETY: `ptr` came from `alloc` above (the system allocator) with this layout.
         unsafe { std::alloc::System.dealloc(ptr, layout) }
     }
 }

@@ -1,5 +1,6 @@
 //! The error tables, as meilisearch does them (`meilisearch-types/src/error.rs`): every
-//! error the server (and, next, the local engine) can answer with is one row of a table,
+//! error the server and the local engine can answer with is one row of a table (one table
+//! per body shape),
 //! and a domain error says which row it is through [`ErrorCode`]; bodies are rendered from
 //! the row, never by hand. Each row has an anchor in `docs/errors.md`, generated from the
 //! tables (`svc errors --format markdown`).

@@ -5,7 +5,7 @@
 //! typed values and [`FileError`].
 //!
 //! Every operation is synchronous and does blocking I/O; an async caller runs it in
-//! `tokio::task::spawn_blocking` (except [`FileService::write_stream`], which is async).
+//! `tokio::task::spawn_blocking` (except [`FileService::write_pieces`], which is async).
 //!
 //! Paths are absolute, or relative to the service's base directory; they are normalized
 //! lexically (`.` dropped, `..` pops, never above `/`; nothing is decoded: `%2e%2e` is a
@@ -346,7 +346,9 @@ impl FileService {
         )
     }
 
-    /// Writes `bytes` to `raw` atomically.
+    /// Writes `bytes` to `raw` atomically: the whole write in one call, for the tests (the
+    /// routes stream their bodies through [`FileService::write_pieces`]).
+    #[cfg(test)]
     pub fn write(
         &self,
         raw: &str,
@@ -358,19 +360,10 @@ impl FileService {
         pending.commit()
     }
 
-    /// Writes what `reader` yields to `raw` atomically.
-    pub fn write_from(
-        &self,
-        raw: &str,
-        reader: impl Read,
-        options: WriteOptions,
-    ) -> Result<Entry, FileError> {
-        let pending = self.begin_write(raw, options)?;
-        feed(pending, reader)
-    }
-
     /// Writes a body stream to `raw` atomically; the file I/O runs on the blocking pool.
-    /// A failed stream ends the write with [`FileError::Body`], leaving nothing behind.
+    /// A failed stream ends the write with [`FileError::Body`], leaving nothing behind. The
+    /// tests' entry point (the routes call [`FileService::write_pieces`]).
+    #[cfg(test)]
     pub async fn write_stream<S, B, E>(
         &self,
         raw: &str,
@@ -387,7 +380,7 @@ impl FileService {
         self.write_pieces(raw, pieces, options, |_| {}).await
     }
 
-    /// [`FileService::write_stream`] for a caller that can also put bytes into the temp file
+    /// A streamed write for a caller that can also put bytes into the temp file
     /// itself: `on_open` gets the temp file once it exists (on the writer's thread), and
     /// [`Piece::Placed`] counts what the caller put there.
     pub async fn write_pieces<S, B, E, F>(
@@ -836,7 +829,7 @@ impl FileService {
     }
 
     /// Uploads a body stream as `name` into the directory `dir_raw` (see
-    /// [`FileService::write_stream`]).
+    /// [`FileService::write_pieces`]).
     pub async fn upload_stream<S, B, E>(
         &self,
         dir_raw: &str,
@@ -855,20 +848,6 @@ impl FileService {
         self.write_pieces_path(dir.join(name), pieces, options, |_| {})
             .await
     }
-}
-
-fn feed(mut pending: PendingWrite, mut reader: impl Read) -> Result<Entry, FileError> {
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(FileError::Body(Box::new(e))),
-        };
-        pending.write(&buf[..n])?;
-    }
-    pending.commit()
 }
 
 fn satisfy(range: ByteRange, size: u64) -> Result<(u64, u64), FileError> {
