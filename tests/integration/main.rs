@@ -8,6 +8,7 @@ mod engine_client;
 mod engine_coverage;
 mod engine_docs;
 mod engine_plugins;
+mod layers;
 mod no_orphans;
 mod openapi;
 mod pipeline_order;
