@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::{arg, first_byte, median, ms, percentile, spawn_and_wait};
 use svc::client::{Client, ClientOptions, CommandEvent, Upload, WriteOptions};
-use svc::engine::wire::{CommandBody, Connection, CreateSandbox};
+use svc::wire::{CommandBody, Connection, CreateSandbox};
 
 fn svc_binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svc"))

@@ -5,7 +5,7 @@
 use super::say::say;
 use crate::client::{Client, ClientError, ClientOptions};
 use crate::engine::daemon::{self, DaemonOptions, Outcome};
-use crate::engine::wire;
+use crate::wire;
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;

@@ -13,7 +13,7 @@
 
 use super::say::{parse_pair, stdin_chunks};
 use crate::client::{Client, ClientError, CommandEvent};
-use crate::engine::wire::CommandBody;
+use crate::wire::CommandBody;
 use clap::Args;
 use futures::StreamExt;
 use std::io::Write;

@@ -8,7 +8,7 @@ use super::exec::ExecArgs;
 use super::say::{parse_pair, report, say};
 use super::terminal::TerminalArgs;
 use crate::client::{Client, ClientOptions};
-use crate::engine::wire::{Connection, CreateSandbox, ListSandboxes, SandboxRecord, SandboxStatus};
+use crate::wire::{Connection, CreateSandbox, ListSandboxes, SandboxRecord, SandboxStatus};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::process::ExitCode;

@@ -2,14 +2,14 @@
 
 use super::Client;
 use super::error::ClientResult;
-use super::types::{CodeResult, RawCodeResult};
-use crate::engine::wire::{CodeRunBody, ContextList, ContextRecord, CreateContext};
+use super::types::CodeResult;
+use crate::wire::{self, CodeRunBody, ContextList, ContextRecord, CreateContext};
 
 impl Client {
     /// `POST .../code/run`.
     pub async fn code_run(&self, id: &str, body: &CodeRunBody) -> ClientResult<CodeResult> {
-        let raw: RawCodeResult = self.post(&["sandboxes", id, "code", "run"], body).await?;
-        raw.into_result()
+        let answer: wire::CodeResult = self.post(&["sandboxes", id, "code", "run"], body).await?;
+        CodeResult::from_wire(answer)
     }
 
     /// `POST .../code/contexts` (201 and the context).

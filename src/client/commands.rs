@@ -3,15 +3,12 @@
 use super::Client;
 use super::error::{ApiError, ClientResult};
 use super::events::{EventStream, typed};
-use super::types::{CommandEvent, ProcessRecord, RawCommandResult, items};
-use crate::engine::wire::{CommandBody, SignalBody, StdinBody};
+use super::types::{CommandEvent, ProcessRecord, items};
 use crate::error::engine::Code;
+use crate::wire::{self, ALLOWED_SIGNALS, CommandBody, SignalBody, StdinBody};
 use base64::Engine as _;
 use reqwest::Method;
 use serde_json::Value;
-
-/// The only signals the engine delivers (spec 4.4): SIGTERM and SIGKILL.
-pub const ALLOWED_SIGNALS: [i32; 2] = [15, 9];
 
 /// Refuses any other signal before anything is sent, with the engine's own error for it.
 pub(crate) fn check_signal(signal: i32) -> ClientResult<()> {
@@ -29,10 +26,10 @@ pub(crate) fn check_signal(signal: i32) -> ClientResult<()> {
 impl Client {
     /// `POST .../commands/run`: runs to completion.
     pub async fn run(&self, id: &str, body: &CommandBody) -> ClientResult<super::CommandResult> {
-        let raw: RawCommandResult = self
+        let answer: wire::CommandResult = self
             .post(&["sandboxes", id, "commands", "run"], body)
             .await?;
-        raw.into_result()
+        super::CommandResult::from_wire(answer)
     }
 
     /// `POST .../commands/stream`: the command's events as they happen; the stream ends

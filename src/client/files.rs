@@ -7,7 +7,7 @@ use super::error::{ClientError, ClientResult};
 use super::events::{EventStream, typed};
 use super::types::{EntryInfo, Progress, WatchEvent, items};
 use super::upload_body::{file_body, reader_body};
-use crate::engine::wire::{MkdirBody, MoveBody};
+use crate::wire::{MkdirBody, MoveBody};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;

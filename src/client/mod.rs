@@ -1,8 +1,8 @@
 //! The client of the local engine (`svc-engine/1`, spec part B): it finds the engine through
 //! the descriptor in the state folder and starts one when none answers, sends the token and
 //! the connection with every request, rebuilds the engine's typed errors, and offers a typed
-//! method for every route (`crate::engine::routes`). It knows the engine only through the
-//! protocol leaves (`engine::wire`, `error::engine`), as any other client would.
+//! method for every route of the engine's table. It knows the engine only through the
+//! protocol's leaves ([`crate::wire`], `error::engine`), as any other client would.
 //!
 //! - [`Client`], [`ClientOptions`]: finding, starting and recovering an engine
 //!   (`transport.rs`, `launch.rs`);
@@ -22,7 +22,7 @@ mod transport;
 mod types;
 mod upload_body;
 
-pub use commands::ALLOWED_SIGNALS;
+pub use crate::wire::ALLOWED_SIGNALS;
 pub use error::{ApiError, ClientError, ClientResult};
 pub use events::EventStream;
 pub use files::{Download, Upload, WriteOptions};
@@ -34,7 +34,7 @@ pub use types::{
     CodeResult, CommandEvent, CommandResult, EntryInfo, ProcessRecord, Progress, WatchEvent,
 };
 
-use crate::engine::wire::{self, Connection, Descriptor};
+use crate::wire::{self, Connection, Descriptor};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

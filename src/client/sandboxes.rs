@@ -5,7 +5,7 @@ use super::error::{ClientError, ClientResult};
 use super::launch::pid_alive;
 use super::transport::{error_of, no_engine_running, read_json};
 use super::types::items;
-use crate::engine::wire::{
+use crate::wire::{
     CreateSandbox, Descriptor, Health, ListSandboxes, PortUrl, ProviderRecord, Running,
     SandboxList, SandboxRecord, SetTimeout,
 };

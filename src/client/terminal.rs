@@ -6,7 +6,7 @@
 use super::Client;
 use super::error::{ApiError, ClientError, ClientResult};
 use super::transport::is_provider_auth;
-use crate::engine::wire::{CONNECTION_HEADER, Descriptor, TerminalControl};
+use crate::wire::{CONNECTION_HEADER, Descriptor, TerminalControl};
 use bytes::Bytes;
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};

@@ -6,8 +6,8 @@
 use super::Client;
 use super::error::{ApiError, ClientError, ClientResult};
 use super::launch::{engine_program, pid_alive, spawn_engine};
-use crate::engine::wire::{CONNECTION_HEADER, Descriptor, Health, log_path};
 use crate::error::engine::Code;
+use crate::wire::{CONNECTION_HEADER, Descriptor, Health, log_path};
 use reqwest::Method;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -333,7 +333,7 @@ mod tests {
 
     fn descriptor() -> Descriptor {
         Descriptor {
-            protocol: crate::engine::wire::PROTOCOL.into(),
+            protocol: crate::wire::PROTOCOL.into(),
             pid: 1,
             host: "127.0.0.1".into(),
             port: 4321,

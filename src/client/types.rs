@@ -1,12 +1,13 @@
-//! The answers the client reads that `engine::wire` does not spell (the engine builds them
-//! from provider types the client must not import): command and code results with their
-//! output as exact bytes, process records, entry info, and the typed events of the streamed
-//! routes. Fields the engine may add later are ignored; fields it may leave out default.
+//! The client's reading of the engine's answers (spelled in [`crate::wire`]): command and
+//! code results with their output decoded to exact bytes, and the typed events of the
+//! streamed routes, an event this client does not know skipped so a newer engine stays
+//! readable.
 
 use super::error::{ApiError, ClientError, ClientResult};
-use base64::Engine as _;
-use serde::{Deserialize, Serialize};
+use crate::wire::{self, END_EVENT, ERROR_EVENT};
 use serde_json::Value;
+
+pub use crate::wire::EntryInfo;
 
 /// Called with the number of bytes that just went by (sent or received).
 pub type Progress = std::sync::Arc<dyn Fn(u64) + Send + Sync>;
@@ -23,49 +24,17 @@ pub struct CommandResult {
     pub timed_out: bool,
 }
 
-/// The output both results carry: the text, and its exact bytes when it was not UTF-8.
-#[derive(Deserialize)]
-struct RawOutput {
-    #[serde(default)]
-    stdout: String,
-    #[serde(default)]
-    stderr: String,
-    #[serde(default)]
-    stdout_b64: Option<String>,
-    #[serde(default)]
-    stderr_b64: Option<String>,
-}
-
-impl RawOutput {
-    /// The exact bytes of stdout and stderr.
-    fn exact(self) -> ClientResult<(Vec<u8>, Vec<u8>)> {
-        Ok((
-            exact(self.stdout, self.stdout_b64)?,
-            exact(self.stderr, self.stderr_b64)?,
-        ))
-    }
-}
-
-#[derive(Deserialize)]
-pub(crate) struct RawCommandResult {
-    #[serde(default)]
-    pid: u32,
-    #[serde(flatten)]
-    output: RawOutput,
-    exit_code: i32,
-    #[serde(default)]
-    timed_out: bool,
-}
-
-impl RawCommandResult {
-    pub(crate) fn into_result(self) -> ClientResult<CommandResult> {
-        let (stdout, stderr) = self.output.exact()?;
+impl CommandResult {
+    /// The answer of `commands/run`, its output decoded to exact bytes.
+    pub(crate) fn from_wire(answer: wire::CommandResult) -> ClientResult<CommandResult> {
+        let (pid, exit_code, timed_out) = (answer.pid, answer.exit_code, answer.timed_out);
+        let (stdout, stderr) = answer.exact().map_err(garbled)?;
         Ok(CommandResult {
-            pid: self.pid,
+            pid,
             stdout,
             stderr,
-            exit_code: self.exit_code,
-            timed_out: self.timed_out,
+            exit_code,
+            timed_out,
         })
     }
 }
@@ -81,89 +50,28 @@ pub struct CodeResult {
     pub duration_ms: u64,
 }
 
-#[derive(Deserialize)]
-pub(crate) struct RawCodeResult {
-    #[serde(flatten)]
-    output: RawOutput,
-    #[serde(default)]
-    exit_code: Option<i32>,
-    #[serde(default)]
-    timed_out: bool,
-    #[serde(default)]
-    duration_ms: u64,
-}
-
-impl RawCodeResult {
-    pub(crate) fn into_result(self) -> ClientResult<CodeResult> {
-        let (stdout, stderr) = self.output.exact()?;
+impl CodeResult {
+    /// The answer of `code/run`, its output decoded to exact bytes.
+    pub(crate) fn from_wire(answer: wire::CodeResult) -> ClientResult<CodeResult> {
+        let (exit_code, timed_out, duration_ms) =
+            (answer.exit_code, answer.timed_out, answer.duration_ms);
+        let (stdout, stderr) = answer.exact().map_err(garbled)?;
         Ok(CodeResult {
             stdout,
             stderr,
-            exit_code: self.exit_code,
-            timed_out: self.timed_out,
-            duration_ms: self.duration_ms,
+            exit_code,
+            timed_out,
+            duration_ms,
         })
     }
 }
 
-/// The exact bytes of an output field: its `_b64` twin when there is one, else the text.
-fn exact(text: String, b64: Option<String>) -> ClientResult<Vec<u8>> {
-    match b64 {
-        Some(encoded) => decode(&encoded),
-        None => Ok(text.into_bytes()),
-    }
-}
-
-fn decode(encoded: &str) -> ClientResult<Vec<u8>> {
-    base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .map_err(|e| ClientError::Transport(format!("bad base64 from the engine: {e}")))
+fn garbled(e: base64::DecodeError) -> ClientError {
+    ClientError::Transport(format!("bad base64 from the engine: {e}"))
 }
 
 /// A process of a sandbox (`GET .../processes`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProcessRecord {
-    pub pid: u32,
-    #[serde(default)]
-    pub pgid: u32,
-    #[serde(default)]
-    pub cmd: String,
-    /// `running`, `sleeping`, `stopped` (paused), `zombie`.
-    #[serde(default)]
-    pub state: String,
-    /// `command` (started by `commands/*`) or `background` (left by one).
-    #[serde(default)]
-    pub tag: String,
-    #[serde(default)]
-    pub stdin_open: bool,
-}
-
-/// Entry info, as every file route answers about a file, directory or link.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EntryInfo {
-    #[serde(default)]
-    pub name: String,
-    pub path: String,
-    /// `file`, `dir`, `symlink`, `other`.
-    #[serde(rename = "type", default)]
-    pub type_: String,
-    #[serde(default)]
-    pub size: u64,
-    /// Octal, `"0644"`.
-    #[serde(default)]
-    pub mode: String,
-    /// RFC 3339 UTC.
-    #[serde(default)]
-    pub modified_at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub symlink_target: Option<String>,
-}
-
-impl EntryInfo {
-    pub fn is_dir(&self) -> bool {
-        self.type_ == "dir"
-    }
-}
+pub type ProcessRecord = wire::ProcessInfo;
 
 /// An event of `commands/stream`. The closing `end` ends the stream instead of being one;
 /// an `error` event ends it with the typed error.
@@ -191,60 +99,40 @@ pub(crate) enum Step<T> {
     Skip,
 }
 
-#[derive(Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    data: Option<String>,
-    #[serde(default)]
-    data_b64: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Exit {
-    exit_code: i32,
-    #[serde(default)]
-    timed_out: bool,
-}
-
-#[derive(Deserialize)]
-struct Start {
-    pid: u32,
-}
-
 impl CommandEvent {
     /// Reads one SSE event of a command stream.
     pub(crate) fn parse(event: &str, data: &str) -> ClientResult<Step<CommandEvent>> {
         let bad = |e: serde_json::Error| {
             ClientError::Transport(format!("a `{event}` event the client cannot read: {e}"))
         };
-        Ok(match event {
-            "start" => {
-                let start: Start = serde_json::from_str(data).map_err(bad)?;
-                Step::Event(CommandEvent::Start { pid: start.pid })
+        if event == END_EVENT {
+            return Ok(Step::End);
+        }
+        if event == ERROR_EVENT {
+            return Err(ApiError::from_event(data).into());
+        }
+        Ok(match wire::CommandEvent::parse(event, data).map_err(bad)? {
+            None => Step::Skip,
+            Some(wire::CommandEvent::Start(started)) => {
+                Step::Event(CommandEvent::Start { pid: started.pid })
             }
-            "stdout" | "stderr" => {
-                let chunk: Chunk = serde_json::from_str(data).map_err(bad)?;
-                let bytes = match (chunk.data_b64, chunk.data) {
-                    (Some(encoded), _) => decode(&encoded)?,
-                    (None, Some(text)) => text.into_bytes(),
-                    (None, None) => Vec::new(),
-                };
-                Step::Event(if event == "stdout" {
-                    CommandEvent::Stdout(bytes)
-                } else {
-                    CommandEvent::Stderr(bytes)
-                })
+            Some(wire::CommandEvent::Stdout(chunk)) => {
+                Step::Event(CommandEvent::Stdout(chunk.exact().map_err(garbled)?))
             }
-            "exit" => {
-                let exit: Exit = serde_json::from_str(data).map_err(bad)?;
+            Some(wire::CommandEvent::Stderr(chunk)) => {
+                Step::Event(CommandEvent::Stderr(chunk.exact().map_err(garbled)?))
+            }
+            Some(wire::CommandEvent::Exit(exited)) => {
+                let exit_code = exited.exit_code.ok_or_else(|| {
+                    ClientError::Transport(format!(
+                        "a `{event}` event the client cannot read: no `exit_code`"
+                    ))
+                })?;
                 Step::Event(CommandEvent::Exit {
-                    exit_code: exit.exit_code,
-                    timed_out: exit.timed_out,
+                    exit_code,
+                    timed_out: exited.timed_out,
                 })
             }
-            "end" => Step::End,
-            "error" => return Err(ApiError::from_event(data).into()),
-            _ => Step::Skip,
         })
     }
 }
@@ -311,12 +199,12 @@ mod tests {
 
     #[test]
     fn command_output_prefers_the_exact_bytes() {
-        let raw: RawCommandResult = serde_json::from_value(json!({
+        let raw: wire::CommandResult = serde_json::from_value(json!({
             "pid": 4, "stdout": "\u{fffd}", "stdout_b64": "/w==", "stderr": "e",
             "exit_code": 7, "timed_out": false
         }))
         .unwrap();
-        let r = raw.into_result().unwrap();
+        let r = CommandResult::from_wire(raw).unwrap();
         assert_eq!(r.stdout, vec![0xff]);
         assert_eq!(r.stderr, b"e");
         assert_eq!(r.exit_code, 7);

@@ -18,8 +18,9 @@ use super::state::Shared;
 pub fn app(state: Shared) -> Router {
     let mut router = Router::new();
     for route in ROUTES {
-        let bind = handlers::handler(route.id)
-            .unwrap_or_else(|| panic!("route `{}` has no handler", route.id));
+        let bind = handlers::op(route.id)
+            .unwrap_or_else(|| panic!("route `{}` has no handler", route.id))
+            .bind;
         let method = axum::routing::MethodFilter::try_from(route.method.clone())
             .unwrap_or_else(|_| panic!("route `{}`: no method filter", route.id));
         let method_router = bind(method).layer(axum::Extension(Matched(route)));

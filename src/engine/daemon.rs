@@ -7,7 +7,7 @@ use super::app::app;
 use super::local::LocalProvider;
 use super::provider::Provider;
 use super::state::{EngineState, Shared};
-use super::wire::{Descriptor, PROTOCOL, descriptor_path, lock_path, log_path};
+use crate::wire::{Descriptor, PROTOCOL, descriptor_path, lock_path, log_path};
 use crate::zero_copy::{self, FileChannel};
 use anyhow::Context as _;
 use nix::fcntl::{Flock, FlockArg};

@@ -4,8 +4,8 @@
 //! path parameters.
 
 use super::routes::Route;
-use super::wire::{CONNECTION_HEADER, Connection};
 use crate::error::engine::{Code, EngineError};
+use crate::wire::{CONNECTION_HEADER, Connection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use base64::Engine as _;
 use http::request::Parts;
@@ -141,10 +141,7 @@ fn merge(header: Connection, body: &mut Map<String, Value>) -> Result<Connection
     })
 }
 
-/// The body of a POST that takes none (connection fields aside): `{}` or empty.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoFields {}
+pub use crate::wire::NoFields;
 
 /// A query of type `T` (unknown or repeated parameters refused).
 pub struct Query<T>(pub T);

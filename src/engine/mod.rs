@@ -3,7 +3,7 @@
 //! same code. Started on demand by the client (`crate::client`), guarded against browsers
 //! and DNS rebinding, gone after its idle timeout.
 //!
-//! - [`wire`]: the descriptor, the connection, records and bodies (shared with the client);
+//! - [`crate::wire`] (outside the engine): every body, record and event of the protocol;
 //! - [`routes`]: the route table; [`app`]: the router built from it, with the guards;
 //! - [`daemon`]: the state folder, the lock, the descriptor, the idle exit;
 //! - [`provider`]: the trait every provider kind implements; [`local`]: the builtin one;
@@ -25,7 +25,6 @@ pub mod rest;
 pub mod routes;
 pub mod sessions;
 pub mod state;
-pub mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -1,240 +1,81 @@
 //! The engine's OpenAPI 3.1 document (`svc openapi --engine`, `docs/engine-openapi.json`),
-//! generated from the route table and the wire types so it cannot drift: one operation per
-//! row (operationId = route id, tag = the feature it needs), the request and answer schemas
-//! of `wire.rs` (JSON Schema 2020-12, as 3.1 reads it), and the error answers each route can
-//! give, all in the engine body.
+//! generated from the route table and what each handler file declares of its routes
+//! (`handlers::Op`), so it cannot drift: one operation per row (operationId = route id,
+//! tag = the feature it needs), the request, query, answer and event schemas of
+//! [`crate::wire`] (JSON Schema 2020-12, as 3.1 reads it), and the error answers each route
+//! can give, all in the engine body.
 
+use super::handlers::{self, Op, Request, Schema};
 use super::routes::{Answer, ROUTES, Route};
-use super::wire::Feature;
 use crate::error::engine::Code;
-use schemars::{JsonSchema, SchemaGenerator};
+use crate::wire::{ERROR_EVENT, Feature};
+use schemars::SchemaGenerator;
 use serde_json::{Map, Value, json};
 
-/// Adds `T`'s schema to the components and answers a `$ref` to it.
-fn component<T: JsonSchema>(generator: &mut SchemaGenerator) -> Value {
-    serde_json::to_value(generator.subschema_for::<T>()).unwrap_or(Value::Null)
+/// A query type's fields as parameters: each field's schema, without the `null` an optional
+/// field's schema allows (a query parameter is left out instead).
+fn query_parameters(query: Schema, g: &mut SchemaGenerator) -> Vec<(String, bool, Value)> {
+    let reference = query(g);
+    let name = reference["$ref"]
+        .as_str()
+        .and_then(|r| r.rsplit('/').next())
+        .unwrap_or_default()
+        .to_owned();
+    let Some(definition) = g.definitions().get(&name).cloned() else {
+        return Vec::new();
+    };
+    let required: Vec<&str> = definition["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let Some(properties) = definition["properties"].as_object() else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(field, schema)| {
+            let needed = required.contains(&field.as_str());
+            (field.clone(), needed, without_null(schema.clone()))
+        })
+        .collect()
 }
 
-fn object(properties: Value) -> Value {
-    json!({"type": "object", "properties": properties})
-}
-
-/// The request body and the success answer of a route.
-fn bodies(route: &Route, g: &mut SchemaGenerator) -> (Option<Value>, Value) {
-    use super::provider::ProcessInfo;
-    use super::wire::*;
-    let entry = json!({"$ref": "#/components/schemas/EntryInfo"});
-    let output = object(json!({
-        "stdout": {"type": "string"}, "stderr": {"type": "string"},
-        "stdout_b64": {"type": "string", "description": "present when stdout is not UTF-8"},
-        "stderr_b64": {"type": "string", "description": "present when stderr is not UTF-8"},
-        "exit_code": {"type": ["integer", "null"]}, "timed_out": {"type": "boolean"},
-    }));
-    match route.id {
-        "health" => (None, component::<Health>(g)),
-        "shutdown" => (
-            None,
-            object(json!({"stopping": {"const": true}, "pid": {"type": "integer"}})),
-        ),
-        "providers_list" => (
-            None,
-            object(
-                json!({"providers": {"type": "array", "items": component::<ProviderRecord>(g)}}),
-            ),
-        ),
-        "sandboxes_create" => (
-            Some(component::<CreateSandbox>(g)),
-            component::<SandboxRecord>(g),
-        ),
-        "sandboxes_list" => (None, component::<SandboxList>(g)),
-        "sandboxes_connect" | "sandboxes_pause" | "sandboxes_resume" => {
-            (Some(object(json!({}))), component::<SandboxRecord>(g))
-        }
-        "sandboxes_info" | "sandboxes_kill" => (None, component::<SandboxRecord>(g)),
-        "sandboxes_running" => (None, component::<Running>(g)),
-        "sandboxes_timeout" => (
-            Some(component::<SetTimeout>(g)),
-            component::<SandboxRecord>(g),
-        ),
-        "sandboxes_port_url" => (None, component::<PortUrl>(g)),
-        "commands_run" => {
-            let mut answer = output;
-            answer["properties"]["pid"] = json!({"type": "integer"});
-            (Some(component::<CommandBody>(g)), answer)
-        }
-        "commands_stream" => (Some(component::<CommandBody>(g)), Value::Null),
-        "processes_list" => (
-            None,
-            object(json!({"processes": {"type": "array", "items": component::<ProcessInfo>(g)}})),
-        ),
-        "processes_signal" => (
-            Some(component::<SignalBody>(g)),
-            object(json!({"pid": {"type": "integer"}, "signal": {"enum": [15, 9]}})),
-        ),
-        "processes_stdin" => (
-            Some(component::<StdinBody>(g)),
-            object(
-                json!({"pid": {"type": "integer"}, "written": {"type": "integer"}, "closed": {"type": "boolean"}}),
-            ),
-        ),
-        "processes_kill" => (
-            None,
-            object(json!({"pid": {"type": "integer"}, "killed": {"const": true}})),
-        ),
-        "files_read" => (None, Value::Null),
-        "files_write" => (
-            Some(json!({"type": "string", "contentMediaType": "application/octet-stream"})),
-            entry,
-        ),
-        "files_list" => (
-            None,
-            object(json!({"entries": {"type": "array", "items": entry}})),
-        ),
-        "files_info" => (None, entry),
-        "files_exists" => (None, object(json!({"exists": {"type": "boolean"}}))),
-        "files_mkdir" => (Some(component::<MkdirBody>(g)), entry),
-        "files_move" => (Some(component::<MoveBody>(g)), entry),
-        "files_remove" => (
-            None,
-            object(json!({"path": {"type": "string"}, "deleted": {"const": true}})),
-        ),
-        "files_watch" => (None, Value::Null),
-        "code_run" => {
-            let mut answer = output;
-            answer["properties"]["duration_ms"] = json!({"type": "integer"});
-            (Some(component::<CodeRunBody>(g)), answer)
-        }
-        "code_contexts_create" => (
-            Some(component::<CreateContext>(g)),
-            component::<ContextRecord>(g),
-        ),
-        "code_contexts_list" => (None, component::<ContextList>(g)),
-        "code_contexts_restart" => (Some(object(json!({}))), component::<ContextRecord>(g)),
-        "code_contexts_delete" => (
-            None,
-            object(json!({"context_id": {"type": "string"}, "deleted": {"const": true}})),
-        ),
-        _ => (None, Value::Null),
+fn without_null(mut schema: Value) -> Value {
+    if schema.get("default") == Some(&Value::Null) {
+        schema.as_object_mut().map(|o| o.remove("default"));
     }
-}
-
-/// The events of a streamed route: name, what it means, the schema of its data.
-fn events(route: &Route) -> Vec<(&'static str, &'static str, Value)> {
-    let error = json!({"$ref": "#/components/schemas/EngineError"});
-    let kind = json!({"type": "string", "enum": ["file", "dir", "symlink", "other"]});
-    let change = json!({
-        "type": "object", "required": ["path", "type"],
-        "properties": {
-            "path": {"type": "string"},
-            "from": {"type": "string", "description": "`rename` only: the old name"},
-            "type": kind,
-            "entry": {"$ref": "#/components/schemas/EntryInfo"},
-        },
-    });
-    let output = json!({
-        "type": "object", "required": ["data"],
-        "properties": {
-            "data": {"type": "string", "description": "the bytes, as UTF-8 (lossy when they are not)"},
-            "data_b64": {"type": "string", "contentEncoding": "base64", "description": "the bytes, when they are not UTF-8"},
-        },
-    });
-    if route.id == "commands_stream" {
-        vec![
-            (
-                "start",
-                "The command started.",
-                json!({"type": "object", "required": ["pid"], "properties": {"pid": {"type": "integer"}}}),
-            ),
-            ("stdout", "Output, in order.", output.clone()),
-            ("stderr", "Output, in order.", output),
-            (
-                "exit",
-                "How it ended.",
-                json!({
-                    "type": "object", "required": ["exit_code", "timed_out"],
-                    "properties": {"exit_code": {"type": ["integer", "null"]}, "timed_out": {"type": "boolean"}},
-                }),
-            ),
-            (
-                "end",
-                "The last event.",
-                json!({"type": "object", "maxProperties": 0}),
-            ),
-            ("error", "The engine error body; nothing follows it.", error),
-        ]
-    } else {
-        vec![
-            ("create", "A path was created.", change.clone()),
-            ("modify", "A file was written.", change.clone()),
-            (
-                "delete",
-                "A path was removed.",
-                json!({
-                    "type": "object", "required": ["path", "type"],
-                    "properties": {"path": {"type": "string"}, "type": kind},
-                }),
-            ),
-            (
-                "rename",
-                "A path was renamed: `path` the new name, `from` the old.",
-                change,
-            ),
-            (
-                "overflow",
-                "Events were lost; list the path again.",
-                json!({
-                    "type": "object", "required": ["path", "message"],
-                    "properties": {"path": {"type": "string"}, "message": {"type": "string"}},
-                }),
-            ),
-            (
-                "error",
-                "The engine error body: a directory that cannot be watched (the stream goes on), else the end of the watch.",
-                error,
-            ),
-        ]
+    if let Some(types) = schema.get_mut("type").and_then(Value::as_array_mut) {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            schema["type"] = types[0].clone();
+        }
     }
-}
-
-/// The query parameters of a route and their schemas (the limits the handlers check).
-fn query(route: &Route) -> Vec<(&'static str, Value)> {
-    let string = || json!({"type": "string"});
-    let boolean = || json!({"type": "boolean"});
-    let size = || json!({"type": "integer", "minimum": 1, "maximum": 1000});
-    match route.id {
-        "sandboxes_list" => vec![
-            (
-                "status",
-                json!({"$ref": "#/components/schemas/SandboxStatus"}),
-            ),
-            (
-                "limit",
-                json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}),
-            ),
-            ("offset", json!({"type": "integer", "minimum": 0})),
-        ],
-        "files_read" | "files_info" | "files_exists" => vec![("path", string())],
-        "files_list" => vec![
-            ("path", string()),
-            (
-                "depth",
-                json!({"type": "integer", "minimum": 1, "maximum": 10, "default": 1}),
-            ),
-        ],
-        "files_remove" | "files_watch" => vec![("path", string()), ("recursive", boolean())],
-        "files_write" => vec![
-            ("path", string()),
-            ("overwrite", boolean()),
-            ("parents", boolean()),
-        ],
-        "terminal" => vec![("cols", size()), ("rows", size()), ("shell", string())],
-        _ => vec![],
+    if let Some(any_of) = schema.get("anyOf").and_then(Value::as_array) {
+        let kept: Vec<Value> = any_of
+            .iter()
+            .filter(|s| s.get("type") != Some(&json!("null")))
+            .cloned()
+            .collect();
+        if kept.len() == 1 {
+            let mut only = kept[0].clone();
+            if let (Some(only), Some(outer)) = (only.as_object_mut(), schema.as_object()) {
+                for (key, value) in outer {
+                    if key != "anyOf" {
+                        only.entry(key.clone()).or_insert(value.clone());
+                    }
+                }
+            }
+            return only;
+        }
     }
+    schema
 }
 
 /// The error codes a route can answer: the door's and the body's for all, the sandbox's,
 /// the feature gate's and the route's own.
-fn codes(route: &Route) -> Vec<Code> {
+fn codes(route: &Route, op: &Op) -> Vec<Code> {
     let mut codes = vec![
         Code::Unauthorized,
         Code::Forbidden,
@@ -271,14 +112,14 @@ fn codes(route: &Route) -> Vec<Code> {
         Some(Feature::CodeContexts) | Some(Feature::Code) => codes.push(Code::ContextNotFound),
         _ => {}
     }
-    if route.id == "sandboxes_create" {
-        codes.push(Code::TemplateNotFound);
-    }
+    codes.extend(op.codes);
     codes
 }
 
 fn operation(route: &Route, g: &mut SchemaGenerator) -> Value {
-    let (request, answer) = bodies(route, g);
+    let Some(op) = handlers::op(route.id) else {
+        return Value::Null;
+    };
     let mut parameters = vec![json!({
         "name": "X-Svc-Connection", "in": "header", "required": false,
         "description": "the connection: unpadded base64url of its JSON (or its fields in a POST body)",
@@ -295,20 +136,26 @@ fn operation(route: &Route, g: &mut SchemaGenerator) -> Value {
                 .push(json!({"name": name, "in": "path", "required": true, "schema": schema}));
         }
     }
-    for (name, schema) in query(route) {
-        parameters.push(
-            json!({"name": name, "in": "query", "required": name == "path", "schema": schema}),
-        );
+    for (name, required, schema) in op.query.map(|q| query_parameters(q, g)).unwrap_or_default() {
+        parameters
+            .push(json!({"name": name, "in": "query", "required": required, "schema": schema}));
     }
     let success = match route.answer {
         Answer::Json => {
+            let answer = op.answer.map_or(Value::Null, |a| a(g));
             json!({"description": route.summary, "content": {"application/json": {"schema": answer}}})
         }
         Answer::Bytes => {
             json!({"description": route.summary, "content": {"application/octet-stream": {"schema": {"type": "string", "contentMediaType": "application/octet-stream"}}}})
         }
         Answer::Sse => {
-            let described: Vec<Value> = events(route)
+            let mut events = op.events.map(|e| e(g)).unwrap_or_default();
+            events.push((
+                ERROR_EVENT,
+                "The engine error body. It ends the stream, but for a `files/watch` directory that cannot be watched (the watch goes on).",
+                json!({"$ref": "#/components/schemas/EngineError"}),
+            ));
+            let described: Vec<Value> = events
                 .into_iter()
                 .map(|(event, description, data)| json!({"event": event, "description": description, "data": data}))
                 .collect();
@@ -321,15 +168,15 @@ fn operation(route: &Route, g: &mut SchemaGenerator) -> Value {
             json!({"description": "WebSocket: binary frames carry bytes both ways; the one text frame is {\"type\":\"resize\",\"cols\":C,\"rows\":R}; closes 1000 when the shell exits, 1003 for another text frame, 1007 for a bad size"})
         }
     };
-    let status = match (route.id, route.answer) {
-        ("sandboxes_create" | "code_contexts_create", _) => "201",
+    let status = match (op.creates, route.answer) {
+        (true, _) => "201",
         (_, Answer::WebSocket) => "101",
         _ => "200",
     };
     let mut responses = Map::new();
     responses.insert(status.into(), success);
     let mut by_status: std::collections::BTreeMap<u16, Vec<&str>> = Default::default();
-    for code in codes(route) {
+    for code in codes(route, op) {
         by_status
             .entry(code.status().as_u16())
             .or_default()
@@ -342,23 +189,24 @@ fn operation(route: &Route, g: &mut SchemaGenerator) -> Value {
             "x-codes": codes,
         }));
     }
-    let mut op = json!({
-        "operationId": route.id,
+    let mut operation = json!({
+        "operationId": route.id.as_str(),
         "summary": route.summary,
         "tags": [route.feature.map_or("engine", Feature::name)],
         "parameters": parameters,
         "responses": responses,
     });
-    if let Some(request) = request {
-        let media = if route.id == "files_write" {
-            "application/octet-stream"
-        } else {
-            "application/json"
-        };
-        op["requestBody"] =
-            json!({"required": route.id == "files_write", "content": {media: {"schema": request}}});
+    match op.request {
+        Request::None => {}
+        Request::Json(schema) => {
+            operation["requestBody"] =
+                json!({"required": false, "content": {"application/json": {"schema": schema(g)}}});
+        }
+        Request::Bytes => {
+            operation["requestBody"] = json!({"required": true, "content": {"application/octet-stream": {"schema": {"type": "string", "contentMediaType": "application/octet-stream"}}}});
+        }
     }
-    op
+    operation
 }
 
 /// The whole document.
@@ -376,13 +224,6 @@ pub fn document() -> Value {
         item[method.as_str()] = op;
     }
     let mut schemas = serde_json::to_value(generator.take_definitions(true)).unwrap_or_default();
-    schemas["EntryInfo"] = object(json!({
-        "name": {"type": "string"}, "path": {"type": "string"},
-        "type": {"enum": ["file", "dir", "symlink", "other"]}, "size": {"type": "integer"},
-        "mode": {"type": "string", "description": "octal, e.g. \"0644\""},
-        "modified_at": {"type": "string", "format": "date-time"},
-        "symlink_target": {"type": "string", "description": "only for links"},
-    }));
     let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
     schemas["EngineError"] = json!({
         "type": "object", "required": ["error"],
@@ -442,7 +283,13 @@ mod tests {
         for route in ROUTES {
             let method = route.method.as_str().to_ascii_lowercase();
             let op = &doc["paths"][route.path][&method];
-            assert_eq!(op["operationId"], route.id, "{} {}", method, route.path);
+            assert_eq!(
+                op["operationId"],
+                route.id.as_str(),
+                "{} {}",
+                method,
+                route.path
+            );
             ids.push(route.id);
             assert!(
                 op["responses"]["401"]["x-codes"]

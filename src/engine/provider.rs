@@ -1,21 +1,20 @@
-//! The provider layer: one trait every provider kind implements (`builtin` now; `rest`,
-//! `exec` and `node` next), so a client cannot tell the kinds apart. A [`Provider`] creates,
+//! The provider layer: one trait every provider kind implements (`builtin`: `local`; `node`:
+//! `memory`; `rest`; `exec`: the plugins), so a client cannot tell the kinds apart. A [`Provider`] creates,
 //! lists and connects sandboxes; a connected [`Sandbox`] is a session's handle and does the
 //! rest. Every operation has a default that answers 501 `E8004`, so a provider implements
 //! what it declares in its [`ProviderRecord::features`] and nothing else; the engine also
 //! checks the declared feature before it calls (`engine::routes`).
 
-use super::wire::{
+use crate::error::engine::{Code, EngineError};
+use crate::services::files::{Piece, ReadFile};
+use crate::wire::{
     CodeRunBody, CommandBody, Connection, ContextRecord, CreateContext, CreateSandbox, Feature,
     ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord, SandboxRecord, WriteQuery,
 };
-use super::wire::{SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S};
-use crate::error::engine::{Code, EngineError};
-use crate::services::files::{Piece, ReadFile};
+use crate::wire::{SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::BoxStream;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -54,6 +53,15 @@ pub struct Event {
     pub data: Value,
 }
 
+impl From<crate::wire::CommandEvent> for Event {
+    fn from(event: crate::wire::CommandEvent) -> Self {
+        Event {
+            name: event.name(),
+            data: event.data(),
+        }
+    }
+}
+
 /// `commands/run`: what the command printed and how it ended. Output that is not UTF-8 also
 /// comes as `stdout_b64` / `stderr_b64` (the server groups' rule), added by the engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,21 +74,7 @@ pub struct CommandOutcome {
     pub timed_out: bool,
 }
 
-/// A process of a sandbox, as `GET .../processes` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ProcessInfo {
-    pub pid: u32,
-    /// The process group it belongs to.
-    pub pgid: u32,
-    /// Its command line, arguments joined by spaces.
-    pub cmd: String,
-    /// `running`, `sleeping`, `stopped` (paused), `zombie`, as the kernel says.
-    pub state: String,
-    /// Started by `commands/*` (`command`), or left by one (`background`).
-    pub tag: String,
-    /// Its stdin can be written with `processes/:pid/stdin`.
-    pub stdin_open: bool,
-}
+pub use crate::wire::ProcessInfo;
 
 /// `code/run`: like [`CommandOutcome`], with how long it took.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,8 +4,8 @@
 //! `E2009` through an old handle) is rebuilt through connect once.
 
 use super::provider::{Provider, ProviderResult, Sandbox};
-use super::wire::Connection;
 use crate::error::engine::Code;
+use crate::wire::Connection;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};

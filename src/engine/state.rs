@@ -5,8 +5,8 @@
 use super::provider::Provider;
 use super::routes::Route;
 use super::sessions::Sessions;
-use super::wire::Connection;
 use crate::error::engine::{Code, EngineError};
+use crate::wire::Connection;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use svc::client::pid_alive;
-use svc::engine::wire::Descriptor;
+use svc::wire::Descriptor;
 
 /// A state folder of its own, and the cleanup of everything started in it: its sandboxes
 /// killed, its engine stopped (killed if it will not stop), any other engine of the folder

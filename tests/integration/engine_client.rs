@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 use svc::client::{Client, ClientOptions, CommandEvent, Upload, WriteOptions};
-use svc::engine::wire::{CodeRunBody, CommandBody, CreateContext, CreateSandbox};
+use svc::wire::{CodeRunBody, CommandBody, CreateContext, CreateSandbox};
 
 fn client(fx: &Fixture) -> Client {
     Client::new(ClientOptions {

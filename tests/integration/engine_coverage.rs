@@ -11,7 +11,7 @@ use svc::error::engine::Code;
 fn every_engine_route_and_live_engine_code_has_a_conformance_case() {
     gate(Tables {
         contract: Contract::Engine,
-        routes: ROUTES.iter().map(|r| (r.id, None)).collect(),
+        routes: ROUTES.iter().map(|r| (r.id.as_str(), None)).collect(),
         codes: Code::ALL
             .iter()
             .map(|c| (c.as_str(), c.availability()))

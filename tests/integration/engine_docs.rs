@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use svc::engine::routes::ROUTES;
-use svc::engine::wire::Descriptor;
+use svc::wire::Descriptor;
 use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest};
 
 const MARKER: &str =
@@ -596,7 +596,7 @@ fn render(shown: &[Shown]) -> String {
             out,
             "| [`{}`](#{}) | `{} /v1{}` | {} | {} | {} |",
             r.id,
-            r.id.replace('_', "-"),
+            r.id.as_str().replace('_', "-"),
             r.method.as_str(),
             r.path,
             r.feature
@@ -608,7 +608,7 @@ fn render(shown: &[Shown]) -> String {
     }
     out.push_str("\n## Examples\n\nOne real exchange per route, in the order a client meets them (ids, times and pids redacted).\n");
     for r in ROUTES {
-        let s = shown.iter().find(|s| s.route == r.id).unwrap();
+        let s = shown.iter().find(|s| s.route == r.id.as_str()).unwrap();
         let lang = if s.answer.starts_with('{') {
             "json"
         } else {
@@ -617,7 +617,7 @@ fn render(shown: &[Shown]) -> String {
         write!(
             out,
             "\n### {}\n\n{}\n\n```http\n{}\n```\n\n{}\n\n```{lang}\n{}\n```\n",
-            r.id.replace('_', "-"),
+            r.id.as_str().replace('_', "-"),
             r.summary,
             s.request,
             s.status,
@@ -634,7 +634,7 @@ fn engine_md_shows_a_real_exchange_for_every_route() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let shown = runtime.block_on(story(&engine));
     let documented: BTreeSet<_> = shown.iter().map(|s| s.route).collect();
-    let routes: BTreeSet<_> = ROUTES.iter().map(|r| r.id).collect();
+    let routes: BTreeSet<_> = ROUTES.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(documented, routes, "every route has exactly one example");
     let generated = render(&shown);
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/engine.md");

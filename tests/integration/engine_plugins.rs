@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-use svc::engine::wire::{CONNECTION_HEADER, Connection, Descriptor};
+use svc::wire::{CONNECTION_HEADER, Connection, Descriptor};
 
 /// The idle limit the engines of these tests use.
 const TIMEOUT_MS: u64 = 1500;

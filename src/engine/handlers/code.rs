@@ -1,18 +1,21 @@
 //! Code runs and code contexts (a context keeps its interpreter's state between runs).
 
 use super::super::extract::{Body, NoFields, PathParams};
-use super::super::wire::{CodeRunBody, ContextList, ContextRecord, CreateContext};
+use super::super::routes::RouteId;
 use super::support::Sandboxed;
+use super::{Op, Request, schema};
 use crate::error::engine::{Code, EngineError};
-use crate::services::output_json::put_bytes;
+use crate::wire::{
+    CodeResult, CodeRunBody, ContextDeleted, ContextList, ContextRecord, CreateContext,
+};
 use axum::Json;
+use axum::routing::on;
 use http::StatusCode;
-use serde_json::{Map, Value, json};
 
 pub async fn run(
     sb: Sandboxed,
     Body(conn, body): Body<CodeRunBody>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<CodeResult>, EngineError> {
     if body.timeout == Some(0) {
         return Err(EngineError::new(
             Code::InvalidArgument,
@@ -26,13 +29,13 @@ pub async fn run(
             async move { s.code_run(body).await }
         })
         .await?;
-    let mut map = Map::new();
-    put_bytes(&mut map, "stdout", &outcome.stdout);
-    put_bytes(&mut map, "stderr", &outcome.stderr);
-    map.insert("exit_code".into(), outcome.exit_code.into());
-    map.insert("timed_out".into(), outcome.timed_out.into());
-    map.insert("duration_ms".into(), outcome.duration_ms.into());
-    Ok(Json(Value::Object(map)))
+    Ok(Json(CodeResult::new(
+        &outcome.stdout,
+        &outcome.stderr,
+        outcome.exit_code,
+        outcome.timed_out,
+        outcome.duration_ms,
+    )))
 }
 
 pub async fn create_context(
@@ -72,11 +75,41 @@ pub async fn restart_context(
 pub async fn delete_context(
     sb: Sandboxed,
     PathParams((_, context_id)): PathParams<(String, String)>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<ContextDeleted>, EngineError> {
     sb.on(|s| {
         let context_id = context_id.clone();
         async move { s.context_delete(&context_id).await }
     })
     .await?;
-    Ok(Json(json!({ "context_id": context_id, "deleted": true })))
+    Ok(Json(ContextDeleted {
+        context_id,
+        deleted: true,
+    }))
 }
+
+pub const OPS: &[Op] = &[
+    Op {
+        request: Request::Json(schema::<CodeRunBody>),
+        answer: Some(schema::<CodeResult>),
+        ..Op::new(RouteId::CodeRun, |m| on(m, run))
+    },
+    Op {
+        request: Request::Json(schema::<CreateContext>),
+        answer: Some(schema::<ContextRecord>),
+        creates: true,
+        ..Op::new(RouteId::CodeContextsCreate, |m| on(m, create_context))
+    },
+    Op {
+        answer: Some(schema::<ContextList>),
+        ..Op::new(RouteId::CodeContextsList, |m| on(m, list_contexts))
+    },
+    Op {
+        request: Request::Json(schema::<NoFields>),
+        answer: Some(schema::<ContextRecord>),
+        ..Op::new(RouteId::CodeContextsRestart, |m| on(m, restart_context))
+    },
+    Op {
+        answer: Some(schema::<ContextDeleted>),
+        ..Op::new(RouteId::CodeContextsDelete, |m| on(m, delete_context))
+    },
+];

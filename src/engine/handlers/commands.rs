@@ -1,14 +1,18 @@
 //! Commands (run to completion, or streamed as events) and the processes of a sandbox.
 
 use super::super::extract::{Body, PathParams};
-use super::super::wire::{CommandBody, SignalBody, StdinBody};
+use super::super::routes::RouteId;
 use super::support::Sandboxed;
+use super::{Op, Request, schema};
 use crate::error::engine::{Code, EngineError};
-use crate::services::output_json::put_bytes;
+use crate::wire::{
+    ALLOWED_SIGNALS, CommandBody, CommandEvent, CommandResult, ProcessKilled, ProcessList,
+    SignalBody, SignalSent, StdinBody, StdinWritten,
+};
 use axum::Json;
 use axum::response::Response;
+use axum::routing::on;
 use base64::Engine as _;
-use serde_json::{Map, Value, json};
 
 fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::new(Code::InvalidArgument, message)
@@ -27,7 +31,7 @@ fn check(body: &CommandBody) -> Result<(), EngineError> {
 pub async fn run(
     sb: Sandboxed,
     Body(conn, body): Body<CommandBody>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<CommandResult>, EngineError> {
     check(&body)?;
     let outcome = sb
         .with(conn)
@@ -36,13 +40,13 @@ pub async fn run(
             async move { s.run(body).await }
         })
         .await?;
-    let mut map = Map::new();
-    map.insert("pid".into(), outcome.pid.into());
-    put_bytes(&mut map, "stdout", &outcome.stdout);
-    put_bytes(&mut map, "stderr", &outcome.stderr);
-    map.insert("exit_code".into(), outcome.exit_code.into());
-    map.insert("timed_out".into(), outcome.timed_out.into());
-    Ok(Json(Value::Object(map)))
+    Ok(Json(CommandResult::new(
+        outcome.pid,
+        &outcome.stdout,
+        &outcome.stderr,
+        outcome.exit_code,
+        outcome.timed_out,
+    )))
 }
 
 pub async fn stream(
@@ -60,18 +64,19 @@ pub async fn stream(
     Ok(sb.sse(events, true))
 }
 
-pub async fn processes(sb: Sandboxed) -> Result<Json<Value>, EngineError> {
-    let list = sb.on(|s| async move { s.processes().await }).await?;
-    Ok(Json(json!({ "processes": list })))
+pub async fn processes(sb: Sandboxed) -> Result<Json<ProcessList>, EngineError> {
+    let processes = sb.on(|s| async move { s.processes().await }).await?;
+    Ok(Json(ProcessList { processes }))
 }
 
 /// Spec 4.4: the signal numbers delivered are 15 and 9 only.
 pub fn check_signal(signal: i32) -> Result<i32, EngineError> {
-    match signal {
-        15 | 9 => Ok(signal),
-        other => Err(invalid(format!(
-            "signal {other} is refused: only 15 (TERM) and 9 (KILL) are delivered"
-        ))),
+    if ALLOWED_SIGNALS.contains(&signal) {
+        Ok(signal)
+    } else {
+        Err(invalid(format!(
+            "signal {signal} is refused: only 15 (TERM) and 9 (KILL) are delivered"
+        )))
     }
 }
 
@@ -79,19 +84,19 @@ pub async fn signal(
     sb: Sandboxed,
     PathParams((_, pid)): PathParams<(String, u32)>,
     Body(conn, body): Body<SignalBody>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<SignalSent>, EngineError> {
     let signal = check_signal(body.signal)?;
     sb.with(conn)
         .on(|s| async move { s.signal(pid, signal).await })
         .await?;
-    Ok(Json(json!({ "pid": pid, "signal": signal })))
+    Ok(Json(SignalSent { pid, signal }))
 }
 
 pub async fn stdin(
     sb: Sandboxed,
     PathParams((_, pid)): PathParams<(String, u32)>,
     Body(conn, body): Body<StdinBody>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<StdinWritten>, EngineError> {
     let data = match (body.data, body.data_b64) {
         (Some(_), Some(_)) => return Err(invalid("give `data` or `data_b64`, not both")),
         (Some(text), None) => text.into_bytes(),
@@ -113,15 +118,48 @@ pub async fn stdin(
             async move { s.stdin(pid, data, close).await }
         })
         .await?;
-    Ok(Json(
-        json!({ "pid": pid, "written": written, "closed": close }),
-    ))
+    Ok(Json(StdinWritten {
+        pid,
+        written,
+        closed: close,
+    }))
 }
 
 pub async fn kill(
     sb: Sandboxed,
     PathParams((_, pid)): PathParams<(String, u32)>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<ProcessKilled>, EngineError> {
     sb.on(|s| async move { s.kill_process(pid).await }).await?;
-    Ok(Json(json!({ "pid": pid, "killed": true })))
+    Ok(Json(ProcessKilled { pid, killed: true }))
 }
+
+pub const OPS: &[Op] = &[
+    Op {
+        request: Request::Json(schema::<CommandBody>),
+        answer: Some(schema::<CommandResult>),
+        ..Op::new(RouteId::CommandsRun, |m| on(m, run))
+    },
+    Op {
+        request: Request::Json(schema::<CommandBody>),
+        events: Some(CommandEvent::described),
+        ..Op::new(RouteId::CommandsStream, |m| on(m, stream))
+    },
+    Op {
+        answer: Some(schema::<ProcessList>),
+        ..Op::new(RouteId::ProcessesList, |m| on(m, processes))
+    },
+    Op {
+        request: Request::Json(schema::<SignalBody>),
+        answer: Some(schema::<SignalSent>),
+        ..Op::new(RouteId::ProcessesSignal, |m| on(m, signal))
+    },
+    Op {
+        request: Request::Json(schema::<StdinBody>),
+        answer: Some(schema::<StdinWritten>),
+        ..Op::new(RouteId::ProcessesStdin, |m| on(m, stdin))
+    },
+    Op {
+        answer: Some(schema::<ProcessKilled>),
+        ..Op::new(RouteId::ProcessesKill, |m| on(m, kill))
+    },
+];

@@ -1,10 +1,12 @@
 //! The engine's own routes: health, shutdown, providers.
 
+use super::super::routes::RouteId;
 use super::super::state::Shared;
-use super::super::wire::{Health, PROTOCOL};
+use super::{Op, schema};
+use crate::wire::{Health, PROTOCOL, ProviderList, Stopping};
 use axum::Json;
 use axum::extract::State;
-use serde_json::{Value, json};
+use axum::routing::on;
 
 pub async fn health(State(state): State<Shared>) -> Json<Health> {
     Json(Health {
@@ -17,12 +19,30 @@ pub async fn health(State(state): State<Shared>) -> Json<Health> {
 }
 
 /// Answers first, then the daemon stops (its sandboxes live on for the next engine).
-pub async fn shutdown(State(state): State<Shared>) -> Json<Value> {
+pub async fn shutdown(State(state): State<Shared>) -> Json<Stopping> {
     state.shutdown.send_replace(true);
-    Json(json!({ "stopping": true, "pid": std::process::id() }))
+    Json(Stopping {
+        stopping: true,
+        pid: std::process::id(),
+    })
 }
 
-pub async fn providers(State(state): State<Shared>) -> Json<Value> {
-    let records: Vec<_> = state.providers.iter().map(|p| p.record()).collect();
-    Json(json!({ "providers": records }))
+pub async fn providers(State(state): State<Shared>) -> Json<ProviderList> {
+    let providers = state.providers.iter().map(|p| p.record()).collect();
+    Json(ProviderList { providers })
 }
+
+pub const OPS: &[Op] = &[
+    Op {
+        answer: Some(schema::<Health>),
+        ..Op::new(RouteId::Health, |m| on(m, health))
+    },
+    Op {
+        answer: Some(schema::<Stopping>),
+        ..Op::new(RouteId::Shutdown, |m| on(m, shutdown))
+    },
+    Op {
+        answer: Some(schema::<ProviderList>),
+        ..Op::new(RouteId::ProvidersList, |m| on(m, providers))
+    },
+];

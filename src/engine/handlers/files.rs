@@ -2,13 +2,19 @@
 //! move, remove, and changes as events. Entry info is the server's file_ops shape.
 
 use super::super::extract::{Body, Query};
-use super::super::wire::{MkdirBody, MoveBody, PathQuery, WriteQuery};
+use super::super::routes::RouteId;
 use super::support::Sandboxed;
+use super::{Op, Request, schema};
 use crate::engine::provider::FileBody;
 use crate::error::engine::{Code, EngineError};
+use crate::wire::{
+    EntryInfo, EntryList, Exists, LIST_DEPTH_MAX, MkdirBody, MoveBody, PathQuery, Removed,
+    WriteQuery, watch_events,
+};
 use crate::zero_copy::{self, FileChannel};
 use axum::extract::ConnectInfo;
 use axum::response::{IntoResponse, Response};
+use axum::routing::on;
 use axum::{Extension, Json};
 use http::{HeaderMap, Version};
 use serde_json::{Value, json};
@@ -74,10 +80,10 @@ pub async fn list(
 ) -> Result<Json<Value>, EngineError> {
     let path = required(query.path)?;
     let depth = query.depth.unwrap_or(1);
-    if !(1..=10).contains(&depth) {
+    if !(1..=LIST_DEPTH_MAX).contains(&depth) {
         return Err(EngineError::new(
             Code::InvalidArgument,
-            format!("`depth` must be 1 to 10, not {depth}"),
+            format!("`depth` must be 1 to {LIST_DEPTH_MAX}, not {depth}"),
         ));
     }
     let entries = sb
@@ -106,7 +112,7 @@ pub async fn info(
 pub async fn exists(
     sb: Sandboxed,
     Query(query): Query<PathQuery>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<Exists>, EngineError> {
     let path = required(query.path)?;
     let exists = sb
         .on(|s| {
@@ -114,7 +120,7 @@ pub async fn exists(
             async move { s.file_exists(&path).await }
         })
         .await?;
-    Ok(Json(json!({ "exists": exists })))
+    Ok(Json(Exists { exists }))
 }
 
 pub async fn mkdir(
@@ -148,7 +154,7 @@ pub async fn rename(
 pub async fn remove(
     sb: Sandboxed,
     Query(query): Query<PathQuery>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<Removed>, EngineError> {
     let path = required(query.path)?;
     let recursive = query.recursive.unwrap_or(false);
     let removed = sb
@@ -157,7 +163,10 @@ pub async fn remove(
             async move { s.remove(&path, recursive).await }
         })
         .await?;
-    Ok(Json(json!({ "path": removed, "deleted": true })))
+    Ok(Json(Removed {
+        path: removed,
+        deleted: true,
+    }))
 }
 
 pub async fn watch(sb: Sandboxed, Query(query): Query<PathQuery>) -> Result<Response, EngineError> {
@@ -171,3 +180,51 @@ pub async fn watch(sb: Sandboxed, Query(query): Query<PathQuery>) -> Result<Resp
         .await?;
     Ok(sb.sse(events, false))
 }
+
+pub const OPS: &[Op] = &[
+    Op {
+        query: Some(schema::<PathQuery>),
+        ..Op::new(RouteId::FilesRead, |m| on(m, read))
+    },
+    Op {
+        request: Request::Bytes,
+        query: Some(schema::<WriteQuery>),
+        answer: Some(schema::<EntryInfo>),
+        ..Op::new(RouteId::FilesWrite, |m| on(m, write))
+    },
+    Op {
+        query: Some(schema::<PathQuery>),
+        answer: Some(schema::<EntryList>),
+        ..Op::new(RouteId::FilesList, |m| on(m, list))
+    },
+    Op {
+        query: Some(schema::<PathQuery>),
+        answer: Some(schema::<EntryInfo>),
+        ..Op::new(RouteId::FilesInfo, |m| on(m, info))
+    },
+    Op {
+        query: Some(schema::<PathQuery>),
+        answer: Some(schema::<Exists>),
+        ..Op::new(RouteId::FilesExists, |m| on(m, exists))
+    },
+    Op {
+        request: Request::Json(schema::<MkdirBody>),
+        answer: Some(schema::<EntryInfo>),
+        ..Op::new(RouteId::FilesMkdir, |m| on(m, mkdir))
+    },
+    Op {
+        request: Request::Json(schema::<MoveBody>),
+        answer: Some(schema::<EntryInfo>),
+        ..Op::new(RouteId::FilesMove, |m| on(m, rename))
+    },
+    Op {
+        query: Some(schema::<PathQuery>),
+        answer: Some(schema::<Removed>),
+        ..Op::new(RouteId::FilesRemove, |m| on(m, remove))
+    },
+    Op {
+        query: Some(schema::<PathQuery>),
+        events: Some(watch_events),
+        ..Op::new(RouteId::FilesWatch, |m| on(m, watch))
+    },
+];

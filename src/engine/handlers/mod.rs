@@ -1,5 +1,7 @@
-//! The engine's handlers, one file per resource; [`handler`] binds a row of the route table
-//! to its handler (the router asks for every row, and a test checks none is missing).
+//! The engine's handlers, one file per resource. Each file declares, beside its handlers,
+//! an [`Op`] per route it serves: the row, how its handler binds, and what its request and
+//! answer look like. The router binds every row through [`op`] (a test checks none is
+//! missing) and the OpenAPI document (`engine::openapi`) reads the same declarations.
 
 mod code;
 mod commands;
@@ -9,48 +11,104 @@ mod sandboxes;
 mod support;
 mod terminal;
 
+use super::routes::RouteId;
 use super::state::Shared;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use crate::error::engine::Code;
+use axum::routing::{MethodFilter, MethodRouter};
+use schemars::{JsonSchema, SchemaGenerator};
+use serde_json::Value;
 
 /// The handler of a row, bound to the method the row gives.
 pub type Bind = fn(MethodFilter) -> MethodRouter<Shared>;
 
-pub fn handler(id: &str) -> Option<Bind> {
-    Some(match id {
-        "health" => |m| on(m, engine::health),
-        "shutdown" => |m| on(m, engine::shutdown),
-        "providers_list" => |m| on(m, engine::providers),
-        "sandboxes_create" => |m| on(m, sandboxes::create),
-        "sandboxes_list" => |m| on(m, sandboxes::list),
-        "sandboxes_connect" => |m| on(m, sandboxes::connect),
-        "sandboxes_info" => |m| on(m, sandboxes::info),
-        "sandboxes_kill" => |m| on(m, sandboxes::kill),
-        "sandboxes_running" => |m| on(m, sandboxes::running),
-        "sandboxes_timeout" => |m| on(m, sandboxes::timeout),
-        "sandboxes_pause" => |m| on(m, sandboxes::pause),
-        "sandboxes_resume" => |m| on(m, sandboxes::resume),
-        "sandboxes_port_url" => |m| on(m, sandboxes::port_url),
-        "commands_run" => |m| on(m, commands::run),
-        "commands_stream" => |m| on(m, commands::stream),
-        "processes_list" => |m| on(m, commands::processes),
-        "processes_signal" => |m| on(m, commands::signal),
-        "processes_stdin" => |m| on(m, commands::stdin),
-        "processes_kill" => |m| on(m, commands::kill),
-        "files_read" => |m| on(m, files::read),
-        "files_write" => |m| on(m, files::write),
-        "files_list" => |m| on(m, files::list),
-        "files_info" => |m| on(m, files::info),
-        "files_exists" => |m| on(m, files::exists),
-        "files_mkdir" => |m| on(m, files::mkdir),
-        "files_move" => |m| on(m, files::rename),
-        "files_remove" => |m| on(m, files::remove),
-        "files_watch" => |m| on(m, files::watch),
-        "code_run" => |m| on(m, code::run),
-        "code_contexts_create" => |m| on(m, code::create_context),
-        "code_contexts_list" => |m| on(m, code::list_contexts),
-        "code_contexts_restart" => |m| on(m, code::restart_context),
-        "code_contexts_delete" => |m| on(m, code::delete_context),
-        "terminal" => |m| on(m, terminal::connect),
-        _ => return None,
-    })
+/// The JSON Schema of a type, added to the document's components.
+pub type Schema = fn(&mut SchemaGenerator) -> Value;
+
+/// The events of a streamed route: name, what it means, the schema of its data.
+pub type Events = fn(&mut SchemaGenerator) -> Vec<(&'static str, &'static str, Value)>;
+
+/// `T`'s schema as a `$ref` to the components.
+pub fn schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Value {
+    serde_json::to_value(generator.subschema_for::<T>()).unwrap_or(Value::Null)
+}
+
+/// A route's request body.
+#[derive(Clone, Copy)]
+pub enum Request {
+    None,
+    Json(Schema),
+    /// Raw bytes (`application/octet-stream`), required.
+    Bytes,
+}
+
+/// What a handler file says of one route.
+pub struct Op {
+    pub id: RouteId,
+    pub bind: Bind,
+    pub request: Request,
+    /// The query's type (its fields are the parameters).
+    pub query: Option<Schema>,
+    /// The success answer of a JSON route.
+    pub answer: Option<Schema>,
+    /// The events of a streamed route.
+    pub events: Option<Events>,
+    /// Answers 201 (it creates), not 200.
+    pub creates: bool,
+    /// Error codes of this route beyond those of its kind (the door's, the feature's, the
+    /// sandbox's).
+    pub codes: &'static [Code],
+}
+
+impl Op {
+    /// A route with no body, query or events: what most rows start from.
+    pub const fn new(id: RouteId, bind: Bind) -> Op {
+        Op {
+            id,
+            bind,
+            request: Request::None,
+            query: None,
+            answer: None,
+            events: None,
+            creates: false,
+            codes: &[],
+        }
+    }
+}
+
+/// Every handler file's declarations.
+const FILES: [&[Op]; 6] = [
+    engine::OPS,
+    sandboxes::OPS,
+    commands::OPS,
+    files::OPS,
+    code::OPS,
+    terminal::OPS,
+];
+
+/// The declaration of a row.
+pub fn op(id: RouteId) -> Option<&'static Op> {
+    FILES
+        .iter()
+        .flat_map(|ops| ops.iter())
+        .find(|op| op.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::routes::ROUTES;
+
+    #[test]
+    fn every_row_is_declared_once() {
+        for route in ROUTES {
+            let declared = FILES
+                .iter()
+                .flat_map(|ops| ops.iter())
+                .filter(|op| op.id == route.id)
+                .count();
+            assert_eq!(declared, 1, "{}", route.id);
+        }
+        let all: usize = FILES.iter().map(|ops| ops.len()).sum();
+        assert_eq!(all, ROUTES.len());
+    }
 }

@@ -3,15 +3,18 @@
 
 use super::super::extract::{Body, Conn, Matched, NoFields, PathParams, Query};
 use super::super::provider::{check_env, check_timeout};
+use super::super::routes::RouteId;
 use super::super::state::Shared;
-use super::super::wire::{
+use super::support::Sandboxed;
+use super::{Op, Request, schema};
+use crate::error::engine::{Code, EngineError};
+use crate::wire::{
     CreateSandbox, ListSandboxes, PortUrl, Running, SANDBOX_TIMEOUT_DEFAULT_S, SandboxList,
     SandboxRecord, SandboxStatus, SetTimeout,
 };
-use super::support::Sandboxed;
-use crate::error::engine::{Code, EngineError};
 use axum::Json;
 use axum::extract::State;
+use axum::routing::on;
 use http::StatusCode;
 
 fn invalid(message: impl Into<String>) -> EngineError {
@@ -62,11 +65,7 @@ pub async fn list(
     Conn(conn): Conn,
     Query(query): Query<ListSandboxes>,
 ) -> Result<Json<SandboxList>, EngineError> {
-    if let Some(limit) = query.limit
-        && !(1..=1000).contains(&limit)
-    {
-        return Err(invalid(format!("`limit` must be 1 to 1000, not {limit}")));
-    }
+    query.page_size().map_err(invalid)?;
     let provider = state.provider(route, &conn)?;
     let sandboxes = provider.list(&conn, &query).await?;
     Ok(Json(SandboxList { sandboxes }))
@@ -143,3 +142,54 @@ pub async fn port_url(
         sb.on(|s| async move { s.port_url(port).await }).await?,
     ))
 }
+
+pub const OPS: &[Op] = &[
+    Op {
+        request: Request::Json(schema::<CreateSandbox>),
+        answer: Some(schema::<SandboxRecord>),
+        creates: true,
+        codes: &[Code::TemplateNotFound],
+        ..Op::new(RouteId::SandboxesCreate, |m| on(m, create))
+    },
+    Op {
+        query: Some(schema::<ListSandboxes>),
+        answer: Some(schema::<SandboxList>),
+        ..Op::new(RouteId::SandboxesList, |m| on(m, list))
+    },
+    Op {
+        request: Request::Json(schema::<NoFields>),
+        answer: Some(schema::<SandboxRecord>),
+        ..Op::new(RouteId::SandboxesConnect, |m| on(m, connect))
+    },
+    Op {
+        answer: Some(schema::<SandboxRecord>),
+        ..Op::new(RouteId::SandboxesInfo, |m| on(m, info))
+    },
+    Op {
+        answer: Some(schema::<SandboxRecord>),
+        ..Op::new(RouteId::SandboxesKill, |m| on(m, kill))
+    },
+    Op {
+        answer: Some(schema::<Running>),
+        ..Op::new(RouteId::SandboxesRunning, |m| on(m, running))
+    },
+    Op {
+        request: Request::Json(schema::<SetTimeout>),
+        answer: Some(schema::<SandboxRecord>),
+        ..Op::new(RouteId::SandboxesTimeout, |m| on(m, timeout))
+    },
+    Op {
+        request: Request::Json(schema::<NoFields>),
+        answer: Some(schema::<SandboxRecord>),
+        ..Op::new(RouteId::SandboxesPause, |m| on(m, pause))
+    },
+    Op {
+        request: Request::Json(schema::<NoFields>),
+        answer: Some(schema::<SandboxRecord>),
+        ..Op::new(RouteId::SandboxesResume, |m| on(m, resume))
+    },
+    Op {
+        answer: Some(schema::<PortUrl>),
+        ..Op::new(RouteId::SandboxesPortUrl, |m| on(m, port_url))
+    },
+];

@@ -5,14 +5,17 @@
 
 use super::super::extract::Query;
 use super::super::provider::{TerminalInput, TerminalIo};
+use super::super::routes::RouteId;
 use super::super::state::OpenGuard;
-use super::super::wire::{TerminalControl, TerminalQuery};
 use super::support::Sandboxed;
+use super::{Op, schema};
 use crate::error::engine::{Code, EngineError};
 use crate::services::pty::Size;
+use crate::wire::{TerminalControl, TerminalQuery};
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
+use axum::routing::on;
 use futures::{SinkExt, StreamExt};
 use std::time::Duration;
 
@@ -106,3 +109,8 @@ fn control(text: &str) -> Result<TerminalInput, (u16, String)> {
     Size::new(cols, rows).map_err(|e| (1007, e.to_string()))?;
     Ok(TerminalInput::Resize { cols, rows })
 }
+
+pub const OPS: &[Op] = &[Op {
+    query: Some(schema::<TerminalQuery>),
+    ..Op::new(RouteId::Terminal, |m| on(m, connect))
+}];

@@ -4,7 +4,6 @@
 
 use super::super::provider::check_env;
 use super::super::provider::{CodeOutcome, ProviderResult};
-use super::super::wire::{CodeRunBody, ContextRecord, CreateContext};
 use super::commands::{in_cgroup, limit, program, run_registered, working_dir};
 use super::env;
 use super::sandbox::Core;
@@ -12,6 +11,7 @@ use crate::error::engine::{Code, EngineError};
 use crate::services::code_run::contexts::ContextInfo;
 use crate::services::code_run::{self, Language, Launch, RunOutcome};
 use crate::services::supervisor::{GroupEnd, Label};
+use crate::wire::{CodeRunBody, ContextRecord, CreateContext};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -5,17 +5,19 @@
 //! program found on the sandbox's `PATH`, run without a shell.
 
 use super::super::provider::{CommandOutcome, Event, EventStream, ProviderResult, check_env};
-use super::super::wire::{COMMAND_TIMEOUT_DEFAULT_S, CommandBody, SANDBOX_TIMEOUT_MAX_S};
 use super::env;
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::Op;
-use crate::services::output_json::put_bytes;
 use crate::services::supervisor::{
     Chunk, Exit, GroupEnd, LEAVE_DRAIN, Label, Limits, ProcessHandle, Spec, Stdin, Stream,
 };
 use crate::services::utf8_carry::Utf8Carry;
-use serde_json::{Map, Value, json};
+use crate::wire::{
+    COMMAND_TIMEOUT_DEFAULT_S, CommandBody, CommandEvent, Exited, OutputChunk,
+    SANDBOX_TIMEOUT_MAX_S, Started,
+};
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -220,10 +222,9 @@ pub async fn stream(core: &Arc<Core>, body: CommandBody) -> ProviderResult<Event
         chunks: Some(chunks),
         stdout: Utf8Carry::default(),
         stderr: Utf8Carry::default(),
-        queue: std::collections::VecDeque::from([Event {
-            name: "start",
-            data: json!({ "pid": record.pid }),
-        }]),
+        queue: std::collections::VecDeque::from([
+            CommandEvent::Start(Started { pid: record.pid }).into()
+        ]),
         done: false,
         ended: core.ended.subscribe(),
     };
@@ -324,26 +325,22 @@ impl Follow {
             }
         }
         let exit = self.handle.exit();
-        self.queue.push_back(Event {
-            name: "exit",
-            data: json!({
-                "exit_code": exit.as_ref().map(exit_code),
-                "timed_out": exit.is_some_and(|e| e.timed_out),
-            }),
-        });
+        self.queue.push_back(
+            CommandEvent::Exit(Exited {
+                exit_code: exit.as_ref().map(exit_code),
+                timed_out: exit.is_some_and(|e| e.timed_out),
+            })
+            .into(),
+        );
         self.done = true;
     }
 }
 
-/// `{data}`, and `data_b64` when the bytes are not UTF-8.
 fn output_event(stream: Stream, bytes: &[u8]) -> Event {
-    let mut map = Map::new();
-    put_bytes(&mut map, "data", bytes);
-    Event {
-        name: match stream {
-            Stream::Stdout => "stdout",
-            Stream::Stderr => "stderr",
-        },
-        data: Value::Object(map),
+    let chunk = OutputChunk::new(bytes);
+    match stream {
+        Stream::Stdout => CommandEvent::Stdout(chunk),
+        Stream::Stderr => CommandEvent::Stderr(chunk),
     }
+    .into()
 }

@@ -6,12 +6,12 @@
 use super::super::provider::{
     ByteStream, Event, EventStream, FileBody, FileRead, ProviderResult, UploadBody,
 };
-use super::super::wire::{MkdirBody, MoveBody, WriteQuery};
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
 use crate::services::files::{Entry, FileError, FileService, Piece, WriteOptions};
 use crate::services::watch_events::{Rendered, render};
+use crate::wire::{MkdirBody, MoveBody, WriteQuery};
 use serde_json::Value;
 use std::sync::Arc;
 

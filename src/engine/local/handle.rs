@@ -5,13 +5,13 @@ use super::super::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileRead, ProcessInfo, ProviderResult,
     Sandbox, TerminalIo, UploadBody,
 };
-use super::super::wire::{
-    CodeRunBody, CommandBody, ContextRecord, CreateContext, MkdirBody, MoveBody, PortUrl,
-    SandboxRecord, WriteQuery,
-};
 use super::sandbox::LocalSandbox;
 use super::{code, commands, files, lifecycle, processes, terminal};
 use crate::error::engine::{Code, EngineError};
+use crate::wire::{
+    CodeRunBody, CommandBody, ContextRecord, CreateContext, MkdirBody, MoveBody, PortUrl,
+    SandboxRecord, WriteQuery,
+};
 use async_trait::async_trait;
 use serde_json::Value;
 

@@ -8,12 +8,12 @@
 //! processes and its folder, and ends at its `expires_at` like a running one.
 
 use super::super::provider::ProviderResult;
-use super::super::wire::{SandboxRecord, SandboxStatus};
 use super::processes;
 use super::sandbox::{Core, HOME, Table, lock, not_found};
 use super::store::{self, Stored};
 use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::{self, Cgroups, Support};
+use crate::wire::{SandboxRecord, SandboxStatus};
 use std::path::Path;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime};

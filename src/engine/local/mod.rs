@@ -30,12 +30,12 @@ mod terminal;
 mod tests;
 
 use super::provider::{Provider, ProviderResult, Sandbox, check_create};
-use super::wire::{
+use crate::error::engine::{Code, EngineError};
+use crate::services::cgroup::{self, Support};
+use crate::wire::{
     Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord, SandboxRecord,
     SandboxStatus,
 };
-use crate::error::engine::{Code, EngineError};
-use crate::services::cgroup::{self, Support};
 use async_trait::async_trait;
 use lifecycle::Adopted;
 use sandbox::{LocalSandbox, Table, lock, not_found};
@@ -47,9 +47,6 @@ use store::Stored;
 
 /// The one template.
 const TEMPLATE: &str = "base";
-/// `GET /sandboxes` without `limit`, and its bounds.
-const LIST_DEFAULT: u32 = 100;
-const LIST_MAX: u32 = 1000;
 
 pub struct LocalProvider {
     /// `<state>/sandboxes`.
@@ -200,13 +197,9 @@ impl Provider for LocalProvider {
         conn: &Connection,
         query: &ListSandboxes,
     ) -> ProviderResult<Vec<SandboxRecord>> {
-        let limit = query.limit.unwrap_or(LIST_DEFAULT);
-        if !(1..=LIST_MAX).contains(&limit) {
-            return Err(EngineError::new(
-                Code::InvalidArgument,
-                format!("`limit` must be 1 to {LIST_MAX}, not {limit}"),
-            ));
-        }
+        let limit = query
+            .page_size()
+            .map_err(|m| EngineError::new(Code::InvalidArgument, m))?;
         let owner = conn.fingerprint();
         let mut mine: Vec<(u64, Stored)> = lock(&self.sandboxes)
             .values()

@@ -5,7 +5,6 @@
 //! (`E4003` while it is paused or stopping).
 
 use super::super::provider::ProviderResult;
-use super::super::wire::{SandboxRecord, SandboxStatus};
 use super::env;
 use super::store::{self, Stored};
 use crate::error::engine::{Code, EngineError};
@@ -16,6 +15,7 @@ use crate::services::paths::{PathGuard, PathRules, SymlinkPolicy};
 use crate::services::proc_scan::{self, Found, Marks};
 use crate::services::pty::Terminals;
 use crate::services::supervisor::{Registry, RegistryConfig};
+use crate::wire::{SandboxRecord, SandboxStatus};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,7 +4,7 @@
 //! its clock). Written whole and atomically (a temp file, then a rename), mode 0600: it
 //! holds the values of `envs`, which are never echoed.
 
-use super::super::wire::SandboxRecord;
+use crate::wire::SandboxRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -84,7 +84,7 @@ pub fn load(dir: &Path) -> Result<Stored, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::wire::SandboxStatus;
+    use crate::wire::SandboxStatus;
     use std::os::unix::fs::PermissionsExt;
 
     fn stored() -> Stored {

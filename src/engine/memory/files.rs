@@ -4,10 +4,10 @@
 //! (atomic by construction) and never takes the sandbox over its memory bound.
 
 use super::super::provider::{ByteStream, FileBody, FileRead, ProviderResult};
-use super::super::wire::{MkdirBody, MoveBody, WriteQuery};
 use super::sandbox::{Core, domain, lock};
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::{Entry, FileError, Op};
+use crate::wire::{MkdirBody, MoveBody, WriteQuery};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use serde_json::Value;

@@ -3,9 +3,9 @@
 //! keep the trait's defaults (501 `E8004`).
 
 use super::super::provider::{ByteStream, EventStream, FileRead, ProviderResult, Sandbox};
-use super::super::wire::{MkdirBody, MoveBody, SandboxRecord, WriteQuery};
 use super::sandbox::MemorySandbox;
 use super::{files, lifecycle, watch};
+use crate::wire::{MkdirBody, MoveBody, SandboxRecord, WriteQuery};
 use async_trait::async_trait;
 use serde_json::Value;
 

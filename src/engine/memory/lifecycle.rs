@@ -4,9 +4,9 @@
 //! expiry counts while a sandbox is paused too.
 
 use super::super::provider::ProviderResult;
-use super::super::wire::{SandboxRecord, SandboxStatus};
 use super::sandbox::{Core, lock, not_found};
 use crate::error::engine::{Code, EngineError};
+use crate::wire::{SandboxRecord, SandboxStatus};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 

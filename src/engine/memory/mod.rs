@@ -28,12 +28,12 @@ mod watch;
 mod tests;
 
 use super::provider::{Provider, ProviderResult, Sandbox, check_create};
-use super::wire::{
+use crate::error::engine::{Code, EngineError};
+use crate::services::paths::{PathGuard, PathRules, SymlinkPolicy, normalize};
+use crate::wire::{
     Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord, SandboxRecord,
     SandboxStatus,
 };
-use crate::error::engine::{Code, EngineError};
-use crate::services::paths::{PathGuard, PathRules, SymlinkPolicy, normalize};
 use async_trait::async_trait;
 use sandbox::{Core, MemorySandbox, State, Table, lock, not_found};
 use std::collections::BTreeMap;
@@ -56,9 +56,6 @@ pub const MEMORY_BOUND: u64 = 256 << 20;
 const WATCH_CAPACITY: usize = crate::services::files::watch::DEFAULT_CAPACITY;
 /// The temp folder `local` makes in every home (its processes' `TMPDIR`).
 const TMP: &str = ".tmp";
-/// `GET /sandboxes` without `limit`, and its bounds.
-const LIST_DEFAULT: u32 = 100;
-const LIST_MAX: u32 = 1000;
 
 pub struct MemoryProvider {
     /// `<state>/sandboxes`, canonical where it exists: each sandbox's home is below.
@@ -203,12 +200,7 @@ impl Provider for MemoryProvider {
         conn: &Connection,
         query: &ListSandboxes,
     ) -> ProviderResult<Vec<SandboxRecord>> {
-        let limit = query.limit.unwrap_or(LIST_DEFAULT);
-        if !(1..=LIST_MAX).contains(&limit) {
-            return Err(invalid(format!(
-                "`limit` must be 1 to {LIST_MAX}, not {limit}"
-            )));
-        }
+        let limit = query.page_size().map_err(invalid)?;
         let owner = conn.fingerprint();
         // Taken out of the table first: the end locks a sandbox, then the table.
         let cores: Vec<Arc<Core>> = lock(&self.sandboxes).values().cloned().collect();

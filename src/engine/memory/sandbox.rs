@@ -4,11 +4,11 @@
 //! paused, as `local`'s do.
 
 use super::super::provider::ProviderResult;
-use super::super::wire::SandboxRecord;
 use super::tree::{Change, Tree};
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::{FileError, Op};
 use crate::services::paths::PathGuard;
+use crate::wire::SandboxRecord;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

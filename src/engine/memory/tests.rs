@@ -11,10 +11,8 @@ mod watch;
 
 use super::MemoryProvider;
 use crate::engine::provider::{ByteStream, Event, EventStream, Provider, ProviderResult, Sandbox};
-use crate::engine::wire::{
-    Connection, CreateSandbox, MkdirBody, MoveBody, SandboxRecord, WriteQuery,
-};
 use crate::error::engine::{Code, EngineError};
+use crate::wire::{Connection, CreateSandbox, MkdirBody, MoveBody, SandboxRecord, WriteQuery};
 use bytes::Bytes;
 use futures::StreamExt;
 use std::path::PathBuf;

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 /// Where a request goes: the connection's account and the sandbox it is about.
 pub struct Target<'a> {
-    pub connection: &'a crate::engine::wire::Connection,
+    pub connection: &'a crate::wire::Connection,
     pub sandbox_id: Option<&'a str>,
 }
 

@@ -5,8 +5,8 @@
 
 use super::child::{self, Conn, failed, lock};
 use super::protocol::Hello;
-use crate::engine::wire::{Feature, ProviderKind, ProviderRecord};
 use crate::error::engine::EngineError;
+use crate::wire::{Feature, ProviderKind, ProviderRecord};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};

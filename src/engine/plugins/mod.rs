@@ -31,7 +31,7 @@ mod stream;
 mod tests;
 
 use super::provider::Provider;
-use super::wire::DEFAULT_PROVIDER;
+use crate::wire::DEFAULT_PROVIDER;
 use host::{Host, Settings};
 use std::collections::HashSet;
 use std::path::Path;

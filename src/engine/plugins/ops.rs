@@ -11,12 +11,12 @@ use crate::engine::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileBody, FileRead, ProcessInfo,
     Provider, ProviderResult, Sandbox,
 };
-use crate::engine::wire::{
+use crate::error::engine::{Code, EngineError};
+use crate::wire::{
     CodeRunBody, CommandBody, Connection, ContextList, ContextRecord, CreateContext, CreateSandbox,
     ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord, SandboxList, SandboxRecord,
     WriteQuery,
 };
-use crate::error::engine::{Code, EngineError};
 use async_trait::async_trait;
 use base64::Engine as _;
 use serde::de::{DeserializeOwned, IgnoredAny};

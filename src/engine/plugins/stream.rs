@@ -6,18 +6,18 @@ use super::call::Call;
 use super::protocol::{self, FromPlugin};
 use crate::engine::provider::{Event, EventStream};
 use crate::error::engine::EngineError;
-use crate::services::output_json::put_bytes;
 use crate::services::utf8_carry::Utf8Carry;
-use serde_json::{Map, Value};
+use crate::wire::{CommandEvent, ERROR_EVENT, OutputChunk, WATCH_EVENTS};
+use serde_json::Value;
 
 /// The events an op may stream, by name (the engine's events are named statically).
 pub fn event_name(op: &str, name: &str) -> Option<&'static str> {
-    let names: &[&'static str] = match op {
-        "commands_stream" => &["start", "stdout", "stderr", "exit"],
-        "files_watch" => &["create", "modify", "delete", "rename", "overflow", "error"],
-        _ => &[],
-    };
-    names.iter().copied().find(|n| *n == name)
+    match op {
+        "commands_stream" => CommandEvent::NAMES.iter().copied().find(|n| *n == name),
+        "files_watch" if name == ERROR_EVENT => Some(ERROR_EVENT),
+        "files_watch" => WATCH_EVENTS.iter().copied().find(|n| *n == name),
+        _ => None,
+    }
 }
 
 /// Shapes the events of a stream: the plugin's `(name, data)` into the engine's events.
@@ -144,13 +144,11 @@ pub struct Output {
     stderr: Utf8Carry,
 }
 
-fn output_event(name: &'static str, bytes: &[u8]) -> Event {
-    let mut map = Map::new();
-    put_bytes(&mut map, "data", bytes);
-    Event {
-        name,
-        data: Value::Object(map),
-    }
+/// Which output event a stream's bytes become.
+type Make = fn(OutputChunk) -> CommandEvent;
+
+fn output_event(make: Make, bytes: &[u8]) -> Event {
+    make(OutputChunk::new(bytes)).into()
 }
 
 impl Render for Output {
@@ -160,9 +158,9 @@ impl Render for Output {
         name: &'static str,
         data: Value,
     ) -> Result<Vec<Event>, EngineError> {
-        let carry = match name {
-            "stdout" => &mut self.stdout,
-            "stderr" => &mut self.stderr,
+        let (carry, make): (_, Make) = match name {
+            "stdout" => (&mut self.stdout, CommandEvent::Stdout),
+            "stderr" => (&mut self.stderr, CommandEvent::Stderr),
             _ => return Ok(vec![Event { name, data }]),
         };
         let b64 = data["data_b64"]
@@ -172,18 +170,18 @@ impl Render for Output {
         Ok(if bytes.is_empty() {
             Vec::new()
         } else {
-            vec![output_event(name, &bytes)]
+            vec![output_event(make, &bytes)]
         })
     }
 
     fn finish(&mut self) -> Vec<Event> {
         [
-            ("stdout", self.stdout.finish()),
-            ("stderr", self.stderr.finish()),
+            (CommandEvent::Stdout as Make, self.stdout.finish()),
+            (CommandEvent::Stderr, self.stderr.finish()),
         ]
         .into_iter()
         .filter(|(_, rest)| !rest.is_empty())
-        .map(|(name, rest)| output_event(name, &rest))
+        .map(|(make, rest)| output_event(make, &rest))
         .collect()
     }
 }

@@ -5,8 +5,8 @@
 use super::sandbox::RestSandbox;
 use super::streams::{self, Progress};
 use crate::engine::provider::{ByteStream, EventStream, FileBody, FileRead, ProviderResult};
-use crate::engine::wire::{MkdirBody, MoveBody, WriteQuery};
 use crate::error::engine::EngineError;
+use crate::wire::{MkdirBody, MoveBody, WriteQuery};
 use reqwest::Method;
 use serde::Deserialize;
 use serde_json::Value;

@@ -51,11 +51,11 @@ mod tests;
 pub use timeouts::Timeouts;
 
 use super::provider::{Provider, ProviderResult, Sandbox};
-use super::wire::{
+use crate::error::engine::{Code, EngineError};
+use crate::wire::{
     Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord, SandboxList,
     SandboxRecord,
 };
-use crate::error::engine::{Code, EngineError};
 use async_trait::async_trait;
 use remote::{Empty, Remote};
 use reqwest::Method;

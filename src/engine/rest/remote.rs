@@ -7,8 +7,8 @@
 use super::failure::Failure;
 use super::timeouts::Timeouts;
 use crate::engine::provider::ProviderResult;
-use crate::engine::wire::{CONNECTION_HEADER, Connection, DEFAULT_PROVIDER};
 use crate::error::engine::{Code, EngineError};
+use crate::wire::{CONNECTION_HEADER, Connection, DEFAULT_PROVIDER};
 use http::HeaderValue;
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -9,14 +9,13 @@ use crate::engine::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileRead, ProcessInfo, ProviderResult,
     Sandbox, TerminalIo,
 };
-use crate::engine::wire::{
-    CodeRunBody, CommandBody, ContextList, ContextRecord, CreateContext, MkdirBody, MoveBody,
-    PortUrl, SandboxRecord, WriteQuery,
+use crate::wire::{
+    CodeResult, CodeRunBody, CommandBody, CommandResult, ContextList, ContextRecord, CreateContext,
+    MkdirBody, MoveBody, PortUrl, ProcessList, SandboxRecord, WriteQuery,
 };
 use async_trait::async_trait;
 use base64::Engine as _;
 use reqwest::Method;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -33,38 +32,6 @@ pub struct RestSandbox {
     pub id: String,
 }
 
-/// Output as the engine writes it: the text, and `<field>_b64` when it is not UTF-8.
-#[derive(Deserialize)]
-struct RunAnswer {
-    pid: u32,
-    stdout: String,
-    #[serde(default)]
-    stdout_b64: Option<String>,
-    stderr: String,
-    #[serde(default)]
-    stderr_b64: Option<String>,
-    exit_code: i32,
-    timed_out: bool,
-}
-
-#[derive(Deserialize)]
-struct CodeAnswer {
-    stdout: String,
-    #[serde(default)]
-    stdout_b64: Option<String>,
-    stderr: String,
-    #[serde(default)]
-    stderr_b64: Option<String>,
-    exit_code: Option<i32>,
-    timed_out: bool,
-    duration_ms: u64,
-}
-
-#[derive(Deserialize)]
-struct Processes {
-    processes: Vec<ProcessInfo>,
-}
-
 impl RestSandbox {
     /// `["sandboxes", id, tail...]`.
     pub(super) fn at<'a>(&'a self, tail: &[&'a str]) -> Vec<&'a str> {
@@ -73,18 +40,17 @@ impl RestSandbox {
         segments
     }
 
-    /// The bytes of an output field: `<field>_b64` when given, else the text.
-    fn output(&self, text: String, b64: Option<String>, field: &str) -> ProviderResult<Vec<u8>> {
-        match b64 {
-            None => Ok(text.into_bytes()),
-            Some(b64) => base64::engine::general_purpose::STANDARD
-                .decode(b64)
-                .map_err(|e| {
-                    self.remote
-                        .failure
-                        .garbled(format_args!("`{field}_b64` is not base64 ({e})"))
-                }),
-        }
+    /// The exact bytes of an answer's stdout and stderr (an answer whose `_b64` twin is not
+    /// base64 is garbled).
+    fn exact(
+        &self,
+        output: Result<(Vec<u8>, Vec<u8>), base64::DecodeError>,
+    ) -> ProviderResult<(Vec<u8>, Vec<u8>)> {
+        output.map_err(|e| {
+            self.remote
+                .failure
+                .garbled(format_args!("an output's `_b64` field is not base64 ({e})"))
+        })
     }
 
     async fn record(&self, method: Method, tail: &[&str]) -> ProviderResult<SandboxRecord> {
@@ -162,16 +128,18 @@ impl Sandbox for RestSandbox {
     async fn run(&self, body: CommandBody) -> ProviderResult<CommandOutcome> {
         let limit = self.remote.timeouts.for_run(body.timeout);
         let segments = self.at(&["commands", "run"]);
-        let answer: RunAnswer = self
+        let answer: CommandResult = self
             .remote
             .send(Method::POST, &segments, &body, limit)
             .await?;
+        let (pid, exit_code, timed_out) = (answer.pid, answer.exit_code, answer.timed_out);
+        let (stdout, stderr) = self.exact(answer.exact())?;
         Ok(CommandOutcome {
-            pid: answer.pid,
-            stdout: self.output(answer.stdout, answer.stdout_b64, "stdout")?,
-            stderr: self.output(answer.stderr, answer.stderr_b64, "stderr")?,
-            exit_code: answer.exit_code,
-            timed_out: answer.timed_out,
+            pid,
+            stdout,
+            stderr,
+            exit_code,
+            timed_out,
         })
     }
 
@@ -184,7 +152,7 @@ impl Sandbox for RestSandbox {
     }
 
     async fn processes(&self) -> ProviderResult<Vec<ProcessInfo>> {
-        let answer: Processes = self
+        let answer: ProcessList = self
             .remote
             .call(Method::GET, &self.at(&["processes"]), &[])
             .await?;
@@ -256,16 +224,19 @@ impl Sandbox for RestSandbox {
     async fn code_run(&self, body: CodeRunBody) -> ProviderResult<CodeOutcome> {
         let limit = self.remote.timeouts.for_run(body.timeout);
         let segments = self.at(&["code", "run"]);
-        let answer: CodeAnswer = self
+        let answer: CodeResult = self
             .remote
             .send(Method::POST, &segments, &body, limit)
             .await?;
+        let (exit_code, timed_out, duration_ms) =
+            (answer.exit_code, answer.timed_out, answer.duration_ms);
+        let (stdout, stderr) = self.exact(answer.exact())?;
         Ok(CodeOutcome {
-            stdout: self.output(answer.stdout, answer.stdout_b64, "stdout")?,
-            stderr: self.output(answer.stderr, answer.stderr_b64, "stderr")?,
-            exit_code: answer.exit_code,
-            timed_out: answer.timed_out,
-            duration_ms: answer.duration_ms,
+            stdout,
+            stderr,
+            exit_code,
+            timed_out,
+            duration_ms,
         })
     }
 

@@ -13,13 +13,18 @@ use super::streams::Chunks;
 use crate::engine::provider::{Event, EventStream};
 use crate::error::engine::EngineError;
 use crate::services::sse_parser::{SseEvent, SseParser};
+use crate::wire::{CommandEvent, WATCH_EVENTS};
 use futures::StreamExt;
 use std::collections::VecDeque;
 
-/// The event names of the protocol's streams (`Event::name` is `&'static str`).
-const NAMES: [&str; 9] = [
-    "start", "stdout", "stderr", "exit", "create", "modify", "delete", "rename", "overflow",
-];
+/// The event name of the protocol's streams that `name` is (`Event::name` is `&'static str`).
+fn known(name: &str) -> Option<&'static str> {
+    CommandEvent::NAMES
+        .iter()
+        .chain(WATCH_EVENTS.iter())
+        .copied()
+        .find(|known| *known == name)
+}
 
 struct Reader {
     chunks: Chunks,
@@ -104,7 +109,7 @@ impl Reader {
     }
 
     fn event(&self, name: &str, data: &str) -> Result<Event, EngineError> {
-        let name = NAMES.iter().copied().find(|n| *n == name).ok_or_else(|| {
+        let name = known(name).ok_or_else(|| {
             self.failure
                 .garbled(format_args!("an event named `{name}`"))
         })?;

@@ -9,7 +9,7 @@
 
 use super::remote::Remote;
 use crate::engine::provider::{ProviderResult, TerminalInput, TerminalIo};
-use crate::engine::wire::TerminalControl;
+use crate::wire::TerminalControl;
 use bytes::Bytes;
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};

@@ -1,7 +1,7 @@
 //! How long the `rest` provider waits for its remote: every call crosses a network, so
 //! every wait has a bound (a remote that stops answering is `E9002`, never a hang).
 
-use crate::engine::wire::COMMAND_TIMEOUT_DEFAULT_S;
+use crate::wire::COMMAND_TIMEOUT_DEFAULT_S;
 use std::time::Duration;
 
 /// What a command or code run's call gets beyond the run's own `timeout`: the remote's

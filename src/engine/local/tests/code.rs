@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::engine::provider::TerminalInput;
-use crate::engine::wire::{CodeRunBody, CreateContext};
+use crate::wire::{CodeRunBody, CreateContext};
 
 fn code(text: &str) -> CodeRunBody {
     CodeRunBody {

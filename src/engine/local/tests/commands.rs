@@ -1,7 +1,7 @@
 //! Commands run and streamed, background processes, stdin, signals.
 
 use super::*;
-use crate::engine::wire::CommandBody;
+use crate::wire::CommandBody;
 use serde_json::json;
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::engine::provider::ByteStream;
-use crate::engine::wire::{MkdirBody, MoveBody, WriteQuery};
+use crate::wire::{MkdirBody, MoveBody, WriteQuery};
 use bytes::Bytes;
 
 fn body(bytes: &'static [u8]) -> ByteStream {
@@ -45,7 +45,7 @@ async fn files_are_written_read_listed_moved_and_removed() {
     assert_eq!(read_all(&sandbox, "notes/a.txt").await, b"hello, files");
     // What a command wrote is a file too, at the same place.
     sandbox
-        .run(crate::engine::wire::CommandBody {
+        .run(crate::wire::CommandBody {
             cmd: "printf x > notes/b.txt".into(),
             ..Default::default()
         })
@@ -145,7 +145,7 @@ async fn no_path_leaves_the_sandbox() {
     std::fs::write(&outside, "secret").unwrap();
     // A link made inside the sandbox that points out of it.
     sandbox
-        .run(crate::engine::wire::CommandBody {
+        .run(crate::wire::CommandBody {
             cmd: format!("ln -s {} link; ln -s .. up", outside.display()),
             ..Default::default()
         })

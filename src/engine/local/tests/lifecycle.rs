@@ -1,8 +1,8 @@
 //! Create, list, ownership, lifetime, pause and resume, the end, adoption.
 
 use super::*;
-use crate::engine::wire::{CommandBody, ListSandboxes, SandboxStatus};
 use crate::services::cgroup::{self, Support};
+use crate::wire::{CommandBody, ListSandboxes, SandboxStatus};
 use std::collections::BTreeMap;
 
 fn shell(line: &str) -> CommandBody {

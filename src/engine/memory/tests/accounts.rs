@@ -1,7 +1,7 @@
 //! Two accounts never see each other's sandboxes; the list filters, pages and orders.
 
 use super::*;
-use crate::engine::wire::{ListSandboxes, SandboxStatus};
+use crate::wire::{ListSandboxes, SandboxStatus};
 
 #[tokio::test]
 async fn a_sandbox_is_its_creator_s_alone() {

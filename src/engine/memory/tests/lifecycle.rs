@@ -2,9 +2,7 @@
 //! not declared.
 
 use super::*;
-use crate::engine::wire::{
-    CommandBody, Feature, ListSandboxes, ProviderKind, SandboxStatus, WriteQuery,
-};
+use crate::wire::{CommandBody, Feature, ListSandboxes, ProviderKind, SandboxStatus, WriteQuery};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::SystemTime;

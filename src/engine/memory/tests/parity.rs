@@ -6,7 +6,7 @@ use crate::engine::app::app;
 use crate::engine::local::LocalProvider;
 use crate::engine::provider::Provider;
 use crate::engine::state::EngineState;
-use crate::engine::wire::Connection;
+use crate::wire::Connection;
 use axum::body::Body;
 use futures::StreamExt;
 use http::Request;

@@ -2,7 +2,7 @@
 //! the overflow, and the two ends (the directory gone, the sandbox gone).
 
 use super::*;
-use crate::engine::wire::{MkdirBody, MoveBody};
+use crate::wire::{MkdirBody, MoveBody};
 use serde_json::json;
 
 async fn mkdir(sandbox: &Arc<dyn Sandbox>, path: &str) {

@@ -2,8 +2,8 @@
 //! terminal through the front.
 
 use super::{Events, FRONT_TOKEN, answer, code, pair};
-use crate::engine::wire::CONNECTION_HEADER;
 use crate::error::engine::Code;
+use crate::wire::CONNECTION_HEADER;
 use futures::{SinkExt, StreamExt};
 use reqwest::{Method, StatusCode};
 use serde_json::json;

@@ -1,0 +1,162 @@
+//! Files of a sandbox: the queries and bodies of the file routes, and entry info, the shape
+//! every file route answers about a file, directory or link (the server's file_ops shape).
+
+use serde::{Deserialize, Serialize};
+
+/// The events of `files/watch` besides `error` (their data: [`watch_events`]).
+pub const WATCH_EVENTS: [&str; 5] = ["create", "modify", "delete", "rename", "overflow"];
+
+/// `files/list`: how deep a listing goes (1-10, default 1).
+pub const LIST_DEPTH_MAX: u32 = 10;
+
+/// `GET .../files/content|list|info|exists|watch` and `DELETE .../files`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathQuery {
+    #[serde(default)]
+    pub path: Option<String>,
+    /// list: 1-10, default 1.
+    #[schemars(range(min = 1, max = 10), extend("default" = 1))]
+    #[serde(default)]
+    pub depth: Option<u32>,
+    /// watch: follow sub-directories; remove: a non-empty directory too.
+    #[serde(default)]
+    pub recursive: Option<bool>,
+}
+
+/// `PUT .../files/content?path=[&overwrite=][&parents=]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteQuery {
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+    #[serde(default)]
+    pub parents: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MkdirBody {
+    pub path: String,
+    #[serde(default)]
+    pub parents: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveBody {
+    pub from: String,
+    pub to: String,
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+}
+
+/// Entry info: what every file route answers about an entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EntryInfo {
+    pub name: String,
+    /// Absolute, inside the sandbox.
+    pub path: String,
+    /// `file`, `dir`, `symlink` or `other`.
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["file", "dir", "symlink", "other"]))]
+    pub type_: String,
+    pub size: u64,
+    /// Permission bits in octal, e.g. `"0644"`.
+    pub mode: String,
+    /// RFC 3339 UTC.
+    #[schemars(extend("format" = "date-time"))]
+    pub modified_at: String,
+    /// Only for a symbolic link: where it points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symlink_target: Option<String>,
+}
+
+impl EntryInfo {
+    pub fn is_dir(&self) -> bool {
+        self.type_ == "dir"
+    }
+}
+
+/// `GET .../files/list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EntryList {
+    pub entries: Vec<EntryInfo>,
+}
+
+/// `GET .../files/exists`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Exists {
+    pub exists: bool,
+}
+
+/// `DELETE .../files`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Removed {
+    pub path: String,
+    #[schemars(extend("const" = true))]
+    pub deleted: bool,
+}
+
+/// The data of a `create`, `modify` or `rename` event of `files/watch`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Change {
+    pub path: String,
+    /// `rename` only: the old name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["file", "dir", "symlink", "other"]))]
+    pub type_: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<EntryInfo>,
+}
+
+/// The data of a `delete` event of `files/watch`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Deleted {
+    pub path: String,
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["file", "dir", "symlink", "other"]))]
+    pub type_: String,
+}
+
+/// The data of an `overflow` event: events were lost, list the path again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Overflow {
+    pub path: String,
+    pub message: String,
+}
+
+/// The events of `files/watch` with what each means and the schema of its data, for the
+/// OpenAPI document (`error` last: the engine error body).
+pub fn watch_events(
+    g: &mut schemars::SchemaGenerator,
+) -> Vec<(&'static str, &'static str, serde_json::Value)> {
+    let schema = |s: schemars::Schema| serde_json::to_value(s).unwrap_or_default();
+    let change = schema(g.subschema_for::<Change>());
+    vec![
+        ("create", "A path was created.", change.clone()),
+        ("modify", "A file was written.", change.clone()),
+        (
+            "delete",
+            "A path was removed.",
+            schema(g.subschema_for::<Deleted>()),
+        ),
+        (
+            "rename",
+            "A path was renamed: `path` the new name, `from` the old.",
+            change,
+        ),
+        (
+            "overflow",
+            "Events were lost; list the path again.",
+            schema(g.subschema_for::<Overflow>()),
+        ),
+    ]
+}
