@@ -15,8 +15,8 @@ test: fmt-check one-build lint
     just test-real
     just fuzz
 
-codex_version := "0.169.0"
-claude_version := "2.1.197"
+codex_version := "0.171.0"
+claude_version := "2.1.332"
 real_clis := env_var_or_default("SVC_REAL_CLIS", env_var("HOME") / ".cache/svc/real-clis")
 
 # The pinned real CLIs, installed with npm into a cache outside the repo (reinstalled only when the pins change).

@@ -533,7 +533,7 @@ fn argv_errors_help_version_output_formats() {
     let out = c(&["--version"]);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "2.1.197-fake (Claude Code)"
+        "2.1.332-fake (Claude Code)"
     );
     assert!(c(&["--help"]).status.success());
     let out = c(&["-p", "--output-format", "stream-json", "x"]);
