@@ -47,7 +47,7 @@ def main() -> int:
         pinned, newest = versions.split(":", 1)
         moved = pinned != newest
         drift |= moved
-        print(f"  {name}: pinned {pinned}, newest {newest}{'  <- newer than the pin' if moved else ''}")
+        print(f"  {name}: pinned {pinned}, newest {newest}{'  <- not the pin' if moved else ''}")
 
     log = args.log.read_text(errors="replace") if args.log.is_file() else ""
     passed, failed = tests(log)
