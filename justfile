@@ -15,8 +15,8 @@ test: fmt-check one-build lint
     just test-real
     just fuzz
 
-codex_version := "0.169.0"
-claude_version := "2.1.197"
+codex_version := "0.171.0"
+claude_version := "2.1.332"
 real_clis := env_var_or_default("SVC_REAL_CLIS", env_var("HOME") / ".cache/svc/real-clis")
 
 # The pinned real CLIs, installed with npm into a cache outside the repo (reinstalled only when the pins change).
@@ -41,6 +41,50 @@ real-clis:
 test-real: real-clis
     cargo build --workspace --bins
     SVC_REAL_BIN="$PWD/target/real-bin" cargo test --test integration real:: -- --ignored
+
+# Drift report (not part of `just test`: versions move under CI's feet): the newest published Codex CLI and Claude Code, installed into a scratch cache (never the pinned one), through the same real-CLI tests and shape diffs, and the newest openai SDKs through the SDK checks. Prints versions, tests passed/failed and per scenario the fields added/removed/retyped; exits non-zero on drift.
+real-drift:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    scratch="${SVC_DRIFT_DIR:-$HOME/.cache/svc/drift}"
+    rm -rf "$scratch/clis" "$scratch/bin" "$scratch/sdk-repo" "$scratch/venv" "$scratch/shapes.jsonl"
+    mkdir -p "$scratch/clis" "$scratch/bin"
+    codex="$(npm view @openai/codex version)"
+    claude="$(npm view @anthropic-ai/claude-code version)"
+    echo "installing @openai/codex@$codex @anthropic-ai/claude-code@$claude into $scratch/clis"
+    npm install --prefix "$scratch/clis" --no-audit --no-fund --loglevel=error "@openai/codex@$codex" "@anthropic-ai/claude-code@$claude"
+    ln -sfn "$scratch/clis/node_modules/.bin/codex" "$scratch/bin/rt-one"
+    ln -sfn "$scratch/clis/node_modules/.bin/claude" "$scratch/bin/rt-two"
+    cargo build --workspace --bins
+    # A failing run is what this recipe reports, not a reason to stop.
+    SVC_REAL_BIN="$scratch/bin" SVC_SHAPES_REPORT="$scratch/shapes.jsonl" cargo test --test integration real:: -- --ignored 2>&1 | tee "$scratch/real.log" || true
+    ts_pinned="$(node -p 'require("./tests/typescript/package.json").devDependencies.openai')"
+    ts_newest="$(npm view openai version)"
+    ts_result="not run"
+    if [ "$ts_pinned" != "$ts_newest" ]; then
+        # A copy of the check whose `target` is ours, so its server is the one just built.
+        copy="$scratch/sdk-repo"; mkdir -p "$copy/tests"; ln -sfn "$PWD/target" "$copy/target"
+        cp -r tests/typescript "$copy/tests/" && rm -rf "$copy/tests/typescript/node_modules"
+        (cd "$copy/tests/typescript" && npm ci --no-audit --no-fund --loglevel=error \
+            && npm install --save-exact --no-audit --no-fund --loglevel=error "openai@$ts_newest" \
+            && node_modules/.bin/tsc --noEmit -p . \
+            && node --import tsx --test --test-concurrency=1 test/*.test.ts) >"$scratch/ts.log" 2>&1 \
+            && ts_result="pass" || ts_result="FAIL (see $scratch/ts.log)"
+    fi
+    py_pinned="$(sed -n 's/^openai==//p' tests/python/requirements.txt)"
+    major="${py_pinned%%.*}"
+    python3 -m venv "$scratch/venv"
+    py_newest="$("$scratch/venv/bin/python" -m pip index versions openai 2>/dev/null | sed -n 's/^Available versions: //p' | tr ',' '\n' | tr -d ' ' | grep "^$major\." | head -1)"
+    py_result="not run"
+    if [ -n "$py_newest" ] && [ "$py_pinned" != "$py_newest" ]; then
+        sed "s/^openai==.*/openai==$py_newest/" tests/python/requirements.txt >"$scratch/requirements.txt"
+        ("$scratch/venv/bin/python" -m pip install -q --disable-pip-version-check -r "$scratch/requirements.txt" \
+            && "$scratch/venv/bin/python" -m pytest -q tests/python) >"$scratch/python.log" 2>&1 \
+            && py_result="pass" || py_result="FAIL (see $scratch/python.log)"
+    fi
+    python3 tests/drift/report.py --log "$scratch/real.log" --shapes "$scratch/shapes.jsonl" \
+        --cli "codex={{codex_version}}:$codex" --cli "claude-code={{claude_version}}:$claude" \
+        --sdk "openai (npm)=$ts_pinned:$ts_newest:$ts_result" --sdk "openai (PyPI $major.x)=$py_pinned:${py_newest:-$py_pinned}:$py_result"
 
 # The official client check: the openai Python SDK (strict validation) against our server.
 test-python: python-env

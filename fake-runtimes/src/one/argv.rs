@@ -1,4 +1,4 @@
-//! `rt-one` argv, mirroring `codex` 0.169.0 (`codex exec --help`).
+//! `rt-one` argv, mirroring `codex` 0.171.0 (`codex exec --help`).
 //!
 //! Codex parses with clap, so using clap here gives the same error text and
 //! exit code 2 for unknown flags. Flags that the fake does not act on are
@@ -7,13 +7,13 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-pub const VERSION: &str = "0.169.0-fake";
+pub const VERSION: &str = "0.171.0-fake";
 
 #[derive(Parser, Debug)]
 #[command(
     name = "rt-one",
     version = VERSION,
-    about = "Scripted stand-in for the Codex CLI (codex-cli 0.169.0). Only `exec` is implemented.",
+    about = "Scripted stand-in for the Codex CLI (codex-cli 0.171.0). Only `exec` is implemented.",
     after_help = "Scenarios: put [[scenario:NAME]] in the prompt or set RT_FAKE_SCRIPT; see fake-runtimes/README.md."
 )]
 pub struct Cli {

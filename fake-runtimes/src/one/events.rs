@@ -1,4 +1,4 @@
-//! Builders for `codex exec --json` lines (codex 0.169.0 `exec_events.rs`).
+//! Builders for `codex exec --json` lines (codex 0.171.0 `exec_events.rs`).
 //! Field order matches the real serializer.
 
 use crate::script::Tokens;
@@ -12,7 +12,7 @@ pub fn turn_started() -> Value {
     json!({"type": "turn.started"})
 }
 
-/// `usage` is thread-cumulative in 0.169.0; None drops the field (scripted).
+/// `usage` is thread-cumulative in 0.171.0; None drops the field (scripted).
 pub fn turn_completed(usage: Option<&Tokens>) -> Value {
     match usage {
         Some(u) => json!({"type": "turn.completed", "usage": {

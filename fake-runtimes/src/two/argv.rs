@@ -1,4 +1,4 @@
-//! `rt-two` argv, mirroring Claude Code 2.1.197 (`claude --help`).
+//! `rt-two` argv, mirroring Claude Code 2.1.332 (`claude --help`).
 //!
 //! Claude Code parses with commander.js, whose behaviour differs from clap in
 //! ways adapters trip over, so this copies it: unknown options exit 1,
@@ -333,7 +333,7 @@ fn check_choice(spec: &Spec, value: &str) -> Result<(), String> {
 
 pub const HELP: &str = "Usage: rt-two [options] [prompt]
 
-Scripted stand-in for Claude Code 2.1.197. Only print mode (-p) is implemented.
+Scripted stand-in for Claude Code 2.1.332. Only print mode (-p) is implemented.
 
 Arguments:
   prompt                                Your prompt (or stdin; with

@@ -1,32 +1,29 @@
-//! Builders for Claude Code 2.1.197 `stream-json` lines. Field names and
+//! Builders for Claude Code 2.1.332 `stream-json` lines. Field names and
 //! order follow captured output of the real CLI.
 
 use crate::script::Tokens;
 use serde_json::{Value, json};
 
-/// Built-in tools listed by the real init line (2.1.197, default settings).
+/// Built-in tools listed by the real init line (2.1.332, default settings).
 pub const TOOLS: &[&str] = &[
     "Task",
     "Bash",
     "CronCreate",
     "CronDelete",
     "CronList",
-    "DesignSync",
     "Edit",
     "EnterWorktree",
     "ExitWorktree",
+    "ListAgents",
+    "Monitor",
     "NotebookEdit",
     "Read",
     "ReportFindings",
     "ScheduleWakeup",
     "SendMessage",
     "Skill",
-    "TaskCreate",
-    "TaskGet",
-    "TaskList",
-    "TaskOutput",
     "TaskStop",
-    "TaskUpdate",
+    "ToolSearch",
     "WebFetch",
     "WebSearch",
     "Workflow",
@@ -36,6 +33,16 @@ pub const TOOLS: &[&str] = &[
 const SLASH_COMMANDS: &[&str] = &[
     "clear", "compact", "config", "context", "init", "review", "usage",
 ];
+/// The commands 2.1.332 runs only in its terminal UI.
+const TERMINAL_SLASH_COMMANDS: &[&str] = &["doctor", "color", "focus", "reload-plugins"];
+/// A sample of the protocol capabilities 2.1.332 announces (the real list is longer).
+const CAPABILITIES: &[&str] = &[
+    "interrupt_receipt_v1",
+    "interrupt_cancel_queued_v1",
+    "msg_lifecycle_v1",
+    "sdk_mcp_tools_list_changed",
+    "mcp_read_resource_v1",
+];
 const AGENTS: &[&str] = &[
     "claude",
     "Explore",
@@ -43,6 +50,9 @@ const AGENTS: &[&str] = &[
     "Plan",
     "statusline-setup",
 ];
+
+/// Why fast mode is off in print mode (2.1.332, init and result lines).
+pub const FAST_MODE_DISABLED_REASON: &str = "sdk_opt_in_required";
 
 pub struct InitInfo<'a> {
     pub cwd: &'a str,
@@ -59,7 +69,8 @@ pub fn init(i: &InitInfo) -> Value {
     let servers: Vec<Value> = i
         .mcp_servers
         .iter()
-        .map(|(name, status)| json!({"name": name, "status": status}))
+        // Servers from `--mcp-config` are `dynamic` (not from a settings file) in 2.1.332.
+        .map(|(name, status)| json!({"name": name, "status": status, "source": "dynamic"}))
         .collect();
     json!({
         "type": "system",
@@ -82,6 +93,32 @@ pub fn init(i: &InitInfo) -> Value {
         "uuid": i.uuid,
         "memory_paths": {"auto": i.memory_dir},
         "fast_mode_state": "off",
+        "terminal_slash_commands": TERMINAL_SLASH_COMMANDS,
+        "capabilities": CAPABILITIES,
+        "served_by_anthropic": false,
+        "sandbox_enabled": false,
+        "original_cwd": i.cwd,
+        "additional_directories": [],
+        // The real CLI listens there for `claude message`; the fake only names it.
+        "messaging_socket_path": format!("/tmp/cc-socks/{}.sock", std::process::id()),
+        "fast_mode_disabled_reason": FAST_MODE_DISABLED_REASON,
+        "per_turn_effort_active": true,
+        "ultrathink_available": false,
+        "ultrathink_typed_raises": false,
+        "view_mode": "default",
+    })
+}
+
+/// The result line's sub-agent counters (2.1.332); the fakes' sub-agents are not counted.
+pub fn subagent_stats() -> Value {
+    json!({
+        "spawned": 0,
+        "requested": {"background": 0, "foreground": 0, "unset": 0},
+        "started_in_background": 0, "max_depth": 0, "spawned_by_subagents": 0,
+        "completed": 0, "failed": 0,
+        "killed": {"parent": 0, "user": 0, "system": 0},
+        "refused": {"depth_limit": 0, "concurrency_limit": 0, "budget": 0},
+        "by_type": {},
     })
 }
 
@@ -102,12 +139,15 @@ pub fn result_usage(t: &Tokens) -> Value {
         "cache_creation_input_tokens": t.cache_creation,
         "cache_read_input_tokens": t.cached_input,
         "output_tokens": t.output,
+        // The fakes' thinking is not counted apart from the other output.
+        "output_tokens_details": {"thinking_tokens": 0},
         "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
         "service_tier": "standard",
         "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
         "inference_geo": "",
         "iterations": [],
         "speed": "standard",
+        "fallback_credit": null,
     })
 }
 
@@ -127,8 +167,14 @@ pub fn model_usage(model: &str, t: &Tokens) -> Value {
         "cacheCreationInputTokens": t.cache_creation,
         "webSearchRequests": 0,
         "costUSD": cost_usd(t),
-        "contextWindow": 200000,
-        "maxOutputTokens": 64000,
+        "contextWindow": 1000000,
+        "maxOutputTokens": 128000,
+        "thinkingTokens": 0,
+        "cacheCreationEphemeral5mInputTokens": t.cache_creation,
+        "cacheCreationEphemeral1hInputTokens": 0,
+        "canonicalModel": model,
+        "provider": "firstParty",
+        "costBasis": "list",
     }})
 }
 
@@ -156,6 +202,7 @@ pub fn assistant_message(id: &str, model: &str, block: Value, usage: Option<&Tok
 /// Synthetic assistant message Claude Code prints for API and login errors.
 pub fn synthetic_message(id: &str, text: &str) -> Value {
     json!({
+        "diagnostics": null,
         "id": id,
         "container": null,
         "model": "<synthetic>",
@@ -165,12 +212,14 @@ pub fn synthetic_message(id: &str, text: &str) -> Value {
         "stop_sequence": "",
         "type": "message",
         "usage": {
+            "output_tokens_details": null,
             "input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
             "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
             "service_tier": null,
             "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
-            "inference_geo": null, "iterations": null, "speed": null
+            "inference_geo": null, "iterations": null, "speed": null,
+            "fallback_credit": null
         },
         "content": [{"type": "text", "text": text}],
         "context_management": null,

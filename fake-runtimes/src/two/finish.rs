@@ -19,11 +19,28 @@ impl TurnRunner<'_> {
         }
     }
 
+    /// Fields 2.1.332 adds to every result line; `model_usage_since_last_result` repeats
+    /// `modelUsage` since the fake prints one result per process.
+    fn result_tail(&self, line: &Value) -> Value {
+        json!({
+            "fast_mode_disabled_reason": ev::FAST_MODE_DISABLED_REASON,
+            "subagent_stats": ev::subagent_stats(),
+            "safety_stops": 0,
+            "queued_turn_count": 0,
+            "result_index": 0,
+            "model_usage_since_last_result": line.get("modelUsage").cloned().unwrap_or_else(|| json!({})),
+        })
+    }
+
     /// Adds the usage fields, `tail`, the line's `uuid`, then `after` (fields the real CLI puts after `uuid`).
     fn finish_line(&mut self, mut line: Value, tail: Value, after: Value) {
         self.usage_fields(&mut line);
         if let (Some(obj), Value::Object(tail)) = (line.as_object_mut(), tail) {
             obj.extend(tail);
+        }
+        let common = self.result_tail(&line);
+        if let (Some(obj), Value::Object(common)) = (line.as_object_mut(), common) {
+            obj.extend(common);
         }
         let uuid = self.uuid();
         if let Some(obj) = line.as_object_mut() {
@@ -52,10 +69,15 @@ impl TurnRunner<'_> {
             "stop_reason": "end_turn",
             "session_id": self.s.session_id,
         });
+        let begun = self.begun.clone();
+        let mut after = json!({"begun_message_ids": begun});
+        if !self.begun.is_empty() {
+            after["first_content_frame_ms"] = json!(elapsed);
+        }
         self.finish_line(
             line,
             json!({"terminal_reason": "completed", "fast_mode_state": "off"}),
-            json!({}),
+            after,
         );
     }
 
@@ -74,12 +96,16 @@ impl TurnRunner<'_> {
             "parent_tool_use_id": null,
             "session_id": self.s.session_id,
             "uuid": self.uuid(),
+            "timestamp": self.s.clock.now_rfc3339(),
             "error": match status {
                 Some(401) => "authentication_failed",
                 Some(429) => "rate_limit",
                 Some(_) => "server_error",
                 None => "unknown",
             },
+            "is_api_error_message": status.is_some(),
+            "api_error_status": status,
+            "api_error_type": api_error_type(status),
         });
         self.emit(line);
         let elapsed = self.s.clock.elapsed_ms();
@@ -95,12 +121,13 @@ impl TurnRunner<'_> {
             "stop_reason": "stop_sequence",
             "session_id": self.s.session_id,
         });
-        let mut tail = json!({"terminal_reason": "completed", "fast_mode_state": "off"});
+        let mut tail = json!({"terminal_reason": "api_error", "fast_mode_state": "off", "api_error_type": api_error_type(status)});
         if requested_nothing && status.is_some() {
             // No model answered, so no model has usage.
             tail["modelUsage"] = json!({});
         }
-        self.finish_line(line, tail, json!({}));
+        let begun = self.begun.clone();
+        self.finish_line(line, tail, json!({"begun_message_ids": begun}));
     }
 
     pub(super) fn max_turns_result(&mut self, max: u64) {
@@ -124,26 +151,24 @@ impl TurnRunner<'_> {
         self.finish_line(line, tail, errors);
     }
 
-    /// `/compact`: with earlier turns, a `compact_boundary` line and the
-    /// summary; with none, Claude's "Not enough messages" reply.
+    /// `/compact`: with earlier turns (even one exchange, since 2.1.332), a
+    /// `compact_boundary` line and the summary as a synthetic user message; with none,
+    /// Claude's "No messages to compact" reply. The result says success either way and
+    /// names the command (`local_command`).
     pub fn compact(&mut self, prior_turns: usize, pre_tokens: u64) -> super::turn::TurnReport {
-        self.system_status_compacting();
         if prior_turns == 0 {
-            const NOT_ENOUGH: &str = "Not enough messages to compact.";
-            self.status_line(
-                json!({"status": null, "compact_result": "failed", "compact_error": NOT_ENOUGH}),
-            );
             let id = self.uuid();
             let line = json!({
                 "type": "assistant",
-                "message": ev::synthetic_message(&id, NOT_ENOUGH),
+                "message": ev::synthetic_message(&id, NO_MESSAGES),
                 "parent_tool_use_id": null,
                 "session_id": self.s.session_id,
                 "uuid": self.uuid(),
+                "timestamp": self.s.clock.now_rfc3339(),
             });
             self.emit(line);
-            self.result_text = Some(NOT_ENOUGH.into());
         } else {
+            self.system_status_compacting();
             self.status_line(json!({"status": null, "compact_result": "success"}));
             let boundary = json!({
                 "type": "system",
@@ -157,13 +182,12 @@ impl TurnRunner<'_> {
                     "cumulative_dropped_tokens": 0,
                     "duration_ms": self.s.clock.elapsed_ms(),
                 },
+                "logical_parent_uuid": crate::ids::uuid(4, &[&self.s.session_id, "compact-parent"]),
             });
             self.emit(boundary);
-            let summary = format!(
-                "This session is being continued from a previous conversation that ran out of context. \
-                 The summary below covers the earlier portion of the conversation.\n\n\
-                 Summary of {prior_turns} earlier turn(s) (rt-two fake compaction)."
-            );
+            let summary = summary_message(&format!(
+                "Summary of {prior_turns} earlier turn(s) (rt-two fake compaction)."
+            ));
             self.user_text(
                 json!(summary),
                 json!({"isReplay": false, "isSynthetic": true}),
@@ -172,8 +196,8 @@ impl TurnRunner<'_> {
                 json!("<local-command-stdout>Compacted </local-command-stdout>"),
                 json!({"isReplay": true}),
             );
-            self.result_text = Some(String::new());
         }
+        self.result_text = Some(String::new());
         let elapsed = self.s.clock.elapsed_ms();
         let line = json!({
             "type": "result",
@@ -182,7 +206,8 @@ impl TurnRunner<'_> {
             "duration_ms": elapsed,
             "duration_api_ms": 0,
             "num_turns": 0,
-            "result": self.result_text.clone().unwrap_or_default(),
+            "result": "",
+            "local_command": "compact",
             "stop_reason": null,
             "session_id": self.s.session_id,
         });
@@ -206,6 +231,33 @@ impl TurnRunner<'_> {
             obj.insert("uuid".into(), json!(uuid));
         }
         self.emit(line);
+    }
+}
+
+/// What `/compact` answers on a session with nothing in it yet.
+const NO_MESSAGES: &str = "Error: No messages to compact";
+
+/// The synthetic user message that starts a compacted conversation (2.1.332's wording,
+/// without its pointer to the transcript file, which the fake does not keep).
+fn summary_message(summary: &str) -> String {
+    format!(
+        "This session is being continued from a previous conversation that ran out of context. \
+         The summary below covers the earlier portion of the conversation.\n\n\
+         <system-reminder>\n<tools-used-before-summary></tools-used-before-summary>\n</system-reminder>\n\
+         Summary:\n{summary}\n\n\
+         Continue the conversation from where it left off without asking the user any further questions."
+    )
+}
+
+/// The API's error type for an HTTP status, as 2.1.332 copies it into error lines.
+fn api_error_type(status: Option<u16>) -> Value {
+    match status {
+        Some(401) => json!("authentication_error"),
+        Some(403) => json!("permission_error"),
+        Some(429) => json!("rate_limit_error"),
+        Some(529) => json!("overloaded_error"),
+        Some(_) => json!("api_error"),
+        None => Value::Null,
     }
 }
 

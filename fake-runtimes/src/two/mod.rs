@@ -17,7 +17,7 @@ use std::io::{BufRead, Read};
 use turn::{Settings, TurnReport, TurnRunner};
 
 /// Version reported by `--version` and the init line.
-pub const VERSION: &str = "2.1.197-fake";
+pub const VERSION: &str = "2.1.332-fake";
 const DEFAULT_MODEL: &str = "claude-opus-4-8";
 
 /// Entry point; returns the process exit code.

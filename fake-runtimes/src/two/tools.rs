@@ -17,7 +17,9 @@ impl TurnRunner<'_> {
     /// `display` is an MCP tool's (display name, server) for `tool_use_meta`.
     fn tool_use(&mut self, name: &str, input: &Value, display: Option<(String, String)>) -> String {
         let id = self.tool_id();
-        let meta = display.map(|(tool, server)| json!([{"id": id, "display_name": tool, "server_display_name": server}]));
+        // 2.1.332 also names the server's own tool (`mcp__<server>__<tool>`'s last part).
+        let tool_name = name.rsplit("__").next().unwrap_or(name);
+        let meta = display.map(|(tool, server)| json!([{"id": id, "display_name": tool, "server_display_name": server, "tool_name": tool_name}]));
         let delta = json!({"type": "input_json_delta", "partial_json": input.to_string()});
         self.count_output(&input.to_string());
         self.block(

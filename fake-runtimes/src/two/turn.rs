@@ -32,6 +32,9 @@ pub struct Settings<'a> {
     pub clock: Clock,
 }
 
+/// How 2.1.332 shows thinking in print mode (its default `display: updates`).
+const THINKING_DISPLAY: &str = "updates";
+
 /// The sub-agent whose lines are being written (`parent_tool_use_id`).
 pub(super) struct Parent {
     pub tool_use_id: String,
@@ -56,6 +59,8 @@ pub struct TurnRunner<'a> {
     base_input: u64,
     seq: u64,
     pub(super) msg_seq: u64,
+    /// Ids of the API messages this turn started (the result's `begun_message_ids`).
+    pub(super) begun: Vec<String>,
     tool_seq: u64,
     pub(super) msg: Option<OpenMessage>,
     pub(super) parent: Option<Parent>,
@@ -84,6 +89,7 @@ impl<'a> TurnRunner<'a> {
             base_input,
             seq: 0,
             msg_seq: 0,
+            begun: Vec::new(),
             tool_seq: 0,
             msg: None,
             parent: None,
@@ -164,6 +170,20 @@ impl<'a> TurnRunner<'a> {
         if ttft && let Some(obj) = line.as_object_mut() {
             obj.insert("ttft_ms".into(), json!(self.s.clock.elapsed_ms()));
         }
+        // 2.1.332 says how thinking is shown on the events that may carry it, and names the
+        // API message on every event (deltas carry only an index).
+        let shows_thinking = line["event"]["type"] == "message_start"
+            || line["event"]["content_block"]["type"] == "thinking"
+            || line["event"]["delta"]["type"] == "thinking_delta";
+        let message_id = self.msg.as_ref().map(|m| m.id.clone());
+        if let Some(obj) = line.as_object_mut() {
+            if shows_thinking {
+                obj.insert("thinking_display".into(), json!(THINKING_DISPLAY));
+            }
+            if let Some(id) = message_id {
+                obj.insert("api_message_id".into(), json!(id));
+            }
+        }
         self.emit(line);
     }
 
@@ -200,6 +220,12 @@ impl<'a> TurnRunner<'a> {
         if self.parent.is_none() {
             if let Some(obj) = line.as_object_mut() {
                 obj.insert("tool_use_result".into(), tool_use_result);
+                // 2.1.332 says why the call was allowed: the fake runs only pre-approved
+                // tools (`--allowedTools`, `--permission-mode`), a rule of the config.
+                obj.insert(
+                    "tool_result_meta".into(),
+                    json!([{"id": tool_use_id, "permission_decision": {"decision": "accept", "source": "config", "reason_type": "rule"}}]),
+                );
             }
         } else {
             self.tag_parent(&mut line);
@@ -232,8 +258,14 @@ impl<'a> TurnRunner<'a> {
         let id = format!("msg_fake_{:02}_{:04}", self.turn, self.msg_seq);
         if self.parent.is_none() {
             self.num_turns += 1;
+            self.begun.push(id.clone());
         }
         self.tokens.input += self.base_input;
+        self.msg = Some(OpenMessage {
+            id: id.clone(),
+            next_index: 0,
+            output_tokens: 0,
+        });
         if self.streaming() {
             self.system("status", json!({"status": "requesting"}));
             let mut start =
@@ -247,11 +279,6 @@ impl<'a> TurnRunner<'a> {
             }
             self.stream_event(stream::message_start(start), true);
         }
-        self.msg = Some(OpenMessage {
-            id,
-            next_index: 0,
-            output_tokens: 0,
-        });
     }
 
     /// Usage as known at message start (the real CLI shows that snapshot).
@@ -274,6 +301,7 @@ impl<'a> TurnRunner<'a> {
     ) {
         self.open_message();
         let streaming = self.streaming();
+        let thinking_block = block["type"] == "thinking";
         let (msg_id, index) = match &mut self.msg {
             Some(m) => {
                 m.next_index += 1;
@@ -285,7 +313,7 @@ impl<'a> TurnRunner<'a> {
             let thinking = start["type"] == "thinking";
             self.stream_event(stream::block_start(index, start), false);
             if thinking {
-                // Claude Code 2.1.197 reports its estimate as soon as a thinking block opens.
+                // Claude Code reports its estimate as soon as a thinking block opens.
                 let estimate = estimate_tokens(block["thinking"].as_str().unwrap_or_default());
                 self.system(
                     "thinking_tokens",
@@ -306,8 +334,14 @@ impl<'a> TurnRunner<'a> {
             "parent_tool_use_id": self.parent_id(),
             "session_id": self.s.session_id,
             "uuid": self.uuid(),
+            "timestamp": self.s.clock.now_rfc3339(),
             "request_id": format!("req_fake_{:02}_{:04}", self.turn, self.msg_seq),
         });
+        if thinking_block && let Some(obj) = line.as_object_mut() {
+            // The fake thinks for no time at all.
+            obj.insert("thinking_duration_ms".into(), json!(0));
+            obj.insert("thinking_display".into(), json!(THINKING_DISPLAY));
+        }
         if let (Some(meta), Some(obj)) = (meta, line.as_object_mut()) {
             obj.insert("tool_use_meta".into(), meta);
         }
@@ -319,15 +353,17 @@ impl<'a> TurnRunner<'a> {
     }
 
     pub(super) fn close_message(&mut self, stop_reason: &str) {
-        if let Some(m) = self.msg.take()
+        // Closed after its last events, which still name the message (`api_message_id`).
+        if let Some(output_tokens) = self.msg.as_ref().map(|m| m.output_tokens)
             && self.streaming()
         {
             self.stream_event(
-                stream::message_delta(stop_reason, m.output_tokens.max(1)),
+                stream::message_delta(stop_reason, output_tokens.max(1)),
                 false,
             );
             self.stream_event(stream::message_stop(), false);
         }
+        self.msg = None;
     }
 
     pub(super) fn count_output(&mut self, text: &str) {

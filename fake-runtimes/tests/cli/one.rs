@@ -73,7 +73,7 @@ fn resume_continues_the_thread() {
     let second = e.ok(&["resume", &id, "second"]);
     assert_eq!(second[0]["thread_id"], id.as_str());
     assert_eq!(agent_text(&second), "echo (turn 2): second");
-    // Usage is thread-cumulative in codex 0.169.0.
+    // Usage is thread-cumulative in codex 0.171.0.
     let u1 = first.last().unwrap()["usage"]["input_tokens"]
         .as_u64()
         .unwrap();
@@ -486,7 +486,7 @@ fn argv_errors_help_version_and_git_check() {
         .unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "rt-one 0.169.0-fake"
+        "rt-one 0.171.0-fake"
     );
     let out = cmd("rt-one", e.state.path(), e.work.path())
         .args(["exec", "--help"])

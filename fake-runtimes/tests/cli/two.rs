@@ -222,11 +222,34 @@ fn stream_json_input_runs_one_turn_per_line() {
 #[test]
 fn compact_emits_boundary() {
     let e = env();
+    // Like 2.1.332: an empty session has nothing to compact, yet the result says success.
     let fresh = e.ok(&["/compact"]);
-    assert_eq!(result(&fresh)["result"], "Not enough messages to compact.");
+    assert_eq!(result(&fresh)["local_command"], "compact");
+    assert!(
+        of_type(&fresh, "system")
+            .iter()
+            .all(|s| s["subtype"] != "compact_boundary")
+    );
+    let refusal = of_type(&fresh, "assistant");
+    assert_eq!(
+        refusal[0]["message"]["content"][0]["text"],
+        "Error: No messages to compact"
+    );
     let id = fresh[0]["session_id"].as_str().unwrap().to_string();
+    // One exchange is enough to compact since 2.1.332.
     e.ok(&["some work", "--resume", &id]);
     let l = e.ok(&["/compact", "--resume", &id]);
+    let summary = of_type(&l, "user")
+        .into_iter()
+        .find(|u| u["isSynthetic"] == true)
+        .expect("the summary message");
+    assert!(
+        summary["message"]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("</system-reminder>\nSummary:\nSummary of "),
+        "{summary}"
+    );
     let boundary = of_type(&l, "system")
         .into_iter()
         .find(|s| s["subtype"] == "compact_boundary")
@@ -314,7 +337,7 @@ fn mcp_call_hits_http_server_with_expanded_header() {
     let l = lines(&out.stdout);
     assert_eq!(
         l[0]["mcp_servers"],
-        json!([{"name": "demo", "status": "connected"}])
+        json!([{"name": "demo", "status": "connected", "source": "dynamic"}])
     );
     let uses = blocks(&l, "tool_use");
     assert_eq!(uses[0]["name"], "mcp__demo__echo");
@@ -348,7 +371,7 @@ fn mcp_config_is_variadic_like_commander() {
     let l = e.ok(&["--mcp-config", file.to_str().unwrap(), "--", "p"]);
     assert_eq!(
         l[0]["mcp_servers"],
-        json!([{"name": "s", "status": "failed"}])
+        json!([{"name": "s", "status": "failed", "source": "dynamic"}])
     );
 }
 
@@ -510,7 +533,7 @@ fn argv_errors_help_version_output_formats() {
     let out = c(&["--version"]);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "2.1.197-fake (Claude Code)"
+        "2.1.332-fake (Claude Code)"
     );
     assert!(c(&["--help"]).status.success());
     let out = c(&["-p", "--output-format", "stream-json", "x"]);

@@ -348,13 +348,36 @@ async fn instructions_reach_claude() {
     );
 }
 
+/// `POST /v1/responses/compact` on `previous`: the answer and the summary it carries.
+async fn compact(svc: &Svc, previous: &Value) -> (Value, String) {
+    let (status, compacted) = svc
+        .call(
+            Method::POST,
+            "/v1/responses/compact",
+            Some(json!({"previous_response_id": previous["id"]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{compacted}");
+    assert_eq!(compacted["object"], "response.compaction", "{compacted}");
+    assert_eq!(compacted["x_svc"]["status"], "completed", "{compacted}");
+    assert_eq!(compacted["output"][0]["type"], "compaction", "{compacted}");
+    let summary = compacted["output"][0]["encrypted_content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    (compacted, summary)
+}
+
 #[tokio::test]
 #[ignore = "needs the pinned real CLIs: run `just test-real`"]
 async fn compact_on_claude() {
+    // Claude Code asks for the summary in `<summary>` tags (and asks again without them).
     let sim = ModelSim::start(vec![
-        Reply::text("a long answer"),
+        Reply::text("a short answer"),
+        Reply::text("<analysis>one exchange</analysis><summary>We talked once 1187.</summary>"),
+        Reply::text("after the summary"),
         Reply::text("another answer"),
-        Reply::text("Summary: we talked."),
+        Reply::text("<summary>We talked at length 5521.</summary>"),
     ])
     .await;
     let svc = Svc::start(&sim).await;
@@ -364,38 +387,43 @@ async fn compact_on_claude() {
             json!({"model": "rt-two", "input": "talk to me"}),
         )
         .await;
-    // One exchange is too short for Claude Code to compact: a clear 400, not a pretend success.
-    let (status, refused) = svc
-        .call(
-            Method::POST,
-            "/v1/responses/compact",
-            Some(json!({"previous_response_id": first["id"]})),
-        )
-        .await;
-    assert_eq!(status, 400, "{refused}");
-    assert!(
-        refused.to_string().contains("Not enough messages"),
-        "{refused}"
+    // Since 2.1.332 one exchange is enough to compact: the answer carries the summary
+    // the model wrote, not an empty output.
+    let (_, summary) = compact(&svc, &first).await;
+    assert_eq!(summary, "We talked once 1187.");
+    assert_eq!(
+        sim.requests().len(),
+        2,
+        "claude asked the model for a summary"
     );
+    // The conversation goes on from the summary.
     let second = svc
         .post(
             "/v1/responses",
             json!({"model": "rt-two", "input": "and more", "previous_response_id": first["id"]}),
         )
         .await;
-    let (status, compacted) = svc
-        .call(
-            Method::POST,
-            "/v1/responses/compact",
-            Some(json!({"previous_response_id": second["id"]})),
+    assert!(
+        second["output"].to_string().contains("after the summary"),
+        "{second}"
+    );
+    assert!(
+        last_request_text(&sim).contains("We talked once 1187."),
+        "the next request starts from the summary"
+    );
+    // A longer conversation compacts the same way.
+    let third = svc
+        .post(
+            "/v1/responses",
+            json!({"model": "rt-two", "input": "still more", "previous_response_id": second["id"]}),
         )
         .await;
-    assert_eq!(status, 200, "{compacted}");
-    assert_eq!(compacted["object"], "response.compaction", "{compacted}");
+    let (compacted, summary) = compact(&svc, &third).await;
+    assert_eq!(summary, "We talked at length 5521.", "{compacted}");
     assert_eq!(
         sim.requests().len(),
-        3,
-        "claude asked the model for the summary"
+        5,
+        "one summary request per compaction"
     );
 }
 

@@ -21,6 +21,7 @@ macro_rules! on_both {
 }
 
 mod e2e;
+mod outline;
 mod shapes;
 pub mod sim;
 

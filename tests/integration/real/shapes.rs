@@ -1,13 +1,14 @@
 //! Keeping the fakes honest: for each scenario both the fake and the real CLI run the same
 //! script, started with the argv our adapters build, and their JSONL outputs must have the
 //! same shape: the order of event (and item) types, and every field name with its value's
-//! type. A CLI upgrade that changes its format fails here with a readable diff.
+//! type. A CLI upgrade that changes its format fails here with a readable diff, and
+//! `just real-drift` collects these diffs per scenario (`SVC_SHAPES_REPORT`).
 
+use super::outline::{Change, diff, difference, outline, report};
 use super::sim::{ModelSim, Reply};
 use super::{launch, real_bin};
 use conformance::mcp_mock::McpMock;
-use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use svc::server::agents::adapters::{Adapter, McpServer, RtOne, RtTwo, TurnRequest};
 
@@ -15,127 +16,6 @@ use svc::server::agents::adapters::{Adapter, McpServer, RtOne, RtTwo, TurnReques
 fn fake_bin() -> PathBuf {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_svc"));
     exe.parent().unwrap().to_path_buf()
-}
-
-const KEYED_BY_NAME: &[&str] = &["modelUsage"];
-
-/// Values that are not part of a format: ids, times, counts, texts.
-fn shape(value: &Value) -> Value {
-    match value {
-        Value::Null => json!("null"),
-        Value::Bool(_) => json!("bool"),
-        Value::Number(_) => json!("number"),
-        Value::String(_) => json!("string"),
-        // Elements are alike in these formats: the union of their shapes stands for all.
-        Value::Array(list) => {
-            let mut merged: BTreeMap<String, Value> = BTreeMap::new();
-            for v in list {
-                let s = shape(v);
-                merged.insert(s.to_string(), s);
-            }
-            Value::Array(merged.into_values().collect())
-        }
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| {
-                    // Maps keyed by a name (model usage per model) have one shape per value.
-                    if KEYED_BY_NAME.contains(&k.as_str()) {
-                        let values: Map<String, Value> = v
-                            .as_object()
-                            .into_iter()
-                            .flatten()
-                            .map(|(_, inner)| ("<name>".to_owned(), shape(inner)))
-                            .collect();
-                        (k.clone(), Value::Object(values))
-                    } else {
-                        (k.clone(), shape(v))
-                    }
-                })
-                .collect::<Map<String, Value>>(),
-        ),
-    }
-}
-
-/// A line's kind: its `type` (and `subtype`), and the type of the item or content it carries.
-fn kind(line: &Value) -> String {
-    let mut parts = vec![line["type"].as_str().unwrap_or("?").to_owned()];
-    for key in ["subtype"] {
-        if let Some(s) = line[key].as_str() {
-            parts.push(s.to_owned());
-        }
-    }
-    if let Some(t) = line["item"]["type"].as_str() {
-        parts.push(t.to_owned());
-    }
-    if let Some(t) = line["event"]["type"].as_str() {
-        parts.push(t.to_owned());
-        if let Some(d) = line["event"]["delta"]["type"].as_str() {
-            parts.push(d.to_owned());
-        }
-        if let Some(b) = line["event"]["content_block"]["type"].as_str() {
-            parts.push(b.to_owned());
-        }
-    }
-    if let Some(content) = line["message"]["content"].as_array() {
-        for c in content {
-            parts.push(c["type"].as_str().unwrap_or("?").to_owned());
-        }
-    }
-    parts.join("/")
-}
-
-/// Lines in order, runs of the same kind collapsed (how many deltas a reply takes is the
-/// model's choice), each kind with the union of its shapes.
-fn outline(stdout: &str) -> (Vec<String>, BTreeMap<String, Value>) {
-    let mut order: Vec<String> = Vec::new();
-    let mut shapes: BTreeMap<String, Value> = BTreeMap::new();
-    for line in stdout.lines().filter(|l| l.starts_with('{')) {
-        let value: Value = serde_json::from_str(line).unwrap_or(Value::Null);
-        let k = kind(&value);
-        if order.last() != Some(&k) {
-            order.push(k.clone());
-        }
-        let s = shape(&value);
-        let entry = shapes.entry(k).or_insert_with(|| s.clone());
-        merge(entry, &s);
-    }
-    (order, shapes)
-}
-
-fn merge(into: &mut Value, other: &Value) {
-    if let (Value::Object(a), Value::Object(b)) = (into, other) {
-        for (k, v) in b {
-            match a.get_mut(k) {
-                Some(existing) => merge(existing, v),
-                None => {
-                    a.insert(k.clone(), v.clone());
-                }
-            }
-        }
-    }
-}
-
-/// Every difference between two shapes, as `path: fake … real …` lines.
-fn diff(path: &str, fake: &Value, real: &Value, out: &mut Vec<String>) {
-    match (fake, real) {
-        (Value::Object(f), Value::Object(r)) => {
-            for (k, v) in r {
-                match f.get(k) {
-                    Some(fv) => diff(&format!("{path}.{k}"), fv, v, out),
-                    None => out.push(format!("{path}.{k}: only the real CLI has it ({v})")),
-                }
-            }
-            for k in f.keys().filter(|k| !r.contains_key(*k)) {
-                out.push(format!("{path}.{k}: only the fake has it"));
-            }
-        }
-        (Value::Array(f), Value::Array(r)) if !f.is_empty() && !r.is_empty() => {
-            diff(&format!("{path}[]"), &f[0], &r[0], out)
-        }
-        (Value::Array(_), Value::Array(_)) => {}
-        _ if fake != real => out.push(format!("{path}: fake {fake}, real {real}")),
-        _ => {}
-    }
 }
 
 struct Run {
@@ -275,20 +155,35 @@ async fn compare(
     }
     let mut problems = Vec::new();
     if fake_order != real_order {
-        problems.push(format!(
-            "order of events:\n  fake: {fake_order:?}\n  real: {real_order:?}"
+        problems.push(difference(
+            Change::Reordered,
+            "order of events",
+            format!("\n  fake: {fake_order:?}\n  real: {real_order:?}"),
         ));
     }
     for (k, real_shape) in &real_shapes {
         match fake_shapes.get(k) {
             Some(fake_shape) => diff(k, fake_shape, real_shape, &mut problems),
-            None => problems.push(format!("{k}: only the real CLI prints it")),
+            None => problems.push(difference(
+                Change::Added,
+                k,
+                "only the real CLI prints it".into(),
+            )),
         }
     }
+    for k in fake_shapes.keys().filter(|k| !real_shapes.contains_key(*k)) {
+        problems.push(difference(
+            Change::Removed,
+            k,
+            "only the fake prints it".into(),
+        ));
+    }
+    report(&problems);
+    let listed: Vec<String> = problems.iter().map(ToString::to_string).collect();
     assert!(
         problems.is_empty(),
         "{runtime} `{prompt}`: the fake and the real CLI differ:\n{}\n--- fake stdout\n{}\n--- real stdout\n{}",
-        problems.join("\n"),
+        listed.join("\n"),
         fake.stdout,
         real.stdout
     );

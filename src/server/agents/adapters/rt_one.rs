@@ -1,4 +1,4 @@
-//! rt-one: Codex CLI 0.169.0 driven as `exec --json`, one process per turn.
+//! rt-one: Codex CLI 0.171.0 driven as `exec --json`, one process per turn.
 
 mod parse;
 #[cfg(test)]

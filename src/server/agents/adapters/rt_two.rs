@@ -1,6 +1,7 @@
-//! rt-two: Claude Code 2.1.197 driven as `-p --output-format stream-json`, one process per
+//! rt-two: Claude Code 2.1.332 driven as `-p --output-format stream-json`, one process per
 //! turn.
 
+mod compact;
 mod parse;
 #[cfg(test)]
 mod tests;

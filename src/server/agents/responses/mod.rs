@@ -240,11 +240,19 @@ impl Responses {
             ));
         }
         let usage = turn.and_then(|t| t.usage).unwrap_or_default();
+        // The summary the runtime goes on from (rt-two's `compact` item), in plain text: it
+        // lives in the runtime's thread, not in an encrypted blob for the client to resend.
+        let output: Vec<Value> = state
+            .items
+            .iter()
+            .filter(|i| i["turn_id"] == turn_id.as_str() && i["tool_name"] == "compact")
+            .map(|i| json!({"id": i["id"], "type": "compaction", "encrypted_content": i["output"]}))
+            .collect();
         Ok(json!({
             "id": ids::new("cmp"),
             "object": "response.compaction",
             "created_at": ids::now(),
-            "output": [],
+            "output": output,
             "usage": crate::server::agents::model::usage_json(&usage),
             "x_svc": {"compute": "local_process", "runtime": runtime.id, "session_id": prev.session.id,
                       "turn_id": turn_id, "status": turn.map(|t| shape::status(t.status)),

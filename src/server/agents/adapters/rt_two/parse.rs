@@ -4,6 +4,7 @@
 use super::super::{
     FileChange, ItemKind, ItemStatus, LineParser, RuntimeEvent, RuntimeItem, Usage,
 };
+use super::compact::Compaction;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -19,9 +20,9 @@ pub(super) struct Parser {
     blocks_seen: HashMap<String, u64>,
     /// tool_use id to the call, so its tool_result can complete it.
     tools: HashMap<String, ToolUse>,
-    /// Why `/compact` did not compact (a `status` line): the `result` that follows still
-    /// says success, so the turn fails with this instead.
-    compact_error: Option<String>,
+    /// What the lines said about a `/compact`: the `result` that follows says success
+    /// whether or not the conversation was compacted.
+    compaction: Compaction,
 }
 
 struct ToolUse {
@@ -61,14 +62,9 @@ impl LineParser for Parser {
                     }],
                     None => unparsed(),
                 },
-                "compact_boundary" => vec![RuntimeEvent::Compacted],
+                "compact_boundary" => self.compaction.boundary(&event),
                 "status" if str_field(&event, "compact_result") == "failed" => {
-                    let why = str_field(&event, "compact_error");
-                    self.compact_error = Some(if why.is_empty() {
-                        "the conversation could not be compacted".to_owned()
-                    } else {
-                        format!("the conversation could not be compacted: {why}")
-                    });
+                    self.compaction.refused(str_field(&event, "compact_error"));
                     Vec::new()
                 }
                 // status, task_*, thinking_tokens, hooks...: progress noise.
@@ -79,11 +75,19 @@ impl LineParser for Parser {
                 // A synthetic message carrying an API error: the `result` line that follows
                 // fails the turn with the same text, so it is no reply.
                 Some(_) if event.get("error").is_some_and(|e| !e.is_null()) => Vec::new(),
-                Some(message) => self.assistant(message),
+                Some(message) => {
+                    if str_field(message, "model") == "<synthetic>" {
+                        self.compaction.synthetic_reply(message);
+                    }
+                    self.assistant(message)
+                }
                 None => unparsed(),
             },
-            "user" => self.user(&event),
-            "result" => match self.compact_error.take() {
+            "user" => match self.compaction.user(&event) {
+                Some(summary) => vec![summary],
+                None => self.user(&event),
+            },
+            "result" => match self.compaction.failure(&event) {
                 Some(message) => vec![RuntimeEvent::TurnFailed { message }],
                 None => vec![result(&event)],
             },
@@ -198,7 +202,8 @@ impl Parser {
     }
 
     fn user(&mut self, event: &Map<String, Value>) -> Vec<RuntimeEvent> {
-        // Prompts and compaction summaries are plain strings: only tool results matter.
+        // Prompts are plain strings (compaction summaries are taken before): only tool
+        // results matter.
         let Some(blocks) = event
             .get("message")
             .and_then(|m| m.get("content"))

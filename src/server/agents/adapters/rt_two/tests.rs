@@ -391,8 +391,8 @@ fn error_result_without_text_joins_its_errors() {
 
 #[test]
 fn a_compaction_that_did_not_happen_fails_the_turn() {
-    // Captured from Claude Code 2.1.197: too short a conversation to compact, and a
-    // `result` that still says success.
+    // Captured from Claude Code 2.1.197 (which refused one exchange): a failed status
+    // line, and a `result` that still says success.
     assert_eq!(
         run(fixture!("compact_failed")),
         [
@@ -406,14 +406,40 @@ fn a_compaction_that_did_not_happen_fails_the_turn() {
 }
 
 #[test]
-fn compaction() {
+fn a_compaction_carries_the_summary_the_model_wrote() {
+    // Captured from Claude Code 2.1.332 compacting a one-exchange conversation.
+    let events = run(fixture!("compact_real"));
     assert_eq!(
-        run(fixture!("compact")),
+        events,
         [
-            thread("a6aea0c9-600e-4606-94cc-0070a29ec5cf"),
+            thread("1a8f9bd5-6932-4311-853f-a10e74c9a8c2"),
             RuntimeEvent::Compacted,
+            RuntimeEvent::ItemCompleted(RuntimeItem {
+                key: "compact:summary".into(),
+                kind: ItemKind::ToolCall {
+                    tool_name: "compact".into(),
+                    input: json!({"trigger": "manual", "pre_tokens": 19, "post_tokens": 2538, "cumulative_dropped_tokens": 0, "duration_ms": 284}),
+                    output: Some(json!("Summary: we talked.")),
+                },
+                status: ItemStatus::Completed,
+            }),
             done(0, 0, 0)
         ]
+    );
+}
+
+#[test]
+fn an_empty_session_has_nothing_to_compact() {
+    // Captured from Claude Code 2.1.332: no boundary, a synthetic reply, and a `result`
+    // that says success.
+    let events = run(fixture!("compact_empty"));
+    assert_eq!(
+        events.last(),
+        Some(&RuntimeEvent::TurnFailed {
+            message: "the conversation could not be compacted: Error: No messages to compact"
+                .into()
+        }),
+        "{events:?}"
     );
 }
 
