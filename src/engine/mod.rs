@@ -25,6 +25,7 @@ pub mod rest;
 pub mod routes;
 pub mod sessions;
 pub mod state;
+pub mod table;
 
 #[cfg(test)]
 mod tests;

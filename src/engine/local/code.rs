@@ -166,7 +166,7 @@ pub async fn create_context(core: &Core, body: CreateContext) -> ProviderResult<
 }
 
 pub fn list_contexts(core: &Core) -> ProviderResult<Vec<ContextRecord>> {
-    core.alive()?;
+    core.life.alive()?;
     Ok(core
         .contexts
         .list(&core.id)
@@ -185,7 +185,7 @@ pub async fn restart_context(core: &Core, id: &str) -> ProviderResult<ContextRec
 }
 
 pub fn delete_context(core: &Core, id: &str) -> ProviderResult<()> {
-    core.alive()?;
+    core.life.alive()?;
     if core.contexts.delete(&core.id, id) {
         Ok(())
     } else {

@@ -226,7 +226,7 @@ pub async fn stream(core: &Arc<Core>, body: CommandBody) -> ProviderResult<Event
             CommandEvent::Start(Started { pid: record.pid }).into()
         ]),
         done: false,
-        ended: core.ended.subscribe(),
+        ended: core.life.ended.subscribe(),
     };
     Ok(Box::pin(futures::stream::unfold(
         follow,

@@ -29,7 +29,7 @@ async fn blocking<T: Send + 'static>(
     core: &Core,
     op: impl FnOnce(FileService) -> Result<T, FileError> + Send + 'static,
 ) -> ProviderResult<T> {
-    core.alive()?;
+    core.life.alive()?;
     let files = core.files.clone();
     tokio::task::spawn_blocking(move || op(files))
         .await
@@ -80,7 +80,7 @@ where
     S: futures::Stream<Item = Result<Piece<bytes::Bytes>, E>> + Send,
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    core.alive()?;
+    core.life.alive()?;
     let path = query.path.filter(|p| !p.is_empty()).ok_or_else(|| {
         EngineError::new(Code::InvalidArgument, "query parameter `path` is required")
     })?;
@@ -152,7 +152,7 @@ pub async fn watch(core: &Arc<Core>, path: &str, recursive: bool) -> ProviderRes
     let follow = Follow {
         watch,
         files: core.files.clone(),
-        ended: core.ended.subscribe(),
+        ended: core.life.ended.subscribe(),
         done: false,
     };
     Ok(Box::pin(futures::stream::unfold(

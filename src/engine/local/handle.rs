@@ -18,7 +18,7 @@ use serde_json::Value;
 #[async_trait]
 impl Sandbox for LocalSandbox {
     async fn info(&self) -> ProviderResult<SandboxRecord> {
-        self.core.alive()?;
+        self.core.life.alive()?;
         Ok(self.core.record())
     }
 
@@ -41,7 +41,7 @@ impl Sandbox for LocalSandbox {
 
     /// Sandboxes share the machine's loopback: a port is reached there, no headers.
     async fn port_url(&self, port: u16) -> ProviderResult<PortUrl> {
-        self.core.alive()?;
+        self.core.life.alive()?;
         if port == 0 {
             return Err(EngineError::new(
                 Code::InvalidArgument,

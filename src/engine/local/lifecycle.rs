@@ -119,7 +119,7 @@ fn end_now(core: &Core) {
         std::thread::sleep(Duration::from_millis(5));
     }
     remove(core);
-    core.set_gone();
+    core.life.set_gone();
 }
 
 /// Removes the cgroup and the folder.
@@ -168,26 +168,19 @@ fn make_removable(dir: &Path) {
 /// Arms (or re-arms) the expiry of `core` at its record's `expires_at`.
 pub fn arm(core: &Arc<Core>) {
     let at = lock(&core.stored).expires_at();
-    let wait = at
-        .duration_since(SystemTime::now())
-        .unwrap_or(Duration::ZERO);
     let weak = Arc::downgrade(core);
-    let timer = tokio::spawn(async move {
-        tokio::time::sleep(wait).await;
+    core.life.arm(at, async move {
         if let Some(core) = weak.upgrade() {
             tracing::info!(sandbox = %core.id, "the sandbox expired");
             let _ = end(&core, false).await;
         }
     });
-    if let Some(old) = lock(&core.timer).replace(timer) {
-        old.abort();
-    }
 }
 
 /// Ends the sandbox (a kill, or its expiry); answers its last record, `stopped`.
 pub async fn end(core: &Arc<Core>, from_kill: bool) -> ProviderResult<SandboxRecord> {
     let _turn = core.lifecycle.lock().await;
-    core.alive()?;
+    core.life.alive()?;
     let _gate = core.gate.write().await;
     let mut last = core.update(|s| s.record.status = SandboxStatus::Stopping)?;
     // The registry and the terminals start nothing more; everything dies by KILL below
@@ -204,12 +197,13 @@ pub async fn end(core: &Arc<Core>, from_kill: bool) -> ProviderResult<SandboxRec
     tokio::join!(registry, terminals, killed);
     let removed = core.clone();
     let _ = tokio::task::spawn_blocking(move || remove(&removed)).await;
-    core.set_gone();
+    core.life.set_gone();
     if let Some(table) = core.table.upgrade() {
-        lock(&table).remove(&core.id);
+        table.remove(&core.id);
     }
-    if from_kill && let Some(timer) = lock(&core.timer).take() {
-        timer.abort();
+    // The expiry ends the sandbox from its own timer, which must not abort itself.
+    if from_kill {
+        core.life.disarm();
     }
     last.status = SandboxStatus::Stopped;
     Ok(last)
@@ -217,7 +211,7 @@ pub async fn end(core: &Arc<Core>, from_kill: bool) -> ProviderResult<SandboxRec
 
 pub async fn pause(core: &Core) -> ProviderResult<SandboxRecord> {
     let _turn = core.lifecycle.lock().await;
-    core.alive()?;
+    core.life.alive()?;
     match core.status() {
         SandboxStatus::Paused => return Ok(core.record()),
         SandboxStatus::Running => {}
@@ -234,7 +228,7 @@ pub async fn pause(core: &Core) -> ProviderResult<SandboxRecord> {
 
 pub async fn resume(core: &Core) -> ProviderResult<SandboxRecord> {
     let _turn = core.lifecycle.lock().await;
-    core.alive()?;
+    core.life.alive()?;
     match core.status() {
         SandboxStatus::Running => return Ok(core.record()),
         SandboxStatus::Paused => {}
@@ -248,7 +242,7 @@ pub async fn resume(core: &Core) -> ProviderResult<SandboxRecord> {
 pub async fn set_timeout(core: &Arc<Core>, seconds: u64) -> ProviderResult<SandboxRecord> {
     let seconds = crate::engine::provider::check_timeout(seconds)?;
     let _turn = core.lifecycle.lock().await;
-    core.alive()?;
+    core.life.alive()?;
     let record = core.update(|s| s.set_expiry(SystemTime::now() + Duration::from_secs(seconds)))?;
     arm(core);
     Ok(record)

@@ -30,7 +30,6 @@ mod terminal;
 mod tests;
 
 use super::provider::{Provider, ProviderResult, Sandbox, check_create};
-use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::{self, Support};
 use crate::wire::{
     Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord, SandboxRecord,
@@ -38,7 +37,7 @@ use crate::wire::{
 };
 use async_trait::async_trait;
 use lifecycle::Adopted;
-use sandbox::{LocalSandbox, Table, lock, not_found};
+use sandbox::{LocalSandbox, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -76,7 +75,7 @@ impl LocalProvider {
             match lifecycle::adopt(&dir, &cgroups, Arc::downgrade(&sandboxes)) {
                 Adopted::Alive(core) => {
                     lifecycle::arm(&core);
-                    lock(&sandboxes).insert(core.id.clone(), core);
+                    sandboxes.insert(core);
                 }
                 Adopted::Ended => {}
                 Adopted::Skipped(why) => tracing::warn!(%why, "not a sandbox: left alone"),
@@ -92,17 +91,14 @@ impl LocalProvider {
     /// Stops the expiry timers; the sandboxes (their processes, folders and records) stay
     /// for the next engine, which adopts them.
     pub async fn shutdown(&self) {
-        let cores: Vec<_> = lock(&self.sandboxes).values().cloned().collect();
-        for core in cores {
-            if let Some(timer) = lock(&core.timer).take() {
-                timer.abort();
-            }
+        for core in self.sandboxes.all() {
+            core.life.disarm();
         }
     }
 
     /// How many sandboxes are alive.
     pub fn sandbox_count(&self) -> usize {
-        lock(&self.sandboxes).len()
+        self.sandboxes.len()
     }
 
     /// Which limits a sandbox asking for these is given for real.
@@ -187,9 +183,7 @@ impl Provider for LocalProvider {
             Arc::downgrade(&self.sandboxes),
         )?;
         lifecycle::arm(&core);
-        let record = core.record();
-        lock(&self.sandboxes).insert(id, core);
-        Ok(record)
+        Ok(self.sandboxes.insert(core).record())
     }
 
     async fn list(
@@ -197,37 +191,11 @@ impl Provider for LocalProvider {
         conn: &Connection,
         query: &ListSandboxes,
     ) -> ProviderResult<Vec<SandboxRecord>> {
-        let limit = query
-            .page_size()
-            .map_err(|m| EngineError::new(Code::InvalidArgument, m))?;
-        let owner = conn.fingerprint();
-        let mut mine: Vec<(u64, Stored)> = lock(&self.sandboxes)
-            .values()
-            .filter(|core| !core.is_gone())
-            .map(|core| lock(&core.stored).clone())
-            .filter(|s| s.owner == owner)
-            .filter(|s| query.status.is_none_or(|status| s.record.status == status))
-            .map(|s| (s.created_ms, s))
-            .collect();
-        // Newest first; the id breaks ties so pages are stable.
-        mine.sort_by(|a, b| {
-            b.0.cmp(&a.0)
-                .then_with(|| b.1.record.sandbox_id.cmp(&a.1.record.sandbox_id))
-        });
-        Ok(mine
-            .into_iter()
-            .skip(query.offset.unwrap_or(0) as usize)
-            .take(limit as usize)
-            .map(|(_, s)| s.record)
-            .collect())
+        self.sandboxes.page(&conn.fingerprint(), query)
     }
 
     async fn connect(&self, conn: &Connection, id: &str) -> ProviderResult<Arc<dyn Sandbox>> {
-        let core = lock(&self.sandboxes)
-            .get(id)
-            .filter(|core| !core.is_gone() && core.owner() == conn.fingerprint())
-            .cloned()
-            .ok_or_else(|| not_found(id))?;
+        let core = self.sandboxes.of(id, &conn.fingerprint())?;
         Ok(Arc::new(LocalSandbox { core }))
     }
 }

@@ -56,7 +56,7 @@ fn member(core: &Core, pid: u32) -> Option<Found> {
 }
 
 pub fn list(core: &Core) -> ProviderResult<Vec<ProcessInfo>> {
-    core.alive()?;
+    core.life.alive()?;
     let terminals: Vec<u32> = core
         .terminals
         .list(&core.id)

@@ -7,6 +7,7 @@
 use super::super::provider::ProviderResult;
 use super::env;
 use super::store::{self, Stored};
+use crate::engine::table::{Life, Member};
 use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::Cgroup;
 use crate::services::code_run::contexts::Contexts;
@@ -16,18 +17,14 @@ use crate::services::proc_scan::{self, Found, Marks};
 use crate::services::pty::Terminals;
 use crate::services::supervisor::{Registry, RegistryConfig};
 use crate::wire::{SandboxRecord, SandboxStatus};
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use tokio::task::JoinHandle;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime};
 
-/// The provider's sandboxes by id (the expiry removes its own entry).
-pub type Table = Mutex<HashMap<String, Arc<Core>>>;
+/// The provider's sandboxes by id (the end removes its own entry).
+pub type Table = crate::engine::table::Table<Core>;
 
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub use crate::engine::table::{lock, not_found, status_name};
 
 /// The folder the sandbox's processes and files live in, inside its own folder (beside
 /// the record).
@@ -54,12 +51,21 @@ pub struct Core {
     /// exclusively while it is paused or ended: nothing starts between a pause's last look
     /// for processes and its `paused`.
     pub gate: tokio::sync::RwLock<()>,
-    pub timer: Mutex<Option<JoinHandle<()>>>,
-    /// Set once everything of the sandbox is gone.
-    gone: AtomicBool,
-    /// Becomes `true` at the end: streams of the sandbox (commands, watches) stop.
-    pub ended: tokio::sync::watch::Sender<bool>,
+    /// Gone or not, the end's signal to its streams, the expiry timer.
+    pub life: Life,
     pub table: Weak<Table>,
+}
+
+impl Member for Core {
+    fn life(&self) -> &Life {
+        &self.life
+    }
+
+    fn listing(&self) -> (String, SystemTime, SandboxRecord) {
+        let stored = lock(&self.stored);
+        let created = SystemTime::UNIX_EPOCH + Duration::from_millis(stored.created_ms);
+        (stored.owner.clone(), created, stored.record.clone())
+    }
 }
 
 impl Core {
@@ -89,6 +95,7 @@ impl Core {
             }
         }));
         Ok(Core {
+            life: Life::new(&id),
             id,
             dir,
             home,
@@ -101,9 +108,6 @@ impl Core {
             cgroup,
             lifecycle: tokio::sync::Mutex::new(()),
             gate: tokio::sync::RwLock::new(()),
-            timer: Mutex::new(None),
-            gone: AtomicBool::new(false),
-            ended: tokio::sync::watch::Sender::new(false),
             table,
         })
     }
@@ -116,30 +120,9 @@ impl Core {
         lock(&self.stored).record.status
     }
 
-    pub fn owner(&self) -> String {
-        lock(&self.stored).owner.clone()
-    }
-
-    pub fn is_gone(&self) -> bool {
-        self.gone.load(Ordering::SeqCst)
-    }
-
-    pub fn set_gone(&self) {
-        self.gone.store(true, Ordering::SeqCst);
-        self.ended.send_replace(true);
-    }
-
-    /// `E2009` once the sandbox is gone.
-    pub fn alive(&self) -> ProviderResult<()> {
-        if self.is_gone() {
-            return Err(not_found(&self.id));
-        }
-        Ok(())
-    }
-
     /// `E2009` once gone, `E4003` unless it runs: nothing starts in a paused sandbox.
     pub fn running(&self) -> ProviderResult<()> {
-        self.alive()?;
+        self.life.alive()?;
         match self.status() {
             SandboxStatus::Running => Ok(()),
             status => Err(EngineError::new(
@@ -235,24 +218,6 @@ impl Core {
             .into_iter()
             .filter(|f| !f.stat.is_dead())
             .collect()
-    }
-}
-
-pub fn not_found(id: &str) -> EngineError {
-    EngineError::new(
-        Code::SandboxNotFound,
-        format!("no sandbox `{id}` (it was killed, it expired, or it is another account's)"),
-    )
-}
-
-pub fn status_name(status: SandboxStatus) -> &'static str {
-    match status {
-        SandboxStatus::Creating => "creating",
-        SandboxStatus::Running => "running",
-        SandboxStatus::Paused => "paused",
-        SandboxStatus::Stopping => "stopping",
-        SandboxStatus::Stopped => "stopped",
-        SandboxStatus::Error => "in error",
     }
 }
 

@@ -62,7 +62,7 @@ pub fn read(core: &Core, raw: &str) -> ProviderResult<FileRead> {
 /// is refused before the body is read; a body past the room left is refused as soon as it
 /// is, and leaves nothing behind.
 pub async fn write(core: &Core, query: WriteQuery, mut body: ByteStream) -> ProviderResult<Value> {
-    core.alive()?;
+    core.life.alive()?;
     let raw = query.path.filter(|p| !p.is_empty()).ok_or_else(|| {
         EngineError::new(Code::InvalidArgument, "query parameter `path` is required")
     })?;

@@ -4,7 +4,7 @@
 //! expiry counts while a sandbox is paused too.
 
 use super::super::provider::ProviderResult;
-use super::sandbox::{Core, lock, not_found};
+use super::sandbox::{Core, lock};
 use crate::error::engine::{Code, EngineError};
 use crate::wire::{SandboxRecord, SandboxStatus};
 use std::sync::Arc;
@@ -13,38 +13,31 @@ use std::time::{Duration, SystemTime};
 /// Arms (or re-arms) the expiry of `core` at its `expires`.
 pub fn arm(core: &Arc<Core>) {
     let at = lock(&core.state).expires;
-    let wait = at
-        .duration_since(SystemTime::now())
-        .unwrap_or(Duration::ZERO);
     let weak = Arc::downgrade(core);
-    let timer = tokio::spawn(async move {
-        tokio::time::sleep(wait).await;
+    core.life.arm(at, async move {
         if let Some(core) = weak.upgrade() {
             tracing::info!(sandbox = %core.id, "the memory sandbox expired");
             let _ = end(&core, false);
         }
     });
-    if let Some(old) = lock(&core.timer).replace(timer) {
-        old.abort();
-    }
 }
 
 /// Ends the sandbox (a kill, or its expiry); answers its last record, `stopped`.
 pub fn end(core: &Core, from_kill: bool) -> ProviderResult<SandboxRecord> {
     let last = {
         let mut state = lock(&core.state);
-        core.alive()?;
-        core.set_gone();
+        core.life.alive()?;
+        core.life.set_gone();
         state.record.status = SandboxStatus::Stopped;
         state.record.clone()
     };
     lock(&core.tree).clear();
     if let Some(table) = core.table.upgrade() {
-        lock(&table).remove(&core.id);
+        table.remove(&core.id);
     }
     // The expiry ends the sandbox from its own timer, which must not abort itself.
-    if from_kill && let Some(timer) = lock(&core.timer).take() {
-        timer.abort();
+    if from_kill {
+        core.life.disarm();
     }
     Ok(last)
 }
@@ -71,7 +64,7 @@ fn not_running(core: &Core, status: SandboxStatus) -> EngineError {
 /// Moves a sandbox from `from` to `to` (already `to`: nothing to do).
 fn turn(core: &Core, from: SandboxStatus, to: SandboxStatus) -> ProviderResult<SandboxRecord> {
     let mut state = lock(&core.state);
-    core.alive()?;
+    core.life.alive()?;
     match state.record.status {
         status if status == to => {}
         status if status == from => state.record.status = to,
@@ -95,7 +88,7 @@ pub fn set_timeout(core: &Arc<Core>, seconds: u64) -> ProviderResult<SandboxReco
     let seconds = crate::engine::provider::check_timeout(seconds)?;
     let record = {
         let mut state = lock(&core.state);
-        core.alive()?;
+        core.life.alive()?;
         state.set_expiry(SystemTime::now() + Duration::from_secs(seconds));
         state.record.clone()
     };
@@ -106,8 +99,6 @@ pub fn set_timeout(core: &Arc<Core>, seconds: u64) -> ProviderResult<SandboxReco
 /// Answers `E2009` when the sandbox is gone (the handle's first look).
 pub fn info(core: &Core) -> ProviderResult<SandboxRecord> {
     let state = lock(&core.state);
-    if core.is_gone() {
-        return Err(not_found(&core.id));
-    }
+    core.life.alive()?;
     Ok(state.record.clone())
 }

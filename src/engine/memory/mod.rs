@@ -35,7 +35,7 @@ use crate::wire::{
     SandboxStatus,
 };
 use async_trait::async_trait;
-use sandbox::{Core, MemorySandbox, State, Table, lock, not_found};
+use sandbox::{Core, MemorySandbox, State, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -65,10 +65,6 @@ pub struct MemoryProvider {
     bound: u64,
 }
 
-fn invalid(message: String) -> EngineError {
-    EngineError::new(Code::InvalidArgument, message)
-}
-
 impl MemoryProvider {
     pub fn new(state_dir: &Path) -> MemoryProvider {
         // Paths read as `local`'s, whose homes are canonical.
@@ -93,7 +89,7 @@ impl MemoryProvider {
 
     /// How many sandboxes are alive.
     pub fn sandbox_count(&self) -> usize {
-        lock(&self.sandboxes).len()
+        self.sandboxes.len()
     }
 
     /// Which limits a sandbox asking for these is given for real: only its lifetime.
@@ -190,9 +186,7 @@ impl Provider for MemoryProvider {
         state.set_expiry(now + Duration::from_secs(timeout));
         let core = self.make(state)?;
         lifecycle::arm(&core);
-        let record = core.record();
-        lock(&self.sandboxes).insert(id, core);
-        Ok(record)
+        Ok(self.sandboxes.insert(core).record())
     }
 
     async fn list(
@@ -200,40 +194,11 @@ impl Provider for MemoryProvider {
         conn: &Connection,
         query: &ListSandboxes,
     ) -> ProviderResult<Vec<SandboxRecord>> {
-        let limit = query.page_size().map_err(invalid)?;
-        let owner = conn.fingerprint();
-        // Taken out of the table first: the end locks a sandbox, then the table.
-        let cores: Vec<Arc<Core>> = lock(&self.sandboxes).values().cloned().collect();
-        let mut mine: Vec<(SystemTime, SandboxRecord)> = cores
-            .iter()
-            .filter(|core| !core.is_gone())
-            .map(|core| {
-                let state = lock(&core.state);
-                (state.owner.clone(), state.created, state.record.clone())
-            })
-            .filter(|(who, _, _)| *who == owner)
-            .filter(|(_, _, r)| query.status.is_none_or(|status| r.status == status))
-            .map(|(_, created, record)| (created, record))
-            .collect();
-        // Newest first; the id breaks ties so pages are stable.
-        mine.sort_by(|a, b| {
-            b.0.cmp(&a.0)
-                .then_with(|| b.1.sandbox_id.cmp(&a.1.sandbox_id))
-        });
-        Ok(mine
-            .into_iter()
-            .skip(query.offset.unwrap_or(0) as usize)
-            .take(limit as usize)
-            .map(|(_, record)| record)
-            .collect())
+        self.sandboxes.page(&conn.fingerprint(), query)
     }
 
     async fn connect(&self, conn: &Connection, id: &str) -> ProviderResult<Arc<dyn Sandbox>> {
-        let core = lock(&self.sandboxes)
-            .get(id)
-            .cloned()
-            .filter(|core| !core.is_gone() && core.owner() == conn.fingerprint())
-            .ok_or_else(|| not_found(id))?;
+        let core = self.sandboxes.of(id, &conn.fingerprint())?;
         Ok(Arc::new(MemorySandbox { core }))
     }
 }

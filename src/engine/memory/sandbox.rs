@@ -5,24 +5,20 @@
 
 use super::super::provider::ProviderResult;
 use super::tree::{Change, Tree};
-use crate::error::engine::{Code, EngineError};
+use crate::engine::table::{Life, Member};
+use crate::error::engine::EngineError;
 use crate::services::files::{FileError, Op};
 use crate::services::paths::PathGuard;
 use crate::wire::SandboxRecord;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 use tokio::sync::broadcast;
-use tokio::task::JoinHandle;
 
 /// The provider's sandboxes by id (the end removes its own entry).
-pub type Table = Mutex<HashMap<String, Arc<Core>>>;
+pub type Table = crate::engine::table::Table<Core>;
 
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub use crate::engine::table::lock;
 
 /// What a sandbox is, apart from its files.
 pub struct State {
@@ -52,11 +48,20 @@ pub struct Core {
     pub tree: Mutex<Tree>,
     /// Every change of the tree, in order, for the watches.
     pub changes: broadcast::Sender<Change>,
-    gone: AtomicBool,
-    /// Becomes `true` at the end: the watches stop.
-    pub ended: tokio::sync::watch::Sender<bool>,
-    pub timer: Mutex<Option<JoinHandle<()>>>,
+    /// Gone or not, the end's signal to its watches, the expiry timer.
+    pub life: Life,
     pub table: Weak<Table>,
+}
+
+impl Member for Core {
+    fn life(&self) -> &Life {
+        &self.life
+    }
+
+    fn listing(&self) -> (String, SystemTime, SandboxRecord) {
+        let state = lock(&self.state);
+        (state.owner.clone(), state.created, state.record.clone())
+    }
 }
 
 impl Core {
@@ -69,42 +74,19 @@ impl Core {
         table: Weak<Table>,
     ) -> Core {
         Core {
+            life: Life::new(&state.record.sandbox_id),
             id: state.record.sandbox_id.clone(),
             home,
             guard,
             state: Mutex::new(state),
             tree: Mutex::new(tree),
             changes: broadcast::channel(watch_capacity).0,
-            gone: AtomicBool::new(false),
-            ended: tokio::sync::watch::Sender::new(false),
-            timer: Mutex::new(None),
             table,
         }
     }
 
     pub fn record(&self) -> SandboxRecord {
         lock(&self.state).record.clone()
-    }
-
-    pub fn owner(&self) -> String {
-        lock(&self.state).owner.clone()
-    }
-
-    pub fn is_gone(&self) -> bool {
-        self.gone.load(Ordering::SeqCst)
-    }
-
-    pub fn set_gone(&self) {
-        self.gone.store(true, Ordering::SeqCst);
-        self.ended.send_replace(true);
-    }
-
-    /// `E2009` once the sandbox is gone.
-    pub fn alive(&self) -> ProviderResult<()> {
-        if self.is_gone() {
-            return Err(not_found(&self.id));
-        }
-        Ok(())
     }
 
     /// `raw` (relative to the home, or absolute) judged by the path guard: normalized,
@@ -120,10 +102,10 @@ impl Core {
         op: Op,
         look: impl FnOnce(&Tree, &Path) -> Result<T, FileError>,
     ) -> ProviderResult<T> {
-        self.alive()?;
+        self.life.alive()?;
         let path = self.judge(raw, op).map_err(domain)?;
         let tree = lock(&self.tree);
-        self.alive()?;
+        self.life.alive()?;
         look(&tree, &path).map_err(domain)
     }
 
@@ -133,10 +115,10 @@ impl Core {
         &self,
         change: impl FnOnce(&mut Tree, &mut Vec<Change>) -> Result<T, EngineError>,
     ) -> ProviderResult<T> {
-        self.alive()?;
+        self.life.alive()?;
         let mut tree = lock(&self.tree);
         // The end clears the tree under this lock: nothing changes a sandbox that is gone.
-        self.alive()?;
+        self.life.alive()?;
         let mut changes = Vec::new();
         let done = change(&mut tree, &mut changes);
         for change in changes {
@@ -150,13 +132,6 @@ impl Core {
 /// A file service error as the engine answers it (the table's row for each, as `local`).
 pub fn domain(e: FileError) -> EngineError {
     EngineError::from_domain(&e)
-}
-
-pub fn not_found(id: &str) -> EngineError {
-    EngineError::new(
-        Code::SandboxNotFound,
-        format!("no sandbox `{id}` (it was killed, it expired, or it is another account's)"),
-    )
 }
 
 /// A session's handle on one sandbox.

@@ -77,7 +77,7 @@ pub fn watch(core: &Arc<Core>, raw: &str, recursive: bool) -> ProviderResult<Eve
         core: core.clone(),
         scope,
         changes,
-        ended: core.ended.subscribe(),
+        ended: core.life.ended.subscribe(),
         queue: VecDeque::new(),
         done: false,
     };
