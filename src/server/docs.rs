@@ -2,23 +2,10 @@
 //! with the examples the handlers own (crates.io style: a handler carries its own metadata,
 //! its example among it, and the group hands it over by endpoint).
 
-use crate::server::endpoints::{ENDPOINTS, Endpoint, Group, Status};
+use crate::server::endpoints::{ENDPOINTS, Group, Status};
 use std::fmt::Write;
 
 pub use crate::server::example::{EXAMPLE_ROOT, Example, ExampleBody, FormPart};
-
-/// The example of a row, from the group that serves it.
-pub fn example(endpoint: &Endpoint) -> Option<&'static Example> {
-    match endpoint.group {
-        Group::FileOps => crate::server::groups::files::example(endpoint.key),
-        Group::Process => crate::server::groups::process::example(endpoint.key),
-        Group::Terminal => crate::server::groups::terminal::example(endpoint.key),
-        Group::System => crate::server::groups::system::example(endpoint.key),
-        Group::DevTools => crate::server::groups::dev_tools::example(endpoint.key),
-        Group::Browser => crate::server::groups::browser::example(endpoint.key),
-        _ => None,
-    }
-}
 
 pub fn endpoints_markdown() -> String {
     let mut out = String::new();
@@ -85,7 +72,7 @@ pub fn endpoints_markdown() -> String {
         let examples: Vec<_> = ENDPOINTS
             .iter()
             .filter(|e| e.group == group && e.status == Status::Implemented)
-            .filter_map(|e| example(e).map(|x| (e, x)))
+            .filter_map(|e| crate::server::registry::example(e).map(|x| (e, x)))
             .collect();
         if !examples.is_empty() {
             let _ = writeln!(out, "### Examples ({})\n", group.name());

@@ -16,6 +16,7 @@ pub mod launch;
 pub mod openapi;
 pub mod pipeline;
 pub mod policy;
+pub mod registry;
 pub mod route;
 pub mod router;
 mod serve;

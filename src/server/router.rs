@@ -6,7 +6,7 @@
 //! what no route matched in its own shape. Requests are sent to a router by the `/v1`
 //! prefix, which is where the agents group (the OpenAI-style shape) lives.
 
-use super::groups::{agents, browser, commands, core, dev_tools, files, process, system, terminal};
+use super::groups::agents;
 
 use crate::error::{ApiError, Code, Shape};
 use crate::server::SharedState;
@@ -111,23 +111,8 @@ fn handler(endpoint: &'static Endpoint) -> MethodRouter<SharedState> {
     if let Status::Refusal(why) = endpoint.status {
         return on(f, move || agents::refusal(endpoint, why));
     }
-    group_handler(endpoint, f).unwrap_or_else(|| on(f, move || not_implemented(endpoint)))
-}
-
-/// The group that serves a row binds its handler. The method comes from the row, `f`: the
-/// table is the one place that says it.
-fn group_handler(endpoint: &Endpoint, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    match endpoint.group {
-        Group::Core => core::handler(endpoint.key, f),
-        Group::Commands => commands::handler(endpoint.key, f),
-        Group::Agents => agents::handler(endpoint.key, f),
-        Group::FileOps => files::handler(endpoint.key, f),
-        Group::Process => process::handler(endpoint.key, f),
-        Group::Terminal => terminal::handler(endpoint.key, f),
-        Group::System => system::handler(endpoint.key, f),
-        Group::DevTools => dev_tools::handler(endpoint.key, f),
-        Group::Browser => browser::handler(endpoint.key, f),
-    }
+    crate::server::registry::handler(endpoint, f)
+        .unwrap_or_else(|| on(f, move || not_implemented(endpoint)))
 }
 
 async fn not_implemented(endpoint: &'static Endpoint) -> ApiError {
@@ -167,7 +152,7 @@ mod tests {
     fn every_implemented_row_has_a_handler_and_no_other_does() {
         for endpoint in ENDPOINTS {
             assert_eq!(
-                group_handler(endpoint, filter(endpoint.method)).is_some(),
+                crate::server::registry::handler(endpoint, filter(endpoint.method)).is_some(),
                 endpoint.status == Status::Implemented,
                 "{}",
                 endpoint.id

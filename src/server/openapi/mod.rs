@@ -14,32 +14,14 @@ pub mod shared;
 #[cfg(test)]
 mod tests;
 
-use crate::server::endpoints::{ENDPOINTS, Endpoint, Group};
-use crate::server::groups;
-use op::Doc;
+use crate::server::endpoints::{ENDPOINTS, Group};
+use crate::server::registry;
 use schemars::SchemaGenerator;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 /// Where the named schemas live in the document.
 const COMPONENTS: &str = "/components/schemas";
-
-/// The declaration of a row's operation, from the group that serves it; `None` for a
-/// refusal row, which the generator documents from the row alone.
-pub fn doc(endpoint: &Endpoint) -> Option<&'static Doc> {
-    let id = endpoint.key;
-    match endpoint.group {
-        Group::Core => groups::core::doc(id),
-        Group::Commands => groups::commands::doc(id),
-        Group::FileOps => groups::files::doc(id),
-        Group::Process => groups::process::doc(id),
-        Group::Terminal => groups::terminal::doc(id),
-        Group::System => groups::system::doc(id),
-        Group::DevTools => groups::dev_tools::doc(id),
-        Group::Browser => groups::browser::doc(id),
-        Group::Agents => groups::agents::doc(id),
-    }
-}
 
 /// The generator every schema of the document is built in: JSON Schema 2020-12 (OpenAPI
 /// 3.1's dialect), named types under `#/components/schemas`.
@@ -58,7 +40,12 @@ pub fn document() -> Value {
     let mut paths = Map::new();
     let mut responses = Map::new();
     for endpoint in ENDPOINTS {
-        let op = operation::build(endpoint, doc(endpoint), &mut generator, &mut responses);
+        let op = operation::build(
+            endpoint,
+            registry::doc(endpoint),
+            &mut generator,
+            &mut responses,
+        );
         let item = paths
             .entry(endpoint.path.to_owned())
             .or_insert_with(|| json!({}));

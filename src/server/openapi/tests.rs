@@ -2,9 +2,10 @@
 //! answer: every documented example (run against the real router by the groups' own tests)
 //! validates against the schema of its route and status.
 
-use super::{doc, document};
-use crate::server::docs::{Example, example};
+use super::document;
+use crate::server::docs::Example;
 use crate::server::endpoints::{ENDPOINTS, Status};
+use crate::server::registry::{self, doc, example};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 
@@ -269,7 +270,7 @@ fn every_code_a_route_documents_renders_a_body_its_schema_accepts() {
     for e in ENDPOINTS {
         let op = &doc["paths"][e.path][e.method.as_str().to_ascii_lowercase()];
         let shape = crate::server::router::shape_of(e);
-        let codes = super::errors::codes(e, super::doc(e).map_or(&[][..], |d| d.errors));
+        let codes = super::errors::codes(e, registry::doc(e).map_or(&[][..], |d| d.errors));
         for code in codes {
             let error = ApiError::new(code, "refused")
                 .with_endpoint(e.id)

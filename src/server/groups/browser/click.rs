@@ -17,9 +17,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::BrowserClick,
     bind: |f| on(f, click),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

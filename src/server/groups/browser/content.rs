@@ -13,9 +13,9 @@ use axum::routing::on;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::BrowserContent,
     bind: |f| on(f, content),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -18,15 +18,12 @@ mod type_text;
 mod tests;
 
 use crate::server::SharedState;
-use crate::server::endpoints::EndpointId;
-use crate::server::example::Example;
-use crate::server::openapi::op::{Doc, component};
+use crate::server::openapi::op::component;
 pub(crate) use crate::server::route::Route;
-use axum::routing::{MethodFilter, MethodRouter};
 use serde_json::{Map, Value};
 
 /// In the order the examples run against one browser (tests.rs).
-const ROUTES: &[&Route] = &[
+pub(crate) const ROUTES: &[&Route] = &[
     &start::ROUTE,
     &navigate::ROUTE,
     &type_text::ROUTE,
@@ -36,33 +33,6 @@ const ROUTES: &[&Route] = &[
     &status::ROUTE,
     &stop::ROUTE,
 ];
-
-/// Binds the handler of a browser row (the router asks each group).
-pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    crate::server::route::bind(ROUTES, id, f)
-}
-
-/// The documented example of a browser row.
-pub fn example(id: EndpointId) -> Option<&'static Example> {
-    crate::server::route::example(ROUTES, id)
-}
-
-/// Every operation's OpenAPI declaration, one per handler file.
-const DOCS: &[&Doc] = &[
-    &start::DOC,
-    &status::DOC,
-    &stop::DOC,
-    &navigate::DOC,
-    &click::DOC,
-    &type_text::DOC,
-    &screenshot::DOC,
-    &content::DOC,
-];
-
-/// The OpenAPI declaration of a browser row.
-pub fn doc(id: EndpointId) -> Option<&'static Doc> {
-    DOCS.iter().copied().find(|d| d.id == id)
-}
 
 /// `{running, pid?, url?, title?, reason?}`: absent members are left out.
 pub(crate) fn status_json(s: &crate::services::browser::Status) -> Value {

@@ -18,9 +18,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::BrowserNavigate,
     bind: |f| on(f, navigate),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

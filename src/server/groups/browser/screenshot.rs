@@ -14,9 +14,9 @@ use axum::routing::on;
 use serde::Deserialize;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::BrowserScreenshot,
     bind: |f| on(f, screenshot),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -13,9 +13,9 @@ use axum::routing::on;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::BrowserStatus,
     bind: |f| on(f, status),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -14,9 +14,9 @@ use axum::routing::on;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::BrowserStop,
     bind: |f| on(f, stop),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -3,10 +3,10 @@
 //! served here at the address the examples call `127.0.0.1:8080`. Skipped, with the reason
 //! printed, only when no browser binary is installed.
 
-use super::{ROUTES, example, handler};
+use super::ROUTES;
 use crate::server::AppState;
 use crate::server::config::Settings;
-use crate::server::endpoints::{ENDPOINTS, Group, Status};
+use crate::server::endpoints::Group;
 use crate::server::example::{Example, ExampleBody};
 use crate::services::browser::{Browser, Config, VIEWPORT};
 use axum::body::Body;
@@ -86,7 +86,7 @@ async fn every_example_answers_what_the_docs_show() {
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = response.into_body().collect().await.unwrap().to_bytes();
-        let what = format!("{:?}: {}", route.id, x.curl());
+        let what = format!("{:?}: {}", route.id(), x.curl());
         let text = String::from_utf8_lossy(&body);
         assert_eq!(status, x.status, "{what}: {text}");
         for (name, value) in x.headers {
@@ -113,27 +113,4 @@ async fn every_example_answers_what_the_docs_show() {
         );
     }
     state.end_children().await;
-}
-
-#[test]
-fn every_implemented_browser_row_has_a_route_and_an_example() {
-    for endpoint in ENDPOINTS.iter().filter(|e| e.group == Group::Browser) {
-        let bound = handler(endpoint.key, axum::routing::MethodFilter::GET).is_some();
-        assert_eq!(
-            bound,
-            endpoint.status == Status::Implemented,
-            "{}: bound and implemented go together",
-            endpoint.id
-        );
-        if bound {
-            let x = example(endpoint.key).unwrap();
-            assert_eq!(x.method, endpoint.method.as_str(), "{}", endpoint.id);
-            assert_eq!(
-                x.target.split('?').next().unwrap(),
-                endpoint.path,
-                "{}",
-                endpoint.id
-            );
-        }
-    }
 }

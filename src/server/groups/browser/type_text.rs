@@ -16,9 +16,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::BrowserType,
     bind: |f| on(f, type_text),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::CodeLanguages,
     bind: |f| on(f, list),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

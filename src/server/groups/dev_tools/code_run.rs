@@ -36,9 +36,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::CodeRun,
     bind: |f| on(f, run),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -28,9 +28,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::HttpFetch,
     bind: |f| on(f, fetch_url),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -18,9 +18,9 @@ use axum::routing::on;
 use http::{HeaderValue, Version};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::FilesDownload,
     bind: |f| on(f, download),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -14,9 +14,9 @@ use axum::routing::on;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::FilesExists,
     bind: |f| on(f, exists),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -16,9 +16,9 @@ use axum::routing::on;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::FilesInfo,
     bind: |f| on(f, info),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -16,9 +16,9 @@ use axum::routing::on;
 use serde::{Deserialize, Serialize};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::FilesList,
     bind: |f| on(f, list),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

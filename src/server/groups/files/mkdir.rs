@@ -16,9 +16,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::FilesMkdir,
     bind: |f| on(f, mkdir),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

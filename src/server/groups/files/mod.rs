@@ -24,16 +24,11 @@ mod tests;
 
 use crate::error::{ApiError, Code};
 use crate::server::AppState;
-use crate::server::SharedState;
-use crate::server::endpoints::EndpointId;
-use crate::server::example::Example;
-use crate::server::openapi::op::Doc;
 pub(crate) use crate::server::route::Route;
 use crate::services::files::{FileError, FileService};
-use axum::routing::{MethodFilter, MethodRouter};
 
 /// Every route of the group, one per handler file.
-const ROUTES: &[&Route] = &[
+pub(crate) const ROUTES: &[&Route] = &[
     &read::ROUTE,
     &write::ROUTE,
     &list::ROUTE,
@@ -47,37 +42,6 @@ const ROUTES: &[&Route] = &[
     &search::ROUTE,
     &watch::ROUTE,
 ];
-
-/// Binds the handler of a file_ops row (the router asks each group).
-pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    crate::server::route::bind(ROUTES, id, f)
-}
-
-/// The documented example of a file_ops row.
-pub fn example(id: EndpointId) -> Option<&'static Example> {
-    crate::server::route::example(ROUTES, id)
-}
-
-/// Every operation's OpenAPI declaration, one per handler file.
-const DOCS: &[&Doc] = &[
-    &read::DOC,
-    &write::DOC,
-    &list::DOC,
-    &info::DOC,
-    &exists::DOC,
-    &mkdir::DOC,
-    &r#move::DOC,
-    &delete::DOC,
-    &upload::DOC,
-    &download::DOC,
-    &search::DOC,
-    &watch::DOC,
-];
-
-/// The OpenAPI declaration of a file_ops row.
-pub fn doc(id: EndpointId) -> Option<&'static Doc> {
-    DOCS.iter().copied().find(|d| d.id == id)
-}
 
 /// The file service over the operator's path rules, relative paths taken from the server's
 /// working directory (built once with the app state; a clone is a reference count).

@@ -19,9 +19,9 @@ use http::{HeaderMap, HeaderValue, StatusCode, Version, header};
 use serde::Deserialize;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::FilesRead,
     bind: |f| on(f, read),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -17,9 +17,9 @@ use axum::routing::on;
 use serde::Deserialize;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::FilesSearch,
     bind: |f| on(f, search),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

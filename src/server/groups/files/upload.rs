@@ -24,9 +24,9 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::FilesUpload,
     bind: |f| on(f, upload),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

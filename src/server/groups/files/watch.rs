@@ -43,9 +43,9 @@ pub const KEEPALIVE: Duration = Duration::from_secs(15);
 const CHUNK: usize = 32 * 1024;
 
 pub(super) static ROUTE: Route = Route {
-    id: EndpointId::FilesWatch,
     bind: |f| on(f, watch),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 /// A watch of a file that is not there: the path is judged and opened before the stream

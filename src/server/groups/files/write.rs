@@ -25,9 +25,9 @@ use http::{HeaderMap, Version};
 use serde::Deserialize;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::FilesWrite,
     bind: |f| on(f, write),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -20,9 +20,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::ProcessGet,
     bind: |f| on(f, get),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

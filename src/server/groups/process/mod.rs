@@ -20,14 +20,9 @@ mod stdin;
 mod tests;
 
 use crate::error::{ApiError, Code};
-use crate::server::SharedState;
-use crate::server::endpoints::EndpointId;
-use crate::server::example::Example;
-use crate::server::openapi::op::Doc;
 pub(crate) use crate::server::route::Route;
-use axum::routing::{MethodFilter, MethodRouter};
 
-const ROUTES: &[&Route] = &[
+pub(crate) const ROUTES: &[&Route] = &[
     &shell::ROUTE,
     &shell_stream::ROUTE,
     &start::ROUTE,
@@ -37,33 +32,6 @@ const ROUTES: &[&Route] = &[
     &stdin::ROUTE,
     &kill::ROUTE,
 ];
-
-/// Binds the handler of a process row (the router asks each group).
-pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    crate::server::route::bind(ROUTES, id, f)
-}
-
-/// The documented example of a process row.
-pub fn example(id: EndpointId) -> Option<&'static Example> {
-    crate::server::route::example(ROUTES, id)
-}
-
-/// Every operation's OpenAPI declaration, one per handler file.
-const DOCS: &[&Doc] = &[
-    &shell::DOC,
-    &shell_stream::DOC,
-    &start::DOC,
-    &list::DOC,
-    &get::DOC,
-    &signal::DOC,
-    &stdin::DOC,
-    &kill::DOC,
-];
-
-/// The OpenAPI declaration of a process row.
-pub fn doc(id: EndpointId) -> Option<&'static Doc> {
-    DOCS.iter().copied().find(|d| d.id == id)
-}
 
 /// The pid of the path: a positive number, else 400 naming `pid` (a pid of no process of
 /// the caller's is 404, see `errors.rs`).

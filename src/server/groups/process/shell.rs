@@ -23,9 +23,9 @@ use axum::routing::on;
 use serde_json::{Map, Value};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::Shell,
     bind: |f| on(f, shell),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

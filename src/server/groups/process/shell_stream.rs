@@ -30,9 +30,9 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::ShellStream,
     bind: |f| on(f, shell_stream),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -21,9 +21,9 @@ use axum::routing::on;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::ProcessStart,
     bind: |f| on(f, start),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -23,9 +23,9 @@ use std::time::Duration;
 pub(super) const WRITE_WAIT: Duration = Duration::from_secs(10);
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::ProcessStdin,
     bind: |f| on(f, stdin),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -18,9 +18,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::SystemDisk,
     bind: |f| on(f, disk),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -20,9 +20,9 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::SystemEnvSet,
     bind: |f| on(f, set),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -13,9 +13,9 @@ use axum::routing::on;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::SystemInfo,
     bind: |f| on(f, info),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -15,14 +15,9 @@ mod ports;
 mod tests;
 
 use crate::error::{ApiError, Code};
-use crate::server::SharedState;
-use crate::server::endpoints::EndpointId;
-use crate::server::example::Example;
-use crate::server::openapi::op::Doc;
 pub(crate) use crate::server::route::Route;
-use axum::routing::{MethodFilter, MethodRouter};
 
-const ROUTES: &[&Route] = &[
+pub(crate) const ROUTES: &[&Route] = &[
     &info::ROUTE,
     &metrics::ROUTE,
     &disk::ROUTE,
@@ -30,31 +25,6 @@ const ROUTES: &[&Route] = &[
     &env_get::ROUTE,
     &env_set::ROUTE,
 ];
-
-/// Binds the handler of a system row (the router asks each group).
-pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
-    crate::server::route::bind(ROUTES, id, f)
-}
-
-/// The documented example of a system row.
-pub fn example(id: EndpointId) -> Option<&'static Example> {
-    crate::server::route::example(ROUTES, id)
-}
-
-/// Every operation's OpenAPI declaration, one per handler file.
-const DOCS: &[&Doc] = &[
-    &info::DOC,
-    &metrics::DOC,
-    &disk::DOC,
-    &ports::DOC,
-    &env_get::DOC,
-    &env_set::DOC,
-];
-
-/// The OpenAPI declaration of a system row.
-pub fn doc(id: EndpointId) -> Option<&'static Doc> {
-    DOCS.iter().copied().find(|d| d.id == id)
-}
 
 /// The service's errors as rows of the table: a missing path is 404, an unreadable
 /// `/proc` a 500 whose message says which file.

@@ -15,9 +15,9 @@ use axum::routing::on;
 use serde_json::{Map, Value, json};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::SystemPorts,
     bind: |f| on(f, list),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

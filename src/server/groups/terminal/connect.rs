@@ -29,9 +29,9 @@ use serde::Deserialize;
 use std::time::Duration;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::PtyConnect,
     bind: |f| on(f, connect),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -26,9 +26,9 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::PtyCreate,
     bind: |f| on(f, create),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

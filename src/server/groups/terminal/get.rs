@@ -17,9 +17,9 @@ use axum::routing::on;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::PtyGet,
     bind: |f| on(f, get),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -15,9 +15,9 @@ use axum::routing::on;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::PtyList,
     bind: |f| on(f, list),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -19,9 +19,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
-    id: EndpointId::PtyResize,
     bind: |f| on(f, resize),
     example: &EXAMPLE,
+    doc: &DOC,
 };
 
 const EXAMPLE: Example = Example {

@@ -4,9 +4,9 @@
 //! Routes whose example names a terminal get one made first (80 × 24, in that directory);
 //! the answer is the one `docs/endpoints.md` shows, its id, pid and `created_at` aside.
 
-use super::{ROUTES, example, handler};
+use super::ROUTES;
 use crate::server::config::{LoadOptions, Settings};
-use crate::server::endpoints::{ENDPOINTS, EndpointId, Group, Port, Status};
+use crate::server::endpoints::EndpointId;
 use crate::server::example::{EXAMPLE_ROOT, Example, ExampleBody};
 use crate::server::{AppState, SharedState, router};
 use axum::body::Body;
@@ -119,15 +119,15 @@ async fn every_example_answers_what_the_docs_show() {
     let root = temp.path().display().to_string();
     for route in ROUTES {
         let x = route.example;
-        let what = format!("{:?}: {}", route.id, x.curl());
+        let what = format!("{:?}: {}", route.id(), x.curl());
         // A fresh server per example: the list shows exactly the terminal made for it.
         let state = state();
         let app = router::app(state.clone());
-        let id = match route.id {
+        let id = match route.id() {
             EndpointId::PtyCreate => String::new(),
             _ => make_terminal(&app, &root).await,
         };
-        if route.id == EndpointId::PtyConnect {
+        if route.id() == EndpointId::PtyConnect {
             let (status, headers) = handshake(&state, x, &id).await;
             assert_eq!(status, x.status, "{what}");
             for (name, value) in x.headers {
@@ -166,28 +166,5 @@ async fn every_example_answers_what_the_docs_show() {
             "{what}"
         );
         state.end_children().await;
-    }
-}
-
-#[test]
-fn every_implemented_terminal_row_has_a_route_and_an_example() {
-    for endpoint in ENDPOINTS.iter().filter(|e| e.group == Group::Terminal) {
-        let bound = handler(endpoint.key, axum::routing::MethodFilter::GET).is_some();
-        assert_eq!(
-            bound,
-            endpoint.status == Status::Implemented,
-            "{}: bound and implemented go together",
-            endpoint.id
-        );
-        if bound {
-            let x = example(endpoint.key).unwrap();
-            assert_eq!(x.method, endpoint.method.as_str(), "{}", endpoint.id);
-            let pattern = endpoint.path.replace("{id}", EXAMPLE_ID);
-            assert_eq!(x.target, pattern, "{}", endpoint.id);
-        }
-    }
-    // Only the WebSocket lives on the terminal port.
-    for endpoint in ENDPOINTS.iter().filter(|e| e.port == Port::Terminal) {
-        assert_eq!(endpoint.key, EndpointId::PtyConnect);
     }
 }
