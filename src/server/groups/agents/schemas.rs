@@ -5,15 +5,8 @@
 
 use crate::server::openapi::op::{Schema, SchemaGenerator, component, json_schema};
 use crate::server::openapi::shared::list_of;
-
-// Metadata: up to 16 string values (numbers and booleans kept as their text).
-component!(pub(super) Metadata, {
-    "type": "object",
-    "maxProperties": 16,
-    "propertyNames": {"minLength": 1, "maxLength": 64},
-    "additionalProperties": {"anyOf": [{"type": "string", "maxLength": 512}, {"type": ["number", "boolean"]}]},
-    "description": "Up to 16 keys of 1 to 64 characters, values up to 512 (numbers and booleans are kept as their text).",
-});
+// Metadata and the deleted object are the domain's typed pieces, shared by every resource.
+pub(super) use crate::server::agents::wire::{Deleted, Metadata};
 
 // An MCP tool over http, as a session, a definition or a response takes it.
 component!(pub(super) McpToolParam, {
@@ -255,79 +248,6 @@ pub(super) fn events_create(g: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// `POST /v1/vaults` and its update.
-pub(super) fn vault_body(g: &mut SchemaGenerator) -> Schema {
-    let metadata = g.subschema_for::<Metadata>();
-    json_schema!({
-        "type": "object",
-        "properties": {"name": {"type": ["string", "null"]}, "metadata": metadata},
-        "additionalProperties": false,
-    })
-}
-
-/// `POST /v1/vaults/{vault_id}/credentials`: `name` and `auth` required, the token its type
-/// names too.
-pub(super) fn credential_create(g: &mut SchemaGenerator) -> Schema {
-    let mut body = credential_body(g);
-    body.insert("required".into(), serde_json::json!(["name", "auth"]));
-    if let Some(name) = body.pointer_mut("/properties/name") {
-        *name = serde_json::json!({"type": "string", "minLength": 1, "pattern": "\\S"});
-    }
-    if let Some(auth) = body.pointer_mut("/properties/auth") {
-        auth["anyOf"] = serde_json::json!([
-            {"properties": {"type": {"const": "static_bearer"}, "token": {"type": "string", "minLength": 1}}, "required": ["token"]},
-            {"properties": {"type": {"const": "mcp_oauth"}, "access_token": {"type": "string", "minLength": 1}}, "required": ["access_token"]},
-        ]);
-    }
-    body
-}
-
-/// The update of a credential.
-pub(super) fn credential_body(g: &mut SchemaGenerator) -> Schema {
-    let metadata = g.subschema_for::<Metadata>();
-    json_schema!({
-        "type": "object",
-        "properties": {
-            "name": {"type": ["string", "null"]},
-            "metadata": metadata,
-            "auth": {
-                "type": "object",
-                "required": ["type", "mcp_server_url"],
-                "properties": {
-                    "type": {"type": "string", "enum": ["static_bearer", "mcp_oauth"]},
-                    "token": {"type": "string", "description": "`static_bearer`."},
-                    "access_token": {"type": "string", "description": "`mcp_oauth`."},
-                    "mcp_server_url": {"type": "string", "description": "https, on a public address."},
-                    "expires_at": {"type": ["string", "null"]},
-                    "networking": {},
-                    "refresh": {"type": "null"},
-                },
-            },
-        },
-        "additionalProperties": false,
-    })
-}
-
-/// `POST /v1/webhook_endpoints`: `name` and `url` required.
-pub(super) fn webhook_create(g: &mut SchemaGenerator) -> Schema {
-    let mut body = webhook_body(g);
-    body.insert("required".into(), serde_json::json!(["name", "url"]));
-    body
-}
-
-/// The update of a webhook endpoint.
-pub(super) fn webhook_body(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "minLength": 1, "pattern": "\\S"},
-            "url": {"type": "string", "description": "https (http to loopback when the operator allows)."},
-            "event_types": {"type": "array", "items": {"type": "string"}},
-        },
-        "additionalProperties": false,
-    })
-}
-
 /// `POST /v1/responses` (the OpenAI Responses request, what runs locally).
 pub(super) fn response_create(g: &mut SchemaGenerator) -> Schema {
     let input = g.subschema_for::<InputText>();
@@ -475,35 +395,6 @@ component!(pub(super) AgentArtifact, {
     },
 });
 
-component!(pub(super) Vault, {
-    "type": "object",
-    "required": ["id", "name", "metadata", "created_at"],
-    "properties": {
-        "id": {"type": "string"},
-        "name": {"type": ["string", "null"]},
-        "metadata": {"type": "object"},
-        "created_at": {"type": "integer", "description": "Unix seconds."},
-    },
-});
-
-component!(pub(super) VaultCredential, {
-    "type": "object",
-    "required": ["id", "object", "vault_id", "auth"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"const": "vault.credential"},
-        "vault_id": {"type": "string"},
-        "name": {"type": ["string", "null"]},
-        "metadata": {"type": "object"},
-        "auth": {"type": "object", "required": ["type", "mcp_server_url"], "properties": {
-            "type": {"type": "string", "enum": ["static_bearer", "mcp_oauth"]},
-            "mcp_server_url": {"type": "string"},
-        }, "description": "The secret is never answered."},
-        "created_at": {"type": "integer", "description": "Unix seconds."},
-        "updated_at": {"type": "integer", "description": "Unix seconds."},
-    },
-});
-
 component!(pub(super) AgentEnvironment, {
     "type": "object",
     "required": ["id", "object", "type"],
@@ -537,20 +428,6 @@ component!(pub(super) EnvironmentFile, {
         "object": {"const": "agent.environment.file"},
         "path": {"type": "string"},
         "size_bytes": {"type": "integer", "minimum": 0},
-    },
-});
-
-component!(pub(super) WebhookEndpoint, {
-    "type": "object",
-    "required": ["id", "object", "url", "event_types"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"const": "webhook_endpoint"},
-        "name": {"type": ["string", "null"]},
-        "url": {"type": "string"},
-        "event_types": {"type": "array", "items": {"type": "string"}},
-        "signing_secret": {"type": "string", "description": "Only when created or rotated."},
-        "signing_secret_hint": {"type": "null"},
     },
 });
 
@@ -608,16 +485,6 @@ component!(pub(super) FileObject, {
         "filename": {"type": "string"},
         "purpose": {"const": "user_data"},
         "status": {"type": "string"},
-    },
-});
-
-component!(pub(super) Deleted, {
-    "type": "object",
-    "required": ["id", "object", "deleted"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"type": "string", "pattern": "\\.deleted$"},
-        "deleted": {"const": true},
     },
 });
 
