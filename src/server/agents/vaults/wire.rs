@@ -122,6 +122,7 @@ pub const AUTH_TYPE: &str = "`auth.type` is `static_bearer` or `mcp_oauth`";
 /// `auth.networking`: only `limited` to the credential's own host.
 // Kept as given: the domain judges it against the credential's URL.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "CredentialNetworking")]
 pub struct Networking {
     #[serde(rename = "type")]
     #[schemars(extend("const" = "limited"))]

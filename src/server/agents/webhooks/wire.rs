@@ -79,6 +79,7 @@ pub struct WebhookEndpoint {
 
 /// `x_svc` of an answer: where the work happened.
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "WebhookEndpointXSvc")]
 pub struct Compute {
     pub compute: &'static str,
 }
@@ -98,6 +99,7 @@ pub struct TestResult {
 
 /// `x_svc` of a test: the delivery's message id (`webhook-id`).
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "WebhookEndpointTestXSvc")]
 pub struct TestDelivery {
     pub compute: &'static str,
     pub webhook_id: String,

@@ -1,8 +1,8 @@
-//! The agents group's objects and request bodies as the OpenAPI document names them. The
-//! bodies are read by hand in the agents domain (`agents::input`, each resource's file),
-//! which refuses any key it does not know; these schemas say what those readers accept,
-//! and the objects what their `to_json` write.
-
+//! The agents group's objects and request bodies as the OpenAPI document names them, for
+//! the resources still read by hand in the agents domain (`agents::input`, each resource's
+//! file), which refuses any key it does not know; these schemas say what those readers
+//! accept, and the objects what their `to_json` write. Typed resources (vaults, webhook
+//! endpoints) derive theirs from their `wire.rs` instead.
 use crate::server::openapi::op::{Schema, SchemaGenerator, component, json_schema};
 use crate::server::openapi::shared::list_of;
 // Metadata and the deleted object are the domain's typed pieces, shared by every resource.
