@@ -41,7 +41,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
 /// `metadata` as given (`null` included): its rules and their messages are
 /// `input::metadata`'s, read by [`Metadata::read`], so they stay one copy for the typed and
 /// the hand-read bodies alike.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(transparent)]
 pub struct Metadata(pub Value);
 
@@ -64,6 +64,43 @@ impl JsonSchema for Metadata {
             "propertyNames": {"minLength": 1, "maxLength": 64},
             "additionalProperties": {"anyOf": [{"type": "string", "maxLength": 512}, {"type": ["number", "boolean"]}]},
             "description": "Up to 16 keys of 1 to 64 characters, values up to 512 (numbers and booleans are kept as their text).",
+        })
+    }
+}
+
+/// An MCP tool over http, as a session, a definition or a response takes it (read by
+/// `agent_spec::tools`, which names the failing tool and key).
+pub struct McpToolParam;
+
+impl JsonSchema for McpToolParam {
+    fn schema_name() -> Cow<'static, str> {
+        "McpToolParam".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "object",
+            "required": ["type", "server_label", "transport"],
+            "properties": {
+                "type": {"const": "mcp"},
+                "server_label": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                "transport": {
+                    "type": "object",
+                    "required": ["type", "server_url"],
+                    "properties": {
+                        "type": {"const": "http", "description": "stdio servers are refused."},
+                        "server_url": {"type": "string", "pattern": "^https?://"},
+                        "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Secret values: shown as `***`."},
+                    },
+                    "additionalProperties": false,
+                },
+                "required": {"type": "boolean"},
+                "connection_origin": {},
+                "request_metadata": {"type": ["object", "null"]},
+                "credential_id": {"type": ["string", "null"], "description": "The attached vault credential that serves this server."},
+                "allowed_tools": {"type": "null", "description": "Not supported: every tool of the server is offered."},
+            },
+            "additionalProperties": false,
         })
     }
 }

@@ -6,33 +6,7 @@
 use crate::server::openapi::op::{Schema, SchemaGenerator, component, json_schema};
 use crate::server::openapi::shared::list_of;
 // Metadata and the deleted object are the domain's typed pieces, shared by every resource.
-pub(super) use crate::server::agents::wire::{Deleted, Metadata};
-
-// An MCP tool over http, as a session, a definition or a response takes it.
-component!(pub(super) McpToolParam, {
-    "type": "object",
-    "required": ["type", "server_label", "transport"],
-    "properties": {
-        "type": {"const": "mcp"},
-        "server_label": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
-        "transport": {
-            "type": "object",
-            "required": ["type", "server_url"],
-            "properties": {
-                "type": {"const": "http", "description": "stdio servers are refused."},
-                "server_url": {"type": "string", "pattern": "^https?://"},
-                "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Secret values: shown as `***`."},
-            },
-            "additionalProperties": false,
-        },
-        "required": {"type": "boolean"},
-        "connection_origin": {},
-        "request_metadata": {"type": ["object", "null"]},
-        "credential_id": {"type": ["string", "null"], "description": "The attached vault credential that serves this server."},
-        "allowed_tools": {"type": "null", "description": "Not supported: every tool of the server is offered."},
-    },
-    "additionalProperties": false,
-});
+pub(super) use crate::server::agents::wire::{Deleted, McpToolParam, Metadata};
 
 /// The agent fields a session's inline `agent` and a definition share, closed.
 fn agent_fields(g: &mut SchemaGenerator) -> Schema {
@@ -117,27 +91,6 @@ pub(super) fn session_create(g: &mut SchemaGenerator) -> Schema {
         },
         "additionalProperties": false,
     })
-}
-
-/// `POST /v1/agents`: the agent fields and `metadata`, `model` required.
-pub(super) fn definition_create(g: &mut SchemaGenerator) -> Schema {
-    let mut body = definition_body(g);
-    body.insert("required".into(), serde_json::json!(["model"]));
-    if let Some(model) = body.pointer_mut("/properties/model") {
-        *model = serde_json::json!({"type": "string", "pattern": "\\S", "description": "A runtime (`rt-one`, `rt-two`, an alias) or a model the runtime resolves."});
-    }
-    body
-}
-
-/// The update of `POST /v1/agents/{agent_id}`: the agent fields and `metadata`, each
-/// optional over the saved ones.
-pub(super) fn definition_body(g: &mut SchemaGenerator) -> Schema {
-    let mut body = agent_fields(g);
-    let metadata = g.subschema_for::<Metadata>();
-    if let Some(props) = body.get_mut("properties").and_then(|p| p.as_object_mut()) {
-        props.insert("metadata".into(), metadata.to_value());
-    }
-    body
 }
 
 // An environment as a session or `POST /v1/agents/environments` gives it.
@@ -345,23 +298,6 @@ component!(pub(super) AgentSession, {
         "vault_ids": {"type": "array", "items": {"type": "string"}},
         "error": {},
         "required_actions": {"type": "array"},
-        "x_svc": {"type": "object"},
-    },
-});
-
-component!(pub(super) AgentDefinition, {
-    "type": "object",
-    "required": ["id", "object", "created_at", "model"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"const": "agent"},
-        "created_at": {"type": "integer", "description": "Unix seconds."},
-        "updated_at": {"type": "integer", "description": "Unix seconds."},
-        "name": {"type": ["string", "null"]},
-        "model": {"type": "string"},
-        "instructions": {"type": ["string", "null"]},
-        "metadata": {"type": "object"},
-        "tools": {"type": "array"},
         "x_svc": {"type": "object"},
     },
 });
