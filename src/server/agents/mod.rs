@@ -18,5 +18,6 @@ pub mod settings;
 pub mod turn;
 pub mod vaults;
 pub mod webhooks;
+pub mod wire;
 
 pub use sessions::Agents;

@@ -7,26 +7,30 @@ mod address;
 mod deliver;
 pub mod events;
 pub mod sign;
+pub mod wire;
 
 use crate::error::{ApiError, Code};
-use crate::server::agents::input::not_found;
-use crate::server::agents::input::{self, invalid, only_keys, opt_str};
+use crate::server::agents::input::{invalid, not_found};
 use crate::server::agents::settings::AgentsSettings;
+use crate::server::agents::wire::Deleted;
 use crate::services::event_log::EventSink;
 use crate::services::ids;
 pub use address::Rules;
 use bytes::Bytes;
 use deliver::{Delivery, Job};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::mpsc;
+use wire::{
+    Compute, EventTypes, RotateSecret, TestDelivery, TestEvent, TestResult, WebhookEndpoint,
+    WebhookEndpointCreate, WebhookEndpointUpdate,
+};
 
 /// Deliveries waiting per endpoint; beyond it new events for that endpoint are dropped
 /// (and counted) rather than making a session wait.
 pub const QUEUE_CAPACITY: usize = 1024;
-const KEYS: &[&str] = &["url", "event_types", "name"];
 
 pub struct Webhooks {
     inner: Arc<Inner>,
@@ -78,29 +82,33 @@ impl Endpoint {
         self.closed.load(Ordering::Relaxed)
     }
 
-    fn to_json(&self) -> Value {
+    fn answer(&self) -> WebhookEndpoint {
         let c = self.config();
-        json!({
-            "id": self.id,
-            "object": "webhook_endpoint",
-            "name": c.name,
-            "url": c.url,
-            "event_types": c.event_types,
-            "created_at": self.created_at,
-            "updated_at": c.updated_at,
-            // No hint: any part of the secret would be a part of the secret.
-            "signing_secret_hint": null,
-            "x_svc": {"compute": "local_state"},
-        })
+        WebhookEndpoint {
+            id: self.id.clone(),
+            object: "webhook_endpoint",
+            name: c.name.clone(),
+            url: c.url.clone(),
+            event_types: c.event_types.clone(),
+            created_at: self.created_at,
+            updated_at: c.updated_at,
+            signing_secret_hint: (),
+            x_svc: Compute {
+                compute: "local_state",
+            },
+            signing_secret: None,
+            secret: None,
+        }
     }
 
     /// The one-time answer. The SDK reads `signing_secret`; the spec calls it `secret`.
-    fn to_json_with_secret(&self) -> Value {
-        let mut v = self.to_json();
+    fn answer_with_secret(&self) -> WebhookEndpoint {
         let secret = self.config().secret.clone();
-        v["signing_secret"] = json!(secret);
-        v["secret"] = json!(secret);
-        v
+        WebhookEndpoint {
+            signing_secret: Some(secret.clone()),
+            secret: Some(secret),
+            ..self.answer()
+        }
     }
 }
 
@@ -133,14 +141,18 @@ impl Webhooks {
             .ok_or_else(|| not_found("webhook endpoint", "webhook_endpoint_id", id))
     }
 
-    pub async fn create(&self, owner: &str, body: &Value) -> Result<Value, ApiError> {
-        let map = input::object(body, "body")?;
-        only_keys(map, KEYS, "")?;
-        let name = name(map)?.ok_or_else(|| invalid("name", "`name` is required"))?;
-        let url = opt_str(map, "url", "url")?.ok_or_else(|| invalid("url", "`url` is required"))?;
-        let event_types = events::parse_list(map.get("event_types"))?;
+    pub async fn create(
+        &self,
+        owner: &str,
+        body: WebhookEndpointCreate,
+    ) -> Result<WebhookEndpoint, ApiError> {
+        let name = name(body.name)?.ok_or_else(|| invalid("name", "`name` is required"))?;
+        let url = body
+            .url
+            .ok_or_else(|| invalid("url", "`url` is required"))?;
+        let event_types = events::parse_list(body.event_types.as_ref())?;
         // Last: the only check that may wait (on DNS).
-        self.inner.rules.check_resolving(url, "url").await?;
+        self.inner.rules.check_resolving(&url, "url").await?;
         let now = ids::now();
         let endpoint = Arc::new(Endpoint {
             id: ids::new("we"),
@@ -148,7 +160,7 @@ impl Webhooks {
             created_at: now,
             config: Mutex::new(Config {
                 name,
-                url: url.to_owned(),
+                url,
                 event_types,
                 secret: new_secret()?,
                 updated_at: now,
@@ -161,35 +173,38 @@ impl Webhooks {
             rx,
             self.inner.delivery.clone(),
         ));
-        let answer = endpoint.to_json_with_secret();
+        let answer = endpoint.answer_with_secret();
         self.entries().push(Entry { endpoint, queue });
         Ok(answer)
     }
 
-    pub fn list(&self, owner: &str) -> Vec<Value> {
+    pub fn list(&self, owner: &str) -> Vec<WebhookEndpoint> {
         self.entries()
             .iter()
             .filter(|e| e.endpoint.owner == owner)
-            .map(|e| e.endpoint.to_json())
+            .map(|e| e.endpoint.answer())
             .collect()
     }
 
-    pub fn get(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
-        Ok(self.find(owner, id)?.to_json())
+    pub fn get(&self, owner: &str, id: &str) -> Result<WebhookEndpoint, ApiError> {
+        Ok(self.find(owner, id)?.answer())
     }
 
     /// Changes what is given; `updated_at` moves only when something actually changed.
-    pub async fn update(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+    pub async fn update(
+        &self,
+        owner: &str,
+        id: &str,
+        body: WebhookEndpointUpdate,
+    ) -> Result<WebhookEndpoint, ApiError> {
         let endpoint = self.find(owner, id)?;
-        let map = input::object(body, "body")?;
-        only_keys(map, KEYS, "")?;
-        let name = name(map)?;
-        let url = opt_str(map, "url", "url")?;
-        let event_types = match map.get("event_types") {
-            None => None,
-            some => Some(events::parse_list(some)?),
-        };
-        if let Some(url) = url {
+        let name = name(body.name)?;
+        let url = body.url;
+        let event_types = body
+            .event_types
+            .map(|list| events::parse_list(Some(&list)))
+            .transpose()?;
+        if let Some(url) = &url {
             self.inner.rules.check_resolving(url, "url").await?;
         }
         {
@@ -199,7 +214,7 @@ impl Webhooks {
                 c.name = name;
             }
             if let Some(url) = url {
-                c.url = url.to_owned();
+                c.url = url;
             }
             if let Some(event_types) = event_types {
                 c.event_types = event_types;
@@ -210,37 +225,31 @@ impl Webhooks {
         }
         // Deleted while the URL was being resolved: answer like any missing endpoint.
         self.find(owner, id)?;
-        Ok(endpoint.to_json())
+        Ok(endpoint.answer())
     }
 
-    pub fn delete(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
+    pub fn delete(&self, owner: &str, id: &str) -> Result<Deleted, ApiError> {
         let endpoint = self.find(owner, id)?;
         endpoint.closed.store(true, Ordering::Relaxed);
         self.entries()
             .retain(|e| !Arc::ptr_eq(&e.endpoint, &endpoint));
-        Ok(json!({"id": id, "object": "webhook_endpoint.deleted", "deleted": true}))
+        Ok(Deleted::new(id, "webhook_endpoint.deleted"))
     }
 
     /// A new secret, at once: deliveries from now on (retries included) use it, and there
     /// is no window in which the old one still signs.
-    pub fn rotate_secret(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+    pub fn rotate_secret(
+        &self,
+        owner: &str,
+        id: &str,
+        body: RotateSecret,
+    ) -> Result<WebhookEndpoint, ApiError> {
         let endpoint = self.find(owner, id)?;
-        let map = input::object(body, "body")?;
-        only_keys(map, &["keep_old_secret_active_for_24_hours"], "")?;
-        match map.get("keep_old_secret_active_for_24_hours") {
-            None | Some(Value::Null) | Some(Value::Bool(false)) => {}
-            Some(Value::Bool(true)) => {
-                return Err(invalid(
-                    "keep_old_secret_active_for_24_hours",
-                    "keeping the old secret active is not supported: a rotation replaces the secret at once",
-                ));
-            }
-            Some(_) => {
-                return Err(invalid(
-                    "keep_old_secret_active_for_24_hours",
-                    "`keep_old_secret_active_for_24_hours` must be a boolean",
-                ));
-            }
+        if body.keep_old_secret_active_for_24_hours == Some(true) {
+            return Err(invalid(
+                "keep_old_secret_active_for_24_hours",
+                "keeping the old secret active is not supported: a rotation replaces the secret at once",
+            ));
         }
         let secret = new_secret()?;
         {
@@ -248,18 +257,22 @@ impl Webhooks {
             c.secret = secret;
             c.updated_at = ids::now();
         }
-        Ok(endpoint.to_json_with_secret())
+        Ok(endpoint.answer_with_secret())
     }
 
     /// Signs and sends one sample event now, once, and reports the receiver's status. A
     /// receiver that cannot be reached is a 400 naming `url`, since no status exists.
-    pub async fn test(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+    pub async fn test(
+        &self,
+        owner: &str,
+        id: &str,
+        body: TestEvent,
+    ) -> Result<TestResult, ApiError> {
         let endpoint = self.find(owner, id)?;
-        let map = input::object(body, "body")?;
-        only_keys(map, &["event_type"], "")?;
-        let raw = opt_str(map, "event_type", "event_type")?
+        let raw = body
+            .event_type
             .ok_or_else(|| invalid("event_type", "`event_type` is required"))?;
-        let kind = events::parse(raw, "event_type")?;
+        let kind = events::parse(&raw, "event_type")?;
         let job = Job::new(Bytes::from(events::sample(kind).to_string()));
         let status = self
             .inner
@@ -267,18 +280,24 @@ impl Webhooks {
             .attempt(&endpoint, &job)
             .await
             .map_err(|why| invalid("url", format!("the test delivery failed: {why}")))?;
-        Ok(json!({
-            "object": "webhook_endpoint.test",
-            "webhook_endpoint_id": endpoint.id,
-            "event_type": kind,
-            "status_code": status,
-            "success": true,
-            "x_svc": {"compute": "none", "webhook_id": job.msg_id},
-        }))
+        Ok(TestResult {
+            object: "webhook_endpoint.test",
+            webhook_endpoint_id: endpoint.id.clone(),
+            event_type: kind,
+            status_code: status,
+            success: true,
+            x_svc: TestDelivery {
+                compute: "none",
+                webhook_id: job.msg_id,
+            },
+        })
     }
 
-    pub fn event_types() -> Value {
-        json!({"object": "list", "data": events::ACCEPTED})
+    pub fn event_types() -> EventTypes {
+        EventTypes {
+            object: "list",
+            data: &events::ACCEPTED,
+        }
     }
 
     /// What a session of `owner` hands its events to.
@@ -336,10 +355,10 @@ impl EventSink for OwnerSink {
 }
 
 /// `name`: a non-empty string when given.
-fn name(map: &Map<String, Value>) -> Result<Option<String>, ApiError> {
-    match opt_str(map, "name", "name")? {
+fn name(name: Option<String>) -> Result<Option<String>, ApiError> {
+    match name {
         Some(n) if n.trim().is_empty() => Err(invalid("name", "`name` must not be empty")),
-        other => Ok(other.map(str::to_owned)),
+        other => Ok(other),
     }
 }
 

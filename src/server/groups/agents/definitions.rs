@@ -1,13 +1,16 @@
 //! Saved agent definitions and the models list built from them and the runtimes.
 
+use super::body::{Body, paged};
 use super::schemas::{self as s};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
+use crate::server::agents::definitions::wire::{AgentDefinition, DefinitionBody};
 use crate::server::agents::runtimes::{self, RUNTIMES};
+use crate::server::agents::wire::Deleted;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path, Query};
-use crate::server::openapi::op::{Answer, Doc};
+use crate::server::openapi::op::{Answer, Doc, json_schema};
 use crate::server::openapi::shared::page_query;
 use crate::services::paging::{PageQuery, envelope};
 use axum::Extension;
@@ -22,13 +25,13 @@ pub async fn definitions_create(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
     headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> Out {
+    Body(body): Body<DefinitionBody>,
+) -> ApiResult<axum::Json<AgentDefinition>> {
     let header = super::header(&headers, "x-svc-adapter");
     let default = app.agents.settings.default_runtime;
     app.agents
         .definitions
-        .create(&identity.id, header, &body, default)
+        .create(&identity.id, header, body, default)
         .map(axum::Json)
 }
 
@@ -37,22 +40,19 @@ pub async fn definitions_list(
     Extension(identity): Extension<Identity>,
     Query(query): Query<PageQuery>,
 ) -> Out {
-    let page = query.page()?;
-    Ok(axum::Json(
-        page.apply(app.agents.definitions.list(&identity.id))?,
-    ))
+    paged(query.page()?, app.agents.definitions.list(&identity.id))
 }
 
 pub async fn definitions_get(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
     Path(agent_id): Path<String>,
-) -> Out {
+) -> ApiResult<axum::Json<AgentDefinition>> {
     Ok(axum::Json(
         app.agents
             .definitions
             .get(&identity.id, &agent_id)?
-            .to_json(),
+            .answer(),
     ))
 }
 
@@ -60,11 +60,11 @@ pub async fn definitions_update(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
     Path(agent_id): Path<String>,
-    Json(body): Json<Value>,
-) -> Out {
+    Body(body): Body<DefinitionBody>,
+) -> ApiResult<axum::Json<AgentDefinition>> {
     app.agents
         .definitions
-        .update(&identity.id, &agent_id, &body)
+        .update(&identity.id, &agent_id, body)
         .map(axum::Json)
 }
 
@@ -72,7 +72,7 @@ pub async fn definitions_delete(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
     Path(agent_id): Path<String>,
-) -> Out {
+) -> ApiResult<axum::Json<Deleted>> {
     app.agents
         .definitions
         .delete(&identity.id, &agent_id)
@@ -84,10 +84,10 @@ fn runtime_model(id: &str, runtime: &str, created: i64) -> Value {
            "x_svc": {"kind": "runtime", "runtime": runtime}})
 }
 
-fn definition_model(definition: &Value) -> Value {
-    json!({"id": definition["id"], "object": "model", "created": definition["created_at"],
+fn definition_model(definition: &AgentDefinition) -> Value {
+    json!({"id": definition.id, "object": "model", "created": definition.created_at,
            "owned_by": "svc-local",
-           "x_svc": {"kind": "agent_definition", "runtime": definition["x_svc"]["runtime"], "model": definition["model"]}})
+           "x_svc": {"kind": "agent_definition", "runtime": definition.x_svc.runtime, "model": definition.model}})
 }
 
 /// The two implemented runtimes, then the caller's definitions: the whole list in one page,
@@ -125,7 +125,7 @@ pub async fn models_get(
         )));
     }
     match app.agents.definitions.get(&identity.id, &model) {
-        Ok(definition) => Ok(axum::Json(definition_model(&definition.to_json()))),
+        Ok(definition) => Ok(axum::Json(definition_model(&definition.answer()))),
         Err(_) => Err(ApiError::new(
             Code::ModelNotFound,
             format!(
@@ -183,9 +183,13 @@ const CREATE: Doc = Doc::new(
     "X-Svc-Adapter",
     "The runtime, when the body does not name one.",
 )])
-.json(s::definition_create)
+.json(|g| {
+    // The update's body, with `model` required.
+    let body = g.subschema_for::<DefinitionBody>();
+    json_schema!({"allOf": [body, {"required": ["model"], "properties": {"model": {"type": "string", "pattern": "\\S"}}}]})
+})
 .answers(&[Answer::json("The definition.", |g| {
-    g.subschema_for::<s::AgentDefinition>()
+    g.subschema_for::<AgentDefinition>()
 })])
 .errors(&[DEFINITION_CODES]);
 
@@ -193,29 +197,27 @@ const LIST: Doc = Doc::new(EndpointId::AgentsDefinitionsList, "List agent defini
     .query(page_query)
     .answers(&[Answer::json(
         "The caller's definitions.",
-        s::list::<s::AgentDefinition>,
+        s::list::<AgentDefinition>,
     )])
     .errors(&[&[Code::CursorNotFound]]);
 
 const GET: Doc = Doc::new(EndpointId::AgentsDefinitionsGet, "An agent definition")
     .answers(&[Answer::json("The definition.", |g| {
-        g.subschema_for::<s::AgentDefinition>()
+        g.subschema_for::<AgentDefinition>()
     })])
     .errors(&[&[Code::ResourceNotFound]]);
 
 const UPDATE: Doc = Doc::new(EndpointId::AgentsDefinitionsUpdate, "Update an agent definition")
     .describe("The given fields over the saved ones (the runtime stays); sessions keep the copy they started with.")
-    .json(s::definition_body)
-    .answers(&[Answer::json("The definition.", |g| g.subschema_for::<s::AgentDefinition>())])
+    .json(|g| g.subschema_for::<DefinitionBody>())
+    .answers(&[Answer::json("The definition.", |g| g.subschema_for::<AgentDefinition>())])
     .errors(&[&[Code::ResourceNotFound], DEFINITION_CODES]);
 
 const DELETE: Doc = Doc::new(
     EndpointId::AgentsDefinitionsDelete,
     "Delete an agent definition",
 )
-.answers(&[Answer::json("Deleted.", |g| {
-    g.subschema_for::<s::Deleted>()
-})])
+.answers(&[Answer::json("Deleted.", |g| g.subschema_for::<Deleted>())])
 .errors(&[&[Code::ResourceNotFound]]);
 
 const MODELS: Doc = Doc::new(EndpointId::AgentsModelsList, "List models")

@@ -1,6 +1,7 @@
 //! Thin handlers of the agents group: they read the request, call `agents::Agents`, and
 //! shape the answer.
 
+mod body;
 mod definitions;
 mod environments;
 mod lists;

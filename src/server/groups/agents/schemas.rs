@@ -1,45 +1,12 @@
-//! The agents group's objects and request bodies as the OpenAPI document names them. The
-//! bodies are read by hand in the agents domain (`agents::input`, each resource's file),
-//! which refuses any key it does not know; these schemas say what those readers accept,
-//! and the objects what their `to_json` write.
-
+//! The agents group's objects and request bodies as the OpenAPI document names them, for
+//! the resources still read by hand in the agents domain (`agents::input`, each resource's
+//! file), which refuses any key it does not know; these schemas say what those readers
+//! accept, and the objects what their `to_json` write. Typed resources (vaults, webhook
+//! endpoints) derive theirs from their `wire.rs` instead.
 use crate::server::openapi::op::{Schema, SchemaGenerator, component, json_schema};
 use crate::server::openapi::shared::list_of;
-
-// Metadata: up to 16 string values (numbers and booleans kept as their text).
-component!(pub(super) Metadata, {
-    "type": "object",
-    "maxProperties": 16,
-    "propertyNames": {"minLength": 1, "maxLength": 64},
-    "additionalProperties": {"anyOf": [{"type": "string", "maxLength": 512}, {"type": ["number", "boolean"]}]},
-    "description": "Up to 16 keys of 1 to 64 characters, values up to 512 (numbers and booleans are kept as their text).",
-});
-
-// An MCP tool over http, as a session, a definition or a response takes it.
-component!(pub(super) McpToolParam, {
-    "type": "object",
-    "required": ["type", "server_label", "transport"],
-    "properties": {
-        "type": {"const": "mcp"},
-        "server_label": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
-        "transport": {
-            "type": "object",
-            "required": ["type", "server_url"],
-            "properties": {
-                "type": {"const": "http", "description": "stdio servers are refused."},
-                "server_url": {"type": "string", "pattern": "^https?://"},
-                "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Secret values: shown as `***`."},
-            },
-            "additionalProperties": false,
-        },
-        "required": {"type": "boolean"},
-        "connection_origin": {},
-        "request_metadata": {"type": ["object", "null"]},
-        "credential_id": {"type": ["string", "null"], "description": "The attached vault credential that serves this server."},
-        "allowed_tools": {"type": "null", "description": "Not supported: every tool of the server is offered."},
-    },
-    "additionalProperties": false,
-});
+// Metadata and the deleted object are the domain's typed pieces, shared by every resource.
+pub(super) use crate::server::agents::wire::{Deleted, McpToolParam, Metadata};
 
 /// The agent fields a session's inline `agent` and a definition share, closed.
 fn agent_fields(g: &mut SchemaGenerator) -> Schema {
@@ -124,27 +91,6 @@ pub(super) fn session_create(g: &mut SchemaGenerator) -> Schema {
         },
         "additionalProperties": false,
     })
-}
-
-/// `POST /v1/agents`: the agent fields and `metadata`, `model` required.
-pub(super) fn definition_create(g: &mut SchemaGenerator) -> Schema {
-    let mut body = definition_body(g);
-    body.insert("required".into(), serde_json::json!(["model"]));
-    if let Some(model) = body.pointer_mut("/properties/model") {
-        *model = serde_json::json!({"type": "string", "pattern": "\\S", "description": "A runtime (`rt-one`, `rt-two`, an alias) or a model the runtime resolves."});
-    }
-    body
-}
-
-/// The update of `POST /v1/agents/{agent_id}`: the agent fields and `metadata`, each
-/// optional over the saved ones.
-pub(super) fn definition_body(g: &mut SchemaGenerator) -> Schema {
-    let mut body = agent_fields(g);
-    let metadata = g.subschema_for::<Metadata>();
-    if let Some(props) = body.get_mut("properties").and_then(|p| p.as_object_mut()) {
-        props.insert("metadata".into(), metadata.to_value());
-    }
-    body
 }
 
 // An environment as a session or `POST /v1/agents/environments` gives it.
@@ -255,79 +201,6 @@ pub(super) fn events_create(g: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// `POST /v1/vaults` and its update.
-pub(super) fn vault_body(g: &mut SchemaGenerator) -> Schema {
-    let metadata = g.subschema_for::<Metadata>();
-    json_schema!({
-        "type": "object",
-        "properties": {"name": {"type": ["string", "null"]}, "metadata": metadata},
-        "additionalProperties": false,
-    })
-}
-
-/// `POST /v1/vaults/{vault_id}/credentials`: `name` and `auth` required, the token its type
-/// names too.
-pub(super) fn credential_create(g: &mut SchemaGenerator) -> Schema {
-    let mut body = credential_body(g);
-    body.insert("required".into(), serde_json::json!(["name", "auth"]));
-    if let Some(name) = body.pointer_mut("/properties/name") {
-        *name = serde_json::json!({"type": "string", "minLength": 1, "pattern": "\\S"});
-    }
-    if let Some(auth) = body.pointer_mut("/properties/auth") {
-        auth["anyOf"] = serde_json::json!([
-            {"properties": {"type": {"const": "static_bearer"}, "token": {"type": "string", "minLength": 1}}, "required": ["token"]},
-            {"properties": {"type": {"const": "mcp_oauth"}, "access_token": {"type": "string", "minLength": 1}}, "required": ["access_token"]},
-        ]);
-    }
-    body
-}
-
-/// The update of a credential.
-pub(super) fn credential_body(g: &mut SchemaGenerator) -> Schema {
-    let metadata = g.subschema_for::<Metadata>();
-    json_schema!({
-        "type": "object",
-        "properties": {
-            "name": {"type": ["string", "null"]},
-            "metadata": metadata,
-            "auth": {
-                "type": "object",
-                "required": ["type", "mcp_server_url"],
-                "properties": {
-                    "type": {"type": "string", "enum": ["static_bearer", "mcp_oauth"]},
-                    "token": {"type": "string", "description": "`static_bearer`."},
-                    "access_token": {"type": "string", "description": "`mcp_oauth`."},
-                    "mcp_server_url": {"type": "string", "description": "https, on a public address."},
-                    "expires_at": {"type": ["string", "null"]},
-                    "networking": {},
-                    "refresh": {"type": "null"},
-                },
-            },
-        },
-        "additionalProperties": false,
-    })
-}
-
-/// `POST /v1/webhook_endpoints`: `name` and `url` required.
-pub(super) fn webhook_create(g: &mut SchemaGenerator) -> Schema {
-    let mut body = webhook_body(g);
-    body.insert("required".into(), serde_json::json!(["name", "url"]));
-    body
-}
-
-/// The update of a webhook endpoint.
-pub(super) fn webhook_body(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "minLength": 1, "pattern": "\\S"},
-            "url": {"type": "string", "description": "https (http to loopback when the operator allows)."},
-            "event_types": {"type": "array", "items": {"type": "string"}},
-        },
-        "additionalProperties": false,
-    })
-}
-
 /// `POST /v1/responses` (the OpenAI Responses request, what runs locally).
 pub(super) fn response_create(g: &mut SchemaGenerator) -> Schema {
     let input = g.subschema_for::<InputText>();
@@ -429,23 +302,6 @@ component!(pub(super) AgentSession, {
     },
 });
 
-component!(pub(super) AgentDefinition, {
-    "type": "object",
-    "required": ["id", "object", "created_at", "model"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"const": "agent"},
-        "created_at": {"type": "integer", "description": "Unix seconds."},
-        "updated_at": {"type": "integer", "description": "Unix seconds."},
-        "name": {"type": ["string", "null"]},
-        "model": {"type": "string"},
-        "instructions": {"type": ["string", "null"]},
-        "metadata": {"type": "object"},
-        "tools": {"type": "array"},
-        "x_svc": {"type": "object"},
-    },
-});
-
 component!(pub(super) AgentTurn, {
     "type": "object",
     "required": ["id", "object", "session_id", "status"],
@@ -472,35 +328,6 @@ component!(pub(super) AgentArtifact, {
         "path": {"type": "string"},
         "size_bytes": {"type": "integer", "minimum": 0},
         "created_at": {"type": "integer", "description": "Unix seconds."},
-    },
-});
-
-component!(pub(super) Vault, {
-    "type": "object",
-    "required": ["id", "name", "metadata", "created_at"],
-    "properties": {
-        "id": {"type": "string"},
-        "name": {"type": ["string", "null"]},
-        "metadata": {"type": "object"},
-        "created_at": {"type": "integer", "description": "Unix seconds."},
-    },
-});
-
-component!(pub(super) VaultCredential, {
-    "type": "object",
-    "required": ["id", "object", "vault_id", "auth"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"const": "vault.credential"},
-        "vault_id": {"type": "string"},
-        "name": {"type": ["string", "null"]},
-        "metadata": {"type": "object"},
-        "auth": {"type": "object", "required": ["type", "mcp_server_url"], "properties": {
-            "type": {"type": "string", "enum": ["static_bearer", "mcp_oauth"]},
-            "mcp_server_url": {"type": "string"},
-        }, "description": "The secret is never answered."},
-        "created_at": {"type": "integer", "description": "Unix seconds."},
-        "updated_at": {"type": "integer", "description": "Unix seconds."},
     },
 });
 
@@ -537,20 +364,6 @@ component!(pub(super) EnvironmentFile, {
         "object": {"const": "agent.environment.file"},
         "path": {"type": "string"},
         "size_bytes": {"type": "integer", "minimum": 0},
-    },
-});
-
-component!(pub(super) WebhookEndpoint, {
-    "type": "object",
-    "required": ["id", "object", "url", "event_types"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"const": "webhook_endpoint"},
-        "name": {"type": ["string", "null"]},
-        "url": {"type": "string"},
-        "event_types": {"type": "array", "items": {"type": "string"}},
-        "signing_secret": {"type": "string", "description": "Only when created or rotated."},
-        "signing_secret_hint": {"type": "null"},
     },
 });
 
@@ -608,16 +421,6 @@ component!(pub(super) FileObject, {
         "filename": {"type": "string"},
         "purpose": {"const": "user_data"},
         "status": {"type": "string"},
-    },
-});
-
-component!(pub(super) Deleted, {
-    "type": "object",
-    "required": ["id", "object", "deleted"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"type": "string", "pattern": "\\.deleted$"},
-        "deleted": {"const": true},
     },
 });
 

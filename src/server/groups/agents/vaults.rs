@@ -1,77 +1,76 @@
-//! Vaults and their credentials: thin handlers over `agents::vaults`.
+//! Vaults and their credentials: thin handlers over `agents::vaults`, their bodies and
+//! answers typed in `agents::vaults::wire`.
 
+use super::body::{Body, paged};
 use super::schemas::{self as s};
 use crate::error::ApiResult;
 use crate::server::SharedState;
+use crate::server::agents::vaults::wire::{
+    CredentialCreate, CredentialUpdate, Vault, VaultBody, VaultCredential,
+};
+use crate::server::agents::wire::Deleted;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
-use crate::server::extract::{Json, Path, Query};
+use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Code, Doc};
 use crate::server::openapi::shared::page_query;
 use crate::services::paging::PageQuery;
-use axum::Extension;
 use axum::extract::State;
 use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::{Extension, Json};
 use serde_json::Value;
-
-type Out = ApiResult<axum::Json<Value>>;
 
 pub async fn vaults_create(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
-    Json(body): Json<Value>,
-) -> Out {
-    app.agents.vaults.create(&who.id, &body).map(axum::Json)
+    Body(body): Body<VaultBody>,
+) -> ApiResult<Json<Vault>> {
+    app.agents.vaults.create(&who.id, body).map(Json)
 }
 
 pub async fn vaults_list(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Query(q): Query<PageQuery>,
-) -> Out {
-    Ok(axum::Json(
-        q.page()?.apply(app.agents.vaults.list(&who.id))?,
-    ))
+) -> ApiResult<Json<Value>> {
+    paged(q.page()?, app.agents.vaults.list(&who.id))
 }
 
 pub async fn vaults_get(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path(id): Path<String>,
-) -> Out {
-    app.agents.vaults.get(&who.id, &id).map(axum::Json)
+) -> ApiResult<Json<Vault>> {
+    app.agents.vaults.get(&who.id, &id).map(Json)
 }
 
 pub async fn vaults_update(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path(id): Path<String>,
-    Json(body): Json<Value>,
-) -> Out {
-    app.agents
-        .vaults
-        .update(&who.id, &id, &body)
-        .map(axum::Json)
+    Body(body): Body<VaultBody>,
+) -> ApiResult<Json<Vault>> {
+    app.agents.vaults.update(&who.id, &id, body).map(Json)
 }
 
 pub async fn vaults_delete(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path(id): Path<String>,
-) -> Out {
-    app.agents.vaults.delete(&who.id, &id).map(axum::Json)
+) -> ApiResult<Json<Deleted>> {
+    app.agents.vaults.delete(&who.id, &id).map(Json)
 }
 
 pub async fn credentials_create(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path(vault_id): Path<String>,
-    Json(body): Json<Value>,
-) -> Out {
+    Body(body): Body<CredentialCreate>,
+) -> ApiResult<Json<VaultCredential>> {
     app.agents
         .vaults
-        .credential_create(&who.id, &vault_id, &body)
-        .map(axum::Json)
+        .credential_create(&who.id, &vault_id, body)
+        .map(Json)
 }
 
 pub async fn credentials_list(
@@ -79,45 +78,43 @@ pub async fn credentials_list(
     Extension(who): Extension<Identity>,
     Path(vault_id): Path<String>,
     Query(q): Query<PageQuery>,
-) -> Out {
+) -> ApiResult<Json<Value>> {
     let page = q.page()?;
-    Ok(axum::Json(page.apply(
-        app.agents.vaults.credential_list(&who.id, &vault_id)?,
-    )?))
+    paged(page, app.agents.vaults.credential_list(&who.id, &vault_id)?)
 }
 
 pub async fn credentials_get(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path((vault_id, id)): Path<(String, String)>,
-) -> Out {
+) -> ApiResult<Json<VaultCredential>> {
     app.agents
         .vaults
         .credential_get(&who.id, &vault_id, &id)
-        .map(axum::Json)
+        .map(Json)
 }
 
 pub async fn credentials_update(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path((vault_id, id)): Path<(String, String)>,
-    Json(body): Json<Value>,
-) -> Out {
+    Body(body): Body<CredentialUpdate>,
+) -> ApiResult<Json<VaultCredential>> {
     app.agents
         .vaults
-        .credential_update(&who.id, &vault_id, &id, &body)
-        .map(axum::Json)
+        .credential_update(&who.id, &vault_id, &id, body)
+        .map(Json)
 }
 
 pub async fn credentials_delete(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path((vault_id, id)): Path<(String, String)>,
-) -> Out {
+) -> ApiResult<Json<Deleted>> {
     app.agents
         .vaults
         .credential_delete(&who.id, &vault_id, &id)
-        .map(axum::Json)
+        .map(Json)
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
@@ -149,40 +146,32 @@ pub(super) fn doc(id: EndpointId) -> Option<&'static Doc> {
 }
 
 const V_CREATE: Doc = Doc::new(EndpointId::AgentsVaultsCreate, "Create a vault")
-    .json(s::vault_body)
-    .answers(&[Answer::json("The vault.", |g| {
-        g.subschema_for::<s::Vault>()
-    })]);
+    .json(|g| g.subschema_for::<VaultBody>())
+    .answers(&[Answer::json("The vault.", |g| g.subschema_for::<Vault>())]);
 
 const V_LIST: Doc = Doc::new(EndpointId::AgentsVaultsList, "List vaults")
     .query(page_query)
-    .answers(&[Answer::json("The caller's vaults.", s::list::<s::Vault>)])
+    .answers(&[Answer::json("The caller's vaults.", s::list::<Vault>)])
     .errors(&[&[Code::CursorNotFound]]);
 
 const V_GET: Doc = Doc::new(EndpointId::AgentsVaultsGet, "A vault")
-    .answers(&[Answer::json("The vault.", |g| {
-        g.subschema_for::<s::Vault>()
-    })])
+    .answers(&[Answer::json("The vault.", |g| g.subschema_for::<Vault>())])
     .errors(&[&[Code::ResourceNotFound]]);
 
 const V_UPDATE: Doc = Doc::new(EndpointId::AgentsVaultsUpdate, "Update a vault")
-    .json(s::vault_body)
-    .answers(&[Answer::json("The vault.", |g| {
-        g.subschema_for::<s::Vault>()
-    })])
+    .json(|g| g.subschema_for::<VaultBody>())
+    .answers(&[Answer::json("The vault.", |g| g.subschema_for::<Vault>())])
     .errors(&[&[Code::ResourceNotFound]]);
 
 const V_DELETE: Doc = Doc::new(EndpointId::AgentsVaultsDelete, "Delete a vault")
     .describe("And its credentials: sessions that use them fail on their next event.")
-    .answers(&[Answer::json("Deleted.", |g| {
-        g.subschema_for::<s::Deleted>()
-    })])
+    .answers(&[Answer::json("Deleted.", |g| g.subschema_for::<Deleted>())])
     .errors(&[&[Code::ResourceNotFound]]);
 
 const C_CREATE: Doc = Doc::new(EndpointId::AgentsVaultCredentialsCreate, "Add a credential")
     .describe("A token for one https MCP server on a public address; it reaches runtimes only as that server's header.")
-    .json(s::credential_create)
-    .answers(&[Answer::json("The credential (never its secret).", |g| g.subschema_for::<s::VaultCredential>())])
+    .json(|g| g.subschema_for::<CredentialCreate>())
+    .answers(&[Answer::json("The credential (never its secret).", |g| g.subschema_for::<VaultCredential>())])
     .errors(&[&[Code::ResourceNotFound]]);
 
 const C_LIST: Doc = Doc::new(
@@ -190,15 +179,12 @@ const C_LIST: Doc = Doc::new(
     "List a vault's credentials",
 )
 .query(page_query)
-.answers(&[Answer::json(
-    "The credentials.",
-    s::list::<s::VaultCredential>,
-)])
+.answers(&[Answer::json("The credentials.", s::list::<VaultCredential>)])
 .errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
 
 const C_GET: Doc = Doc::new(EndpointId::AgentsVaultCredentialsGet, "A credential")
     .answers(&[Answer::json("The credential.", |g| {
-        g.subschema_for::<s::VaultCredential>()
+        g.subschema_for::<VaultCredential>()
     })])
     .errors(&[&[Code::ResourceNotFound]]);
 
@@ -206,9 +192,9 @@ const C_UPDATE: Doc = Doc::new(
     EndpointId::AgentsVaultCredentialsUpdate,
     "Update a credential",
 )
-.json(s::credential_body)
+.json(|g| g.subschema_for::<CredentialUpdate>())
 .answers(&[Answer::json("The credential.", |g| {
-    g.subschema_for::<s::VaultCredential>()
+    g.subschema_for::<VaultCredential>()
 })])
 .errors(&[&[Code::ResourceNotFound]]);
 
@@ -216,7 +202,5 @@ const C_DELETE: Doc = Doc::new(
     EndpointId::AgentsVaultCredentialsDelete,
     "Delete a credential",
 )
-.answers(&[Answer::json("Deleted.", |g| {
-    g.subschema_for::<s::Deleted>()
-})])
+.answers(&[Answer::json("Deleted.", |g| g.subschema_for::<Deleted>())])
 .errors(&[&[Code::ResourceNotFound]]);

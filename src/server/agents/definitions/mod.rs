@@ -2,29 +2,20 @@
 //! that sessions start from. A session copies the definition when it starts, so a later
 //! update or delete never changes a running session.
 
+pub mod wire;
+
 use crate::error::ApiError;
 use crate::server::agents::agent_spec;
 use crate::server::agents::agent_spec::AgentSpec;
-use crate::server::agents::input::not_found;
-use crate::server::agents::input::{self, invalid, only_keys, opt_str};
+use crate::server::agents::input::{self, invalid, not_found, opt_str};
 use crate::server::agents::runtimes;
+use crate::server::agents::wire::Deleted;
 use crate::services::ids;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::sync::Mutex;
-
-const KEYS: &[&str] = &[
-    "model",
-    "name",
-    "instructions",
-    "metadata",
-    "tools",
-    "reasoning",
-    "multi_agent",
-    "service_tier",
-    "text",
-    "adapter",
-    "runtime",
-];
+use wire::{
+    AgentDefinition, DefinitionBody, DefinitionXSvc, MultiAgent, Reasoning, Text, TextFormat,
+};
 
 #[derive(Debug, Clone)]
 pub struct Definition {
@@ -42,24 +33,33 @@ impl Definition {
         &self.spec.id
     }
 
-    pub fn to_json(&self) -> Value {
+    pub fn answer(&self) -> AgentDefinition {
         let s = &self.spec;
-        json!({
-            "id": s.id,
-            "object": "agent",
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "name": s.name,
-            "model": s.model_shown,
-            "instructions": s.instructions,
-            "metadata": self.metadata,
-            "tools": s.tools.iter().map(|t| t.to_json()).collect::<Vec<_>>(),
-            "reasoning": match &s.reasoning_effort { Some(e) => json!({"effort": e}), None => json!({}) },
-            "multi_agent": {"enabled": false},
-            "service_tier": s.service_tier,
-            "text": {"format": {"type": "text"}, "verbosity": "medium"},
-            "x_svc": {"compute": "local_state", "runtime": s.runtime.id, "model_resolved": s.model_for_cli.is_some()},
-        })
+        AgentDefinition {
+            id: s.id.clone(),
+            object: "agent",
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            name: s.name.clone(),
+            model: s.model_shown.clone(),
+            instructions: s.instructions.clone(),
+            metadata: self.metadata.clone(),
+            tools: s.tools.iter().map(|t| t.to_json()).collect(),
+            reasoning: Reasoning {
+                effort: s.reasoning_effort.clone(),
+            },
+            multi_agent: MultiAgent { enabled: false },
+            service_tier: s.service_tier.clone(),
+            text: Text {
+                format: TextFormat { kind: "text" },
+                verbosity: "medium",
+            },
+            x_svc: DefinitionXSvc {
+                compute: "local_state",
+                runtime: s.runtime.id,
+                model_resolved: s.model_for_cli.is_some(),
+            },
+        }
     }
 }
 
@@ -78,17 +78,23 @@ impl Definitions {
         &self,
         owner: &str,
         header: Option<&str>,
-        body: &Value,
+        body: DefinitionBody,
         default_runtime: &str,
-    ) -> Result<Value, ApiError> {
-        let map = input::object(body, "body")?;
-        only_keys(map, KEYS, "")?;
+    ) -> Result<AgentDefinition, ApiError> {
         let id = ids::new("agent");
-        let explicit = opt_str(map, "adapter", "adapter")?.or(opt_str(map, "runtime", "runtime")?);
-        let definition = build(owner, map, header, explicit, default_runtime, id)?;
-        let json = definition.to_json();
+        let explicit = body.adapter.clone().flatten();
+        let explicit = explicit.or(body.runtime.clone().flatten());
+        let definition = build(
+            owner,
+            &body.to_map(),
+            header,
+            explicit.as_deref(),
+            default_runtime,
+            id,
+        )?;
+        let answer = definition.answer();
         self.lock().push(definition);
-        Ok(json)
+        Ok(answer)
     }
 
     pub fn get(&self, owner: &str, id: &str) -> Result<Definition, ApiError> {
@@ -99,46 +105,47 @@ impl Definitions {
             .ok_or_else(|| not_found("agent definition", "agent_id", id))
     }
 
-    pub fn list(&self, owner: &str) -> Vec<Value> {
+    pub fn list(&self, owner: &str) -> Vec<AgentDefinition> {
         self.lock()
             .iter()
             .filter(|d| d.owner == owner)
-            .map(Definition::to_json)
+            .map(Definition::answer)
             .collect()
     }
 
     /// In place: omitted fields keep their values; the runtime never changes.
-    pub fn update(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+    pub fn update(
+        &self,
+        owner: &str,
+        id: &str,
+        body: DefinitionBody,
+    ) -> Result<AgentDefinition, ApiError> {
         let current = self.get(owner, id)?;
-        let map = input::object(body, "body")?;
-        for key in ["adapter", "runtime"] {
-            if map.contains_key(key) {
+        for (key, given) in [("adapter", &body.adapter), ("runtime", &body.runtime)] {
+            if given.is_some() {
                 return Err(invalid(
                     key,
                     "a definition cannot change its runtime; create a new one",
                 ));
             }
         }
-        only_keys(map, KEYS, "")?;
         let mut merged = current.body.clone();
-        for (k, v) in map {
-            merged.insert(k.clone(), v.clone());
-        }
+        merged.extend(body.to_map());
         let runtime = current.spec.runtime.id;
         let mut updated = build(owner, &merged, None, Some(runtime), runtime, id.to_owned())?;
         updated.created_at = current.created_at;
-        let json = updated.to_json();
+        let answer = updated.answer();
         let mut list = self.lock();
         if let Some(slot) = list.iter_mut().find(|d| d.id() == id && d.owner == owner) {
             *slot = updated;
         }
-        Ok(json)
+        Ok(answer)
     }
 
-    pub fn delete(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
+    pub fn delete(&self, owner: &str, id: &str) -> Result<Deleted, ApiError> {
         self.get(owner, id)?;
         self.lock().retain(|d| !(d.id() == id && d.owner == owner));
-        Ok(json!({"id": id, "object": "agent.deleted", "deleted": true}))
+        Ok(Deleted::new(id, "agent.deleted"))
     }
 }
 

@@ -2,12 +2,18 @@
 //! write-only: no answer ever carries it, a prefix, its length or a hash. Tokens wait here
 //! for sessions to attach them (`vault_ids`) and inject them into matching MCP servers.
 
+pub mod wire;
+
 use crate::error::ApiError;
-use crate::server::agents::input::not_found;
-use crate::server::agents::input::{self, invalid, only_keys, opt_str};
+use crate::server::agents::input::{invalid, not_found};
+use crate::server::agents::wire::Deleted;
 use crate::services::ids;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::sync::Mutex;
+use wire::{
+    AUTH_TYPE, AuthParam, AuthType, CredentialAuth, CredentialCreate, CredentialUpdate, Networking,
+    VaultBody, VaultCredential,
+};
 
 pub const DEFAULT_MAX_VAULTS: usize = 100;
 
@@ -36,22 +42,32 @@ pub struct Credential {
 }
 
 impl Vault {
-    /// Exactly the four fields the spec names.
-    fn to_json(&self) -> Value {
-        json!({"id": self.id, "name": self.name, "metadata": self.metadata, "created_at": self.created_at})
+    fn answer(&self) -> wire::Vault {
+        wire::Vault {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            metadata: self.metadata.clone(),
+            created_at: self.created_at,
+        }
     }
 }
 
 impl Credential {
-    fn to_json(&self, vault_id: &str) -> Value {
-        let mut auth = json!({"type": self.kind, "mcp_server_url": self.mcp_server_url});
-        if self.kind == "mcp_oauth" {
-            auth["expires_at"] = json!(self.expires_at);
+    fn answer(&self, vault_id: &str) -> VaultCredential {
+        VaultCredential {
+            id: self.id.clone(),
+            object: "vault.credential",
+            vault_id: vault_id.to_owned(),
+            name: self.name.clone(),
+            metadata: self.metadata.clone(),
+            auth: CredentialAuth {
+                kind: self.kind,
+                mcp_server_url: self.mcp_server_url.clone(),
+                expires_at: (self.kind == "mcp_oauth").then(|| self.expires_at.clone()),
+            },
+            created_at: self.created_at,
+            updated_at: self.updated_at,
         }
-        json!({
-            "id": self.id, "object": "vault.credential", "vault_id": vault_id, "name": self.name,
-            "metadata": self.metadata, "auth": auth, "created_at": self.created_at, "updated_at": self.updated_at,
-        })
     }
 }
 
@@ -80,9 +96,7 @@ impl Vaults {
             .ok_or_else(|| not_found("vault", "vault_id", id))
     }
 
-    pub fn create(&self, owner: &str, body: &Value) -> Result<Value, ApiError> {
-        let map = input::object(body, "body")?;
-        only_keys(map, &["name", "metadata"], "")?;
+    pub fn create(&self, owner: &str, body: VaultBody) -> Result<wire::Vault, ApiError> {
         let mut list = self.lock();
         if list.iter().filter(|v| v.owner == owner).count() >= self.max_per_owner {
             return Err(invalid(
@@ -96,73 +110,64 @@ impl Vaults {
         let vault = Vault {
             id: ids::new("vault"),
             owner: owner.to_owned(),
-            name: opt_str(map, "name", "name")?.map(str::to_owned),
-            metadata: input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?,
+            name: body.name.flatten(),
+            metadata: body.metadata.unwrap_or_default().read("metadata")?,
             created_at: ids::now(),
             credentials: Vec::new(),
         };
-        let json = vault.to_json();
+        let answer = vault.answer();
         list.push(vault);
-        Ok(json)
+        Ok(answer)
     }
 
-    pub fn list(&self, owner: &str) -> Vec<Value> {
+    pub fn list(&self, owner: &str) -> Vec<wire::Vault> {
         self.lock()
             .iter()
             .filter(|v| v.owner == owner)
-            .map(Vault::to_json)
+            .map(Vault::answer)
             .collect()
     }
 
-    pub fn get(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
-        Ok(Vaults::find(&mut self.lock(), owner, id)?.to_json())
+    pub fn get(&self, owner: &str, id: &str) -> Result<wire::Vault, ApiError> {
+        Ok(Vaults::find(&mut self.lock(), owner, id)?.answer())
     }
 
-    pub fn update(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
-        let map = input::object(body, "body")?;
-        only_keys(map, &["name", "metadata"], "")?;
-        let name = opt_str(map, "name", "name")?.map(str::to_owned);
-        let metadata = match map.get("metadata") {
-            Some(v) => Some(input::metadata(
-                Some(v).filter(|v| !v.is_null()),
-                "metadata",
-            )?),
-            None => None,
-        };
+    /// A key given replaces, `null` included (it clears).
+    pub fn update(&self, owner: &str, id: &str, body: VaultBody) -> Result<wire::Vault, ApiError> {
+        let metadata = body.metadata.map(|m| m.read("metadata")).transpose()?;
         let mut list = self.lock();
         let vault = Vaults::find(&mut list, owner, id)?;
-        if map.contains_key("name") {
+        if let Some(name) = body.name {
             vault.name = name;
         }
         if let Some(metadata) = metadata {
             vault.metadata = metadata;
         }
-        Ok(vault.to_json())
+        Ok(vault.answer())
     }
 
-    pub fn delete(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
+    pub fn delete(&self, owner: &str, id: &str) -> Result<Deleted, ApiError> {
         let mut list = self.lock();
         Vaults::find(&mut list, owner, id)?;
         list.retain(|v| !(v.id == id && v.owner == owner));
-        Ok(json!({"id": id, "object": "vault.deleted", "deleted": true}))
+        Ok(Deleted::new(id, "vault.deleted"))
     }
 
     pub fn credential_create(
         &self,
         owner: &str,
         vault_id: &str,
-        body: &Value,
-    ) -> Result<Value, ApiError> {
-        let map = input::object(body, "body")?;
-        only_keys(map, &["name", "metadata", "auth"], "")?;
-        let name = opt_str(map, "name", "name")?
+        body: CredentialCreate,
+    ) -> Result<VaultCredential, ApiError> {
+        let name = body
+            .name
             .filter(|n| !n.trim().is_empty())
-            .ok_or_else(|| invalid("name", "`name` is required"))?
-            .to_owned();
-        let metadata = input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?;
-        let auth = map
-            .get("auth")
-            .ok_or_else(|| invalid("auth", "`auth` is required"))?;
+            .ok_or_else(|| invalid("name", "`name` is required"))?;
+        let metadata = body.metadata.read("metadata")?;
+        let auth = body
+            .auth
+            .ok_or_else(|| invalid("auth", "`auth` is required"))?
+            .0;
         let (kind, url, token, expires_at) = self.auth(auth)?;
         let mut list = self.lock();
         let vault = Vaults::find(&mut list, owner, vault_id)?;
@@ -178,29 +183,38 @@ impl Vaults {
             created_at: now,
             updated_at: now,
         };
-        let json = credential.to_json(vault_id);
+        let answer = credential.answer(vault_id);
         vault.credentials.push(credential);
-        Ok(json)
+        Ok(answer)
     }
 
-    pub fn credential_list(&self, owner: &str, vault_id: &str) -> Result<Vec<Value>, ApiError> {
+    pub fn credential_list(
+        &self,
+        owner: &str,
+        vault_id: &str,
+    ) -> Result<Vec<VaultCredential>, ApiError> {
         let mut list = self.lock();
         let vault = Vaults::find(&mut list, owner, vault_id)?;
         Ok(vault
             .credentials
             .iter()
-            .map(|c| c.to_json(vault_id))
+            .map(|c| c.answer(vault_id))
             .collect())
     }
 
-    pub fn credential_get(&self, owner: &str, vault_id: &str, id: &str) -> Result<Value, ApiError> {
+    pub fn credential_get(
+        &self,
+        owner: &str,
+        vault_id: &str,
+        id: &str,
+    ) -> Result<VaultCredential, ApiError> {
         let mut list = self.lock();
         let vault = Vaults::find(&mut list, owner, vault_id)?;
         vault
             .credentials
             .iter()
             .find(|c| c.id == id)
-            .map(|c| c.to_json(vault_id))
+            .map(|c| c.answer(vault_id))
             .ok_or_else(|| not_found("credential", "credential_id", id))
     }
 
@@ -210,22 +224,10 @@ impl Vaults {
         owner: &str,
         vault_id: &str,
         id: &str,
-        body: &Value,
-    ) -> Result<Value, ApiError> {
-        let map = input::object(body, "body")?;
-        only_keys(map, &["name", "metadata", "auth"], "")?;
-        let auth = match map.get("auth") {
-            Some(auth) => Some(self.auth(auth)?),
-            None => None,
-        };
-        let name = opt_str(map, "name", "name")?.map(str::to_owned);
-        let metadata = match map.get("metadata") {
-            Some(v) => Some(input::metadata(
-                Some(v).filter(|v| !v.is_null()),
-                "metadata",
-            )?),
-            None => None,
-        };
+        body: CredentialUpdate,
+    ) -> Result<VaultCredential, ApiError> {
+        let auth = body.auth.map(|auth| self.auth(auth.0)).transpose()?;
+        let metadata = body.metadata.map(|m| m.read("metadata")).transpose()?;
         let mut list = self.lock();
         let vault = Vaults::find(&mut list, owner, vault_id)?;
         let credential = vault
@@ -241,14 +243,14 @@ impl Vaults {
                 credential.expires_at,
             ) = (kind, url, token, expires_at);
         }
-        if let Some(name) = name.filter(|n| !n.trim().is_empty()) {
+        if let Some(name) = body.name.filter(|n| !n.trim().is_empty()) {
             credential.name = name;
         }
         if let Some(metadata) = metadata {
             credential.metadata = metadata;
         }
         credential.updated_at = ids::now();
-        Ok(credential.to_json(vault_id))
+        Ok(credential.answer(vault_id))
     }
 
     pub fn credential_delete(
@@ -256,7 +258,7 @@ impl Vaults {
         owner: &str,
         vault_id: &str,
         id: &str,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Deleted, ApiError> {
         let mut list = self.lock();
         let vault = Vaults::find(&mut list, owner, vault_id)?;
         let before = vault.credentials.len();
@@ -264,9 +266,8 @@ impl Vaults {
         if vault.credentials.len() == before {
             return Err(not_found("credential", "credential_id", id));
         }
-        Ok(json!({"id": id, "object": "vault.credential.deleted", "deleted": true}))
+        Ok(Deleted::new(id, "vault.credential.deleted"))
     }
-
     /// One credential of the caller's, with its secret, for injection.
     pub fn credential(&self, owner: &str, vault_id: &str, id: &str) -> Option<Credential> {
         self.lock()
@@ -297,97 +298,72 @@ impl Vaults {
         Ok(out)
     }
 
-    /// `static_bearer {token}` or `mcp_oauth {access_token, expires_at?}`, each for one
-    /// https MCP server on a public address.
+    /// What the types cannot say: which kind, its token (required, one line, only under its
+    /// kind's key), the server's URL, `expires_at` as a time, no `refresh`, the networking.
     fn auth(
         &self,
-        value: &Value,
+        auth: AuthParam,
     ) -> Result<(&'static str, String, String, Option<String>), ApiError> {
-        let map = input::object(value, "auth")?;
-        let (kind, token_key) = match map.get("type").and_then(Value::as_str) {
-            Some("static_bearer") => ("static_bearer", "token"),
-            Some("mcp_oauth") => ("mcp_oauth", "access_token"),
-            Some("environment_variable") => {
-                return Err(invalid(
-                    "auth.type",
-                    "`environment_variable` credentials are refused: secrets reach runtimes only as MCP headers",
-                ));
-            }
-            _ => {
-                return Err(invalid(
-                    "auth.type",
-                    "`auth.type` is `static_bearer` or `mcp_oauth`",
-                ));
-            }
-        };
-        if map.get("refresh").is_some_and(|v| !v.is_null()) {
+        let kind = auth.kind.ok_or_else(|| invalid("auth.type", AUTH_TYPE))?;
+        if auth.refresh.is_some() {
             return Err(invalid(
                 "auth.refresh",
                 "`mcp_oauth.refresh` is refused: the server does not refresh tokens",
             ));
         }
-        if let Some(networking) = map.get("networking").filter(|v| !v.is_null()) {
-            self.networking(networking, map)?;
+        if let Some(networking) = &auth.networking {
+            Vaults::networking(&networking.0, auth.mcp_server_url.as_deref())?;
         }
-        only_keys(
-            map,
-            &[
-                "type",
-                token_key,
-                "mcp_server_url",
-                "expires_at",
-                "networking",
-            ],
-            "auth",
-        )?;
-        let token = opt_str(map, token_key, &format!("auth.{token_key}"))?
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                invalid(
-                    format!("auth.{token_key}"),
-                    format!("`auth.{token_key}` is required"),
-                )
-            })?;
+        let token_key = kind.token_key();
+        // The other kind's key is not a key of this kind.
+        let (token, other) = match kind {
+            AuthType::StaticBearer => (auth.token, auth.access_token.map(|_| "access_token")),
+            AuthType::McpOauth => (auth.access_token, auth.token.map(|_| "token")),
+        };
+        if let Some(key) = other {
+            return Err(invalid(
+                format!("auth.{key}"),
+                format!("unknown or unsupported parameter `auth.{key}`"),
+            ));
+        }
+        let token = token.filter(|t| !t.is_empty()).ok_or_else(|| {
+            invalid(
+                format!("auth.{token_key}"),
+                format!("`auth.{token_key}` is required"),
+            )
+        })?;
         if token.contains(['\n', '\r']) {
             return Err(invalid(
                 format!("auth.{token_key}"),
                 "the token must not contain a line break",
             ));
         }
-        let url = opt_str(map, "mcp_server_url", "auth.mcp_server_url")?
+        let url = auth
+            .mcp_server_url
             .ok_or_else(|| invalid("auth.mcp_server_url", "`auth.mcp_server_url` is required"))?;
-        self.check_url(url)?;
-        let expires_at = match opt_str(map, "expires_at", "auth.expires_at")? {
-            Some(at) => {
-                humantime::parse_rfc3339_weak(at)
-                    .map_err(|_| invalid("auth.expires_at", "`expires_at` is an RFC 3339 time"))?;
-                Some(at.to_owned())
-            }
-            None => None,
-        };
-        Ok((kind, url.to_owned(), token.to_owned(), expires_at))
+        self.check_url(&url)?;
+        if let Some(at) = &auth.expires_at {
+            humantime::parse_rfc3339_weak(at)
+                .map_err(|_| invalid("auth.expires_at", "`expires_at` is an RFC 3339 time"))?;
+        }
+        Ok((kind.as_str(), url, token, auth.expires_at))
     }
 
     /// Only `limited` to the credential's own host.
-    fn networking(&self, value: &Value, auth: &Map<String, Value>) -> Result<(), ApiError> {
-        let map = input::object(value, "auth.networking")?;
-        match map.get("type").and_then(Value::as_str) {
-            Some("limited") => {}
-            _ => {
-                return Err(invalid(
-                    "auth.networking.type",
-                    "only `limited` networking to the credential's own host is accepted",
-                ));
-            }
+    fn networking(networking: &Networking, url: Option<&str>) -> Result<(), ApiError> {
+        if networking.kind.as_ref().and_then(Value::as_str) != Some("limited") {
+            return Err(invalid(
+                "auth.networking.type",
+                "only `limited` networking to the credential's own host is accepted",
+            ));
         }
-        let own = auth
-            .get("mcp_server_url")
-            .and_then(Value::as_str)
+        let own = url
             .and_then(|u| url::Url::parse(u).ok())
             .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
             .unwrap_or_default();
-        let hosts = map
-            .get("allowed_hosts")
+        let hosts = networking
+            .allowed_hosts
+            .as_ref()
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
@@ -399,7 +375,6 @@ impl Vaults {
         }
         Ok(())
     }
-
     fn check_url(&self, raw: &str) -> Result<(), ApiError> {
         let bad = |why: &str| invalid("auth.mcp_server_url", why.to_owned());
         let url = url::Url::parse(raw).map_err(|_| bad("`mcp_server_url` is not a URL"))?;

@@ -1,0 +1,136 @@
+//! Pieces every typed agents body shares: metadata as it is given, "given, even as null",
+//! and the deleted object. A leaf: each resource's own request and answer types sit beside
+//! its code (`vaults/wire.rs`, ...), and the group's OpenAPI document is derived from them.
+
+use crate::error::ApiError;
+use crate::server::agents::input;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// A JSON object read as `T`, and nothing else. A derived struct also reads an array of
+/// its fields in order (`["team"]` as a vault named "team"), which no agents body ever
+/// accepted: every body, and every object inside one, is read through this.
+#[derive(Debug)]
+pub struct Object<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Object<T>, D::Error> {
+        struct Only<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Only<T> {
+            type Value = T;
+
+            // serde's "a map": the body extractor words it "`x` must be an object".
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Only(PhantomData)).map(Object)
+    }
+}
+
+/// `metadata` as given (`null` included): its rules and their messages are
+/// `input::metadata`'s, read by [`Metadata::read`], so they stay one copy for the typed and
+/// the hand-read bodies alike.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct Metadata(pub Value);
+
+impl Metadata {
+    /// The stored form: string values, `null` as no metadata.
+    pub fn read(&self, param: &str) -> Result<Map<String, Value>, ApiError> {
+        input::metadata(Some(&self.0).filter(|v| !v.is_null()), param)
+    }
+}
+
+impl JsonSchema for Metadata {
+    fn schema_name() -> Cow<'static, str> {
+        "Metadata".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "object",
+            "maxProperties": 16,
+            "propertyNames": {"minLength": 1, "maxLength": 64},
+            "additionalProperties": {"anyOf": [{"type": "string", "maxLength": 512}, {"type": ["number", "boolean"]}]},
+            "description": "Up to 16 keys of 1 to 64 characters, values up to 512 (numbers and booleans are kept as their text).",
+        })
+    }
+}
+
+/// An MCP tool over http, as a session, a definition or a response takes it (read by
+/// `agent_spec::tools`, which names the failing tool and key).
+pub struct McpToolParam;
+
+impl JsonSchema for McpToolParam {
+    fn schema_name() -> Cow<'static, str> {
+        "McpToolParam".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "object",
+            "required": ["type", "server_label", "transport"],
+            "properties": {
+                "type": {"const": "mcp"},
+                "server_label": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                "transport": {
+                    "type": "object",
+                    "required": ["type", "server_url"],
+                    "properties": {
+                        "type": {"const": "http", "description": "stdio servers are refused."},
+                        "server_url": {"type": "string", "pattern": "^https?://"},
+                        "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Secret values: shown as `***`."},
+                    },
+                    "additionalProperties": false,
+                },
+                "required": {"type": "boolean"},
+                "connection_origin": {},
+                "request_metadata": {"type": ["object", "null"]},
+                "credential_id": {"type": ["string", "null"], "description": "The attached vault credential that serves this server."},
+                "allowed_tools": {"type": "null", "description": "Not supported: every tool of the server is offered."},
+            },
+            "additionalProperties": false,
+        })
+    }
+}
+
+/// For `#[serde(default, deserialize_with = "given")]`: `Some` whenever the key is there,
+/// `null` included, so an update can tell "clear it" (`null`) from "leave it" (absent).
+pub fn given<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// What a delete answers: `{id, object: "<kind>.deleted", deleted: true}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Deleted {
+    pub id: String,
+    #[schemars(regex(pattern = r"\.deleted$"))]
+    pub object: &'static str,
+    #[schemars(extend("const" = true))]
+    pub deleted: bool,
+}
+
+impl Deleted {
+    pub fn new(id: &str, object: &'static str) -> Deleted {
+        Deleted {
+            id: id.to_owned(),
+            object,
+            deleted: true,
+        }
+    }
+}
