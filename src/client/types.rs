@@ -28,7 +28,7 @@ impl CommandResult {
     /// The answer of `commands/run`, its output decoded to exact bytes.
     pub(crate) fn from_wire(answer: wire::CommandResult) -> ClientResult<CommandResult> {
         let (pid, exit_code, timed_out) = (answer.pid, answer.exit_code, answer.timed_out);
-        let (stdout, stderr) = answer.exact().map_err(garbled)?;
+        let (stdout, stderr) = answer.printed.exact().map_err(garbled)?;
         Ok(CommandResult {
             pid,
             stdout,
@@ -55,7 +55,7 @@ impl CodeResult {
     pub(crate) fn from_wire(answer: wire::CodeResult) -> ClientResult<CodeResult> {
         let (exit_code, timed_out, duration_ms) =
             (answer.exit_code, answer.timed_out, answer.duration_ms);
-        let (stdout, stderr) = answer.exact().map_err(garbled)?;
+        let (stdout, stderr) = answer.printed.exact().map_err(garbled)?;
         Ok(CodeResult {
             stdout,
             stderr,

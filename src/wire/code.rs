@@ -48,48 +48,12 @@ pub struct ContextList {
 /// `code/run`: like a command's result (see [`output`]), with how long it took.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CodeResult {
-    pub stdout: String,
-    /// Present when stdout is not UTF-8: its exact bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stdout_b64: Option<String>,
-    pub stderr: String,
-    /// Present when stderr is not UTF-8: its exact bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stderr_b64: Option<String>,
+    #[serde(flatten)]
+    pub printed: output::Printed,
     /// `null` when it timed out or a signal ended it.
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub duration_ms: u64,
-}
-
-impl CodeResult {
-    pub fn new(
-        stdout: &[u8],
-        stderr: &[u8],
-        exit_code: Option<i32>,
-        timed_out: bool,
-        duration_ms: u64,
-    ) -> Self {
-        let (stdout, stdout_b64) = output::encode(stdout);
-        let (stderr, stderr_b64) = output::encode(stderr);
-        CodeResult {
-            stdout,
-            stdout_b64,
-            stderr,
-            stderr_b64,
-            exit_code,
-            timed_out,
-            duration_ms,
-        }
-    }
-
-    /// The exact bytes of stdout and stderr.
-    pub fn exact(self) -> Result<(Vec<u8>, Vec<u8>), base64::DecodeError> {
-        Ok((
-            output::decode(self.stdout, self.stdout_b64)?,
-            output::decode(self.stderr, self.stderr_b64)?,
-        ))
-    }
 }
 
 /// `DELETE .../code/contexts/:context_id`.

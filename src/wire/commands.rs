@@ -61,41 +61,11 @@ pub struct StdinBody {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandResult {
     pub pid: u32,
-    pub stdout: String,
-    /// Present when stdout is not UTF-8: its exact bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stdout_b64: Option<String>,
-    pub stderr: String,
-    /// Present when stderr is not UTF-8: its exact bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stderr_b64: Option<String>,
+    #[serde(flatten)]
+    pub printed: output::Printed,
     /// The exit status; 128 + the signal when a signal ended it (as shells say it).
     pub exit_code: i32,
     pub timed_out: bool,
-}
-
-impl CommandResult {
-    pub fn new(pid: u32, stdout: &[u8], stderr: &[u8], exit_code: i32, timed_out: bool) -> Self {
-        let (stdout, stdout_b64) = output::encode(stdout);
-        let (stderr, stderr_b64) = output::encode(stderr);
-        CommandResult {
-            pid,
-            stdout,
-            stdout_b64,
-            stderr,
-            stderr_b64,
-            exit_code,
-            timed_out,
-        }
-    }
-
-    /// The exact bytes of stdout and stderr.
-    pub fn exact(self) -> Result<(Vec<u8>, Vec<u8>), base64::DecodeError> {
-        Ok((
-            output::decode(self.stdout, self.stdout_b64)?,
-            output::decode(self.stderr, self.stderr_b64)?,
-        ))
-    }
 }
 
 /// A process of a sandbox, as `GET .../processes` lists it.
@@ -275,13 +245,18 @@ mod tests {
 
     #[test]
     fn a_result_keeps_the_field_order_and_adds_b64_only_when_needed() {
-        let r = CommandResult::new(4, b"o", &[0xff], 7, false);
+        let r = CommandResult {
+            pid: 4,
+            printed: output::Printed::new(b"o", &[0xff]),
+            exit_code: 7,
+            timed_out: false,
+        };
         assert_eq!(
             serde_json::to_string(&r).unwrap(),
             r#"{"pid":4,"stdout":"o","stderr":"\ufffd","stderr_b64":"/w==","exit_code":7,"timed_out":false}"#
                 .replace("\\ufffd", "\u{fffd}")
         );
-        assert_eq!(r.exact().unwrap(), (b"o".to_vec(), vec![0xff]));
+        assert_eq!(r.printed.exact().unwrap(), (b"o".to_vec(), vec![0xff]));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! groups).
 
 use base64::Engine as _;
+use serde::{Deserialize, Serialize};
 
 /// The text and, when the bytes are not UTF-8, their base64: the two fields of one output.
 pub use crate::services::output_json::text_and_b64 as encode;
@@ -13,6 +14,41 @@ pub fn decode(text: String, b64: Option<String>) -> Result<Vec<u8>, base64::Deco
     match b64 {
         Some(encoded) => base64::engine::general_purpose::STANDARD.decode(encoded),
         None => Ok(text.into_bytes()),
+    }
+}
+
+/// What a program printed, as a command's and a code run's result carry it (flattened
+/// into theirs: `stdout`, `stdout_b64`, `stderr`, `stderr_b64`, in that order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Printed {
+    pub stdout: String,
+    /// Present when stdout is not UTF-8: its exact bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_b64: Option<String>,
+    pub stderr: String,
+    /// Present when stderr is not UTF-8: its exact bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_b64: Option<String>,
+}
+
+impl Printed {
+    pub fn new(stdout: &[u8], stderr: &[u8]) -> Self {
+        let (stdout, stdout_b64) = encode(stdout);
+        let (stderr, stderr_b64) = encode(stderr);
+        Printed {
+            stdout,
+            stdout_b64,
+            stderr,
+            stderr_b64,
+        }
+    }
+
+    /// The exact bytes of stdout and stderr.
+    pub fn exact(self) -> Result<(Vec<u8>, Vec<u8>), base64::DecodeError> {
+        Ok((
+            decode(self.stdout, self.stdout_b64)?,
+            decode(self.stderr, self.stderr_b64)?,
+        ))
     }
 }
 

@@ -5,6 +5,7 @@ use super::super::routes::RouteId;
 use super::support::Sandboxed;
 use super::{Op, Request, schema};
 use crate::error::engine::{Code, EngineError};
+use crate::wire::output::Printed;
 use crate::wire::{
     CodeResult, CodeRunBody, ContextDeleted, ContextList, ContextRecord, CreateContext,
 };
@@ -29,13 +30,12 @@ pub async fn run(
             async move { s.code_run(body).await }
         })
         .await?;
-    Ok(Json(CodeResult::new(
-        &outcome.stdout,
-        &outcome.stderr,
-        outcome.exit_code,
-        outcome.timed_out,
-        outcome.duration_ms,
-    )))
+    Ok(Json(CodeResult {
+        printed: Printed::new(&outcome.stdout, &outcome.stderr),
+        exit_code: outcome.exit_code,
+        timed_out: outcome.timed_out,
+        duration_ms: outcome.duration_ms,
+    }))
 }
 
 pub async fn create_context(

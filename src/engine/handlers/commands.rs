@@ -5,6 +5,7 @@ use super::super::routes::RouteId;
 use super::support::Sandboxed;
 use super::{Op, Request, schema};
 use crate::error::engine::{Code, EngineError};
+use crate::wire::output::Printed;
 use crate::wire::{
     ALLOWED_SIGNALS, CommandBody, CommandEvent, CommandResult, ProcessKilled, ProcessList,
     SignalBody, SignalSent, StdinBody, StdinWritten,
@@ -40,13 +41,12 @@ pub async fn run(
             async move { s.run(body).await }
         })
         .await?;
-    Ok(Json(CommandResult::new(
-        outcome.pid,
-        &outcome.stdout,
-        &outcome.stderr,
-        outcome.exit_code,
-        outcome.timed_out,
-    )))
+    Ok(Json(CommandResult {
+        pid: outcome.pid,
+        printed: Printed::new(&outcome.stdout, &outcome.stderr),
+        exit_code: outcome.exit_code,
+        timed_out: outcome.timed_out,
+    }))
 }
 
 pub async fn stream(

@@ -133,7 +133,7 @@ impl Sandbox for RestSandbox {
             .send(Method::POST, &segments, &body, limit)
             .await?;
         let (pid, exit_code, timed_out) = (answer.pid, answer.exit_code, answer.timed_out);
-        let (stdout, stderr) = self.exact(answer.exact())?;
+        let (stdout, stderr) = self.exact(answer.printed.exact())?;
         Ok(CommandOutcome {
             pid,
             stdout,
@@ -230,7 +230,7 @@ impl Sandbox for RestSandbox {
             .await?;
         let (exit_code, timed_out, duration_ms) =
             (answer.exit_code, answer.timed_out, answer.duration_ms);
-        let (stdout, stderr) = self.exact(answer.exact())?;
+        let (stdout, stderr) = self.exact(answer.printed.exact())?;
         Ok(CodeOutcome {
             stdout,
             stderr,
