@@ -77,6 +77,23 @@ pub fn launch_yaml(sim_url: &str, home: &std::path::Path) -> String {
     format!("server:\n  groups: [agents]\nagents:\n  runtimes: {runtimes}\n")
 }
 
+/// A scratch folder for a real CLI's homes and workspace, never under the system's temp
+/// dir: codex refuses to set up its helpers under a temp dir, and where bubblewrap is
+/// installed codex runs commands in a sandbox with a fresh `/tmp`, where a workspace under
+/// `/tmp` is not there (a checkout under `/tmp` failed every codex command this way). So
+/// `target/tmp` unless the checkout itself is under the temp dir, else `~/.cache/svc/real-tmp`.
+pub fn scratch() -> tempfile::TempDir {
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let base = if target.starts_with(std::env::temp_dir()) || target.starts_with("/tmp") {
+        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
+        home.join(".cache/svc/real-tmp")
+    } else {
+        target.to_path_buf()
+    };
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::tempdir_in(base).unwrap()
+}
+
 /// `svc serve` on a free port with the real CLIs first on PATH.
 pub struct Svc {
     pub url: String,
@@ -88,8 +105,7 @@ pub struct Svc {
 
 impl Svc {
     pub async fn start(sim: &ModelSim) -> Svc {
-        // Under target/tmp, not /tmp: codex refuses to set up its helpers under a temp dir.
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = scratch();
         let home = dir.path().join("homes");
         std::fs::create_dir_all(home.join("codex-home")).unwrap();
         std::fs::create_dir_all(home.join("claude-home")).unwrap();

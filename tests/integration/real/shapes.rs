@@ -79,8 +79,8 @@ async fn compare(
     mut real_script: Vec<Reply>,
     mcp_url: Option<String>,
 ) {
-    // Under target/tmp, not /tmp: codex refuses to set up its helpers under a temp dir.
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Not under the temp dir: see `scratch`.
+    let dir = super::scratch();
     let home = dir.path().join("homes");
     std::fs::create_dir_all(home.join("codex-home")).unwrap();
     std::fs::create_dir_all(home.join("claude-home")).unwrap();
