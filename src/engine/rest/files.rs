@@ -6,7 +6,7 @@ use super::sandbox::RestSandbox;
 use super::streams::{self, Progress};
 use crate::engine::provider::{ByteStream, EventStream, FileBody, FileRead, ProviderResult};
 use crate::error::engine::EngineError;
-use crate::wire::{MkdirBody, MoveBody, WriteQuery};
+use crate::wire::{Exists, MkdirBody, MoveBody, Removed, WriteQuery};
 use reqwest::Method;
 use serde::Deserialize;
 use serde_json::Value;
@@ -14,16 +14,6 @@ use serde_json::Value;
 #[derive(Deserialize)]
 struct Entries {
     entries: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-struct Exists {
-    exists: bool,
-}
-
-#[derive(Deserialize)]
-struct Removed {
-    path: String,
 }
 
 fn path(path: &str) -> [(&'static str, String); 1] {
