@@ -14,6 +14,7 @@ pub mod exec_rules;
 pub mod fetch;
 pub mod files;
 pub mod ids;
+pub mod namespaces;
 pub mod output_json;
 pub mod paging;
 pub mod paths;

@@ -1,0 +1,320 @@
+//! Machines of their own for untrusted processes: one set of Linux namespaces (user, pid,
+//! mount, ipc, uts, and network on request) made by bubblewrap (`bwrap`), kept alive by a
+//! small init, and entered by every process started in it with util-linux's `nsenter`.
+//!
+//! Why this shape:
+//! - **bubblewrap makes the set** because it is the field's own tool for unprivileged
+//!   sandboxes (Flatpak's, and what Claude Code uses on Linux): the mounts, `/proc`, `/dev`
+//!   and the pivot into a new root are its well-reviewed code, not ours.
+//! - **One set per machine, for its whole life**: bwrap's pid 1 reaps whatever is left in
+//!   the background, so a process one command leaves is seen by the next (`ps`), and
+//!   killing that pid 1 makes the kernel kill everything in the namespace: nothing can
+//!   survive the end by double-forking or `setsid`, as it can with process groups.
+//! - **`nsenter` joins it** (`setns` to the set of the init, then a fork into the pid
+//!   namespace): every command, terminal and interpreter is then a child of the engine as
+//!   before (pipes, exit status, process group, signals), just inside.
+//! - **Who is who** ([`Ids`]): inside, `root` (uid 0) and `user` (uid 1000). When the engine
+//!   runs as root they are the unprivileged host ids [`ROOT_HOST_ID`] and [`USER_HOST_ID`]
+//!   (the engine writes the two-line uid map itself; bwrap runs as [`ROOT_HOST_ID`]), so
+//!   no process of a sandbox is ever host root: it owns none of the host's files it can
+//!   see (`/usr`, the devices), and its capabilities hold only over its own namespaces.
+//!   When the engine runs as an ordinary user, the only id it may map is its own: `user`
+//!   is the engine's uid and there is no `root` inside.
+//!
+//! What a machine sees is built by [`launch`]: its own folders at `/home/user` and `/tmp`,
+//! the system read-only, an `/etc` of its own ([`etc`]), its own `/proc` and a minimal
+//! `/dev`; [`View`] maps the paths a caller names to the host folders behind them.
+
+pub mod etc;
+pub mod launch;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+pub use launch::{Network, Plan, start};
+pub use view::{View, ViewError};
+
+use nix::sys::signal::Signal;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The home of the sandbox's user: the default working directory and `HOME`.
+pub const HOME: &str = "/home/user";
+/// The sandbox's own temp folder.
+pub const TMP: &str = "/tmp";
+/// The default user's name and ids inside.
+pub const USER: &str = "user";
+pub const USER_ID: u32 = 1000;
+/// The host ids the sandbox's `root` and `user` are when the engine runs as root: a range
+/// no account of a usual machine holds (as Docker's `userns-remap` uses).
+pub const ROOT_HOST_ID: u32 = 100_000;
+pub const USER_HOST_ID: u32 = 101_000;
+
+/// Who a process of a machine runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Identity {
+    Root,
+    User,
+}
+
+impl Identity {
+    /// The id inside.
+    pub fn id(self) -> u32 {
+        match self {
+            Identity::Root => 0,
+            Identity::User => USER_ID,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Identity::Root => "root",
+            Identity::User => USER,
+        }
+    }
+
+    /// `"root"` or `"user"`; anything else is no identity of a machine.
+    pub fn parse(name: &str) -> Option<Identity> {
+        match name {
+            "root" => Some(Identity::Root),
+            USER => Some(Identity::User),
+            _ => None,
+        }
+    }
+}
+
+/// The host ids behind the identities of a machine (uid and gid alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ids {
+    /// `None`: the engine is not root and may map no second id, so there is no root inside.
+    pub root: Option<u32>,
+    pub user: u32,
+}
+
+impl Ids {
+    /// The ids for an engine running as `uid`.
+    pub fn for_engine(uid: u32) -> Ids {
+        if uid == 0 {
+            Ids {
+                root: Some(ROOT_HOST_ID),
+                user: USER_HOST_ID,
+            }
+        } else {
+            Ids {
+                root: None,
+                user: uid,
+            }
+        }
+    }
+
+    /// The host id of `who`, if the machine has it.
+    pub fn host(self, who: Identity) -> Option<u32> {
+        match who {
+            Identity::Root => self.root,
+            Identity::User => Some(self.user),
+        }
+    }
+}
+
+/// The programs machines are made and entered with, found on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tools {
+    pub bwrap: PathBuf,
+    pub nsenter: PathBuf,
+    /// Drops the engine's root to [`ROOT_HOST_ID`] before bwrap runs (root engines only).
+    pub setpriv: Option<PathBuf>,
+    pub ids: Ids,
+}
+
+/// Whether this machine can make machines.
+#[derive(Debug, Clone)]
+pub enum Support {
+    Available(Arc<Tools>),
+    /// Why not, and how to fix it.
+    Unavailable(String),
+}
+
+impl Support {
+    pub fn tools(&self) -> Option<&Arc<Tools>> {
+        match self {
+            Support::Available(tools) => Some(tools),
+            Support::Unavailable(_) => None,
+        }
+    }
+}
+
+/// The tools on `PATH` (the engine's), or what is missing.
+pub fn find_tools() -> Result<Tools, String> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let find = |name: &str| {
+        crate::services::exec_rules::resolve(name, &path, Path::new("/")).ok_or_else(|| {
+            format!(
+                "`{name}` is not installed (on Debian: `apt-get install {}`)",
+                package_of(name)
+            )
+        })
+    };
+    let uid = std::os::unix::fs::MetadataExt::uid(
+        &std::fs::metadata("/proc/self").map_err(|e| format!("cannot read /proc/self: {e}"))?,
+    );
+    let ids = Ids::for_engine(uid);
+    Ok(Tools {
+        bwrap: find("bwrap")?,
+        nsenter: find("nsenter")?,
+        setpriv: match ids.root {
+            Some(_) => Some(find("setpriv")?),
+            None => None,
+        },
+        ids,
+    })
+}
+
+fn package_of(program: &str) -> &'static str {
+    match program {
+        "bwrap" => "bubblewrap",
+        _ => "util-linux",
+    }
+}
+
+/// The namespace inode of kind `kind` (`pid`, `mnt`, `net`...) of process `pid`.
+pub fn ns_inode(pid: u32, kind: &str) -> Option<u64> {
+    let link = std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).ok()?;
+    let text = link.to_str()?;
+    text.strip_prefix(kind)?
+        .strip_prefix(":[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
+/// One running machine: its init (pid 1 inside, by its host pid) and its pid namespace,
+/// which together name it even after an engine restart (a reused pid has another one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Machine {
+    /// The host pid of the machine's pid 1.
+    pub pid: u32,
+    /// The inode of its pid namespace.
+    pub pidns: u64,
+    /// It has a network namespace of its own (loopback only).
+    pub own_network: bool,
+}
+
+impl Machine {
+    /// Its init still runs (the same one: its pid was not reused).
+    pub fn alive(&self) -> bool {
+        self.holds(self.pid)
+    }
+
+    /// Process `pid` (a host pid) is inside.
+    pub fn holds(&self, pid: u32) -> bool {
+        ns_inode(pid, "pid") == Some(self.pidns)
+    }
+
+    /// Every process inside, by host pid (the init included).
+    pub fn members(&self) -> Vec<u32> {
+        crate::services::proc_scan::pids()
+            .into_iter()
+            .filter(|pid| self.holds(*pid))
+            .collect()
+    }
+
+    /// Ends it: KILL to its pid 1, after which the kernel kills every process inside.
+    pub fn end(&self) {
+        if self.alive() {
+            crate::services::proc_scan::signal(self.pid, Signal::SIGKILL);
+        }
+    }
+
+    /// The machine's root as the engine reaches it.
+    pub fn root(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/root", self.pid))
+    }
+
+    /// `program args` made to run inside as `who`, in the working directory `wd` (a path
+    /// of the machine): `nsenter` joins the set and forks into the pid namespace, and the
+    /// program replaces the child. `None` when the machine has no such identity.
+    pub fn enter(
+        &self,
+        tools: &Tools,
+        who: Identity,
+        wd: &str,
+        program: String,
+        args: Vec<String>,
+    ) -> Option<(String, Vec<String>)> {
+        tools.ids.host(who)?;
+        let id = who.id().to_string();
+        let mut all = vec![
+            format!("--target={}", self.pid),
+            "--user".to_owned(),
+            "--mount".to_owned(),
+            "--pid".to_owned(),
+            "--ipc".to_owned(),
+            "--uts".to_owned(),
+        ];
+        if self.own_network {
+            all.push("--net".to_owned());
+        }
+        all.extend([
+            format!("--setuid={id}"),
+            format!("--setgid={id}"),
+            format!("--wdns={wd}"),
+            "--".to_owned(),
+            program,
+        ]);
+        all.extend(args);
+        Some((tools.nsenter.display().to_string(), all))
+    }
+}
+
+/// Whether this machine can make machines: the tools are there and a probe machine was
+/// made and ended (user namespaces may be off, or refused by a security module). Found
+/// out once per process.
+pub async fn support() -> &'static Support {
+    static SUPPORT: tokio::sync::OnceCell<Support> = tokio::sync::OnceCell::const_new();
+    SUPPORT.get_or_init(probe).await
+}
+
+async fn probe() -> Support {
+    let tools = match find_tools() {
+        Ok(tools) => tools,
+        Err(why) => return Support::Unavailable(why),
+    };
+    let scratch =
+        std::env::temp_dir().join(format!("svc-ns-probe-{}", uuid::Uuid::new_v4().simple()));
+    let (home, tmp, etc) = (
+        scratch.join("home"),
+        scratch.join("tmp"),
+        scratch.join("etc"),
+    );
+    let supported = probe_in(tools, &home, &tmp, &etc).await;
+    let _ = std::fs::remove_dir_all(&scratch);
+    supported
+}
+
+async fn probe_in(tools: Tools, home: &Path, tmp: &Path, etc: &Path) -> Support {
+    for dir in [home, tmp] {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return Support::Unavailable(format!("no folder to try a sandbox in: {e}"));
+        }
+    }
+    let plan = Plan {
+        hostname: "probe",
+        home,
+        tmp,
+        etc,
+        network: Network::Host,
+    };
+    match start(&tools, &plan).await {
+        Ok(machine) => {
+            machine.end();
+            Support::Available(Arc::new(tools))
+        }
+        Err(e) => Support::Unavailable(format!(
+            "{e}; sandboxes need user namespaces (on Debian `sysctl kernel.unprivileged_userns_clone=1`; \
+             under AppArmor a profile allowing `userns` for bwrap)"
+        )),
+    }
+}

@@ -1,0 +1,177 @@
+use super::*;
+use std::time::Duration;
+
+#[test]
+fn paths_inside_map_to_the_machine_s_own_folders_only() {
+    let view = View::new("/state/sb_1/root".into(), "/state/sb_1/tmp".into());
+    let host = |raw: &str| view.to_host(raw).map_err(|e| e.path);
+    assert_eq!(host("a.txt"), Ok("/state/sb_1/root/a.txt".into()));
+    assert_eq!(host("/home/user"), Ok("/state/sb_1/root".into()));
+    assert_eq!(host("/tmp/x/../y"), Ok("/state/sb_1/tmp/y".into()));
+    assert_eq!(host("../../etc/passwd"), Err("/etc/passwd".into()));
+    assert_eq!(host("/home/user/../../../state"), Err("/state".into()));
+    assert_eq!(host("/home/username"), Err("/home/username".into()));
+    assert_eq!(host("/usr/bin/ls"), Err("/usr/bin/ls".into()));
+    assert_eq!(
+        view.to_inside(Path::new("/state/sb_1/root/d/a")),
+        Some("/home/user/d/a".into())
+    );
+    assert_eq!(view.to_inside(Path::new("/state/sb_1/rootx")), None);
+    assert_eq!(
+        view.redact("cannot open `/state/sb_1/tmp/q`"),
+        "cannot open `/tmp/q`"
+    );
+}
+
+#[test]
+fn a_root_engine_maps_nobody_to_host_root() {
+    let ids = Ids::for_engine(0);
+    assert_eq!(ids.host(Identity::Root), Some(ROOT_HOST_ID));
+    assert_eq!(ids.host(Identity::User), Some(USER_HOST_ID));
+    let ids = Ids::for_engine(1234);
+    assert_eq!(ids.host(Identity::Root), None);
+    assert_eq!(ids.host(Identity::User), Some(1234));
+    assert_eq!(Identity::parse("user"), Some(Identity::User));
+    assert_eq!(Identity::parse("admin"), None);
+}
+
+#[test]
+fn the_generated_etc_has_the_user_and_no_secret() {
+    let files = etc::generated("sb_9");
+    let passwd = &files[0].1;
+    assert!(passwd.contains("user:x:1000:1000:user:/home/user:"));
+    assert_eq!(files[2].1, "sb_9\n");
+    for banned in ["shadow", "gshadow", "sudoers", "ssh", "npmrc", "pip.conf"] {
+        assert!(
+            etc::FROM_HOST.iter().all(|p| !p.contains(banned)),
+            "{banned} is shown"
+        );
+    }
+}
+
+/// A machine in a scratch folder, or why this machine makes none (said, not hidden).
+async fn machine() -> Option<(Arc<Tools>, Machine, tempfile::TempDir)> {
+    let tools = match support().await {
+        Support::Available(tools) => tools.clone(),
+        Support::Unavailable(why) => {
+            eprintln!("no namespaces on this machine, not tried: {why}");
+            return None;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["home", "tmp"] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+    }
+    let plan = Plan {
+        hostname: "sb_test",
+        home: &dir.path().join("home"),
+        tmp: &dir.path().join("tmp"),
+        etc: &dir.path().join("etc"),
+        network: Network::Loopback,
+    };
+    let machine = start(&tools, &plan).await.unwrap();
+    Some((tools, machine, dir))
+}
+
+async fn run(tools: &Tools, machine: &Machine, who: Identity, script: &str) -> (i32, String) {
+    let (program, args) = machine
+        .enter(
+            tools,
+            who,
+            HOME,
+            "/bin/sh".into(),
+            vec!["-c".into(), script.into()],
+        )
+        .expect("the identity exists");
+    let out = tokio::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .await
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[tokio::test]
+async fn a_machine_sees_only_itself_and_ends_whole() {
+    let Some((tools, machine, dir)) = machine().await else {
+        return;
+    };
+    assert!(machine.alive());
+    let (code, out) = run(
+        &tools,
+        &machine,
+        Identity::User,
+        "id -u; hostname; pwd; ls /; cat /etc/passwd; ls /home; sleep 300 </dev/null >/dev/null 2>&1 & echo started",
+    )
+    .await;
+    assert_eq!(code, 0, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(&lines[..3], ["1000", "sb_test", "/home/user"], "{out}");
+    assert!(!out.contains("svc"), "a host path shows: {out}");
+    assert!(
+        !out.contains("root:x:0:0:root:/root:/bin/bash\ndaemon"),
+        "{out}"
+    );
+    // The background process is seen by the next command, and nothing of the host.
+    let (_, ps) = run(
+        &tools,
+        &machine,
+        Identity::User,
+        "ls /proc | grep -c '^[0-9]'",
+    )
+    .await;
+    let count: u32 = ps.trim().parse().unwrap_or(999);
+    assert!(count <= 8, "the machine sees {count} processes");
+    let (_, sleeping) = run(
+        &tools,
+        &machine,
+        Identity::User,
+        "cat /proc/*/cmdline | tr '\\0' ' '",
+    )
+    .await;
+    assert!(sleeping.contains("sleep 300"), "{sleeping}");
+    // The home is the user's; the system is not.
+    let (code, out) = run(
+        &tools,
+        &machine,
+        Identity::User,
+        "echo hi > /home/user/f && touch /usr/x",
+    )
+    .await;
+    assert!(code != 0 && out.contains("Read-only"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("home/f")).unwrap(),
+        "hi\n"
+    );
+    // Root inside is no root of the host: it cannot change the host's devices.
+    if tools.ids.root.is_some() {
+        let (code, out) = run(
+            &tools,
+            &machine,
+            Identity::Root,
+            "id -u; chmod 600 /dev/null",
+        )
+        .await;
+        assert_ne!(code, 0, "{out}");
+        assert!(out.starts_with("0\n"), "{out}");
+    }
+    // Its own network: only a loopback.
+    let (_, links) = run(&tools, &machine, Identity::User, "cat /proc/net/dev").await;
+    assert!(!links.contains("eth0"), "{links}");
+    assert!(machine.members().len() >= 3, "{:?}", machine.members());
+    machine.end();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !machine.members().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        machine.members().is_empty(),
+        "left: {:?}",
+        machine.members()
+    );
+    assert!(!machine.alive());
+}
