@@ -2,6 +2,7 @@
 //! real machine's where it lets this process make cgroups.
 
 use super::*;
+mod real;
 
 /// A directory laid out like a cgroup v2 mount.
 fn fake_mount(controllers: &str) -> tempfile::TempDir {
