@@ -172,6 +172,7 @@ impl Provider for LocalProvider {
         let limits = cgroup::Limits {
             cpus: body.cpu,
             memory_mb: body.memory,
+            pids: None,
         };
         let dir = self.root.join(&id);
         // A few small writes: not worth a blocking thread.
