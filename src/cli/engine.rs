@@ -168,6 +168,14 @@ async fn status(json: bool) -> ExitCode {
                 );
                 say!("  sessions  {}", health.sessions);
                 say!("  protocol  {}", health.protocol);
+                match &health.isolation {
+                    Some(i) if i.available => say!("  isolation namespaces available"),
+                    Some(i) => say!(
+                        "  isolation unavailable: {}",
+                        i.reason.as_deref().unwrap_or("no reason given")
+                    ),
+                    None => say!("  isolation not reported (an older engine)"),
+                }
             }
             ExitCode::SUCCESS
         }

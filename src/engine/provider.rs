@@ -166,6 +166,7 @@ pub fn check_create(
         ("cpu", body.cpu == Some(0)),
         ("memory", body.memory == Some(0)),
         ("disk", body.disk == Some(0)),
+        ("max_processes", body.max_processes == Some(0)),
     ] {
         if zero {
             return Err(EngineError::new(

@@ -224,6 +224,9 @@ mod tests {
                 disk: None,
                 secure: true,
                 limits_enforced: BTreeMap::new(),
+                isolation: None,
+                allow_internet_access: None,
+                max_processes: None,
             },
         })
     }

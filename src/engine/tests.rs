@@ -49,6 +49,9 @@ fn record(id: &str) -> SandboxRecord {
         disk: None,
         secure: true,
         limits_enforced: BTreeMap::new(),
+        isolation: None,
+        allow_internet_access: None,
+        max_processes: None,
     }
 }
 

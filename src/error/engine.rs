@@ -90,6 +90,9 @@ engine_table! {
     ProcessExited       => "E4007", 400, "ProcessExitedError",          "start the process again", Live;
     /// The provider did not declare the feature the route needs.
     FeatureNotSupported => "E8004", 501, "FeatureNotSupportedError",    "GET /v1/providers lists what each provider declares", Live;
+    /// The machine cannot make a sandbox's namespaces (no bubblewrap, or user namespaces
+    /// are off) and the create asked for isolation, as it does by default.
+    IsolationUnavailable => "E8005", 501, "IsolationUnavailableError",  "install bubblewrap and allow user namespaces (`svc provider engine status` says what is missing), or create with `isolation: \"none\"` for trusted code only", Live;
     /// The provider failed (it crashed, answered garbage, or timed out).
     ProviderFailed      => "E9001", 500, "ProviderError",               "GET /v1/providers shows the provider's error; see the engine log", Live;
     /// The provider did not answer in time (a plugin that hangs, a remote engine that does

@@ -124,6 +124,9 @@ pub struct Marks<'a> {
     pub sessions: &'a [u32],
     /// Pids known to be the tenant's by other means (a cgroup's members).
     pub known: &'a [u32],
+    /// The tenant's own pid namespace (by inode): every process in it is the tenant's,
+    /// whichever user it runs as (a sandbox's processes run as ids of their own).
+    pub pidns: Option<u64>,
 }
 
 /// A process of the tenant.
@@ -141,6 +144,13 @@ pub fn find(marks: &Marks<'_>) -> Vec<Found> {
     let mut all = Vec::new();
     for pid in pids() {
         if pid == me || pid <= 1 {
+            continue;
+        }
+        if marks.pidns.is_some() && crate::services::namespaces::ns_inode(pid, "pid") == marks.pidns
+        {
+            if let Some(stat) = stat(pid) {
+                all.push(Found { stat, marked: true });
+            }
             continue;
         }
         // Another user's process is never the tenant's (and is not ours to signal).

@@ -129,6 +129,19 @@ pub struct Health {
     pub pid: u32,
     pub uptime_s: u64,
     pub sessions: usize,
+    /// Whether this engine's `local` sandboxes can be isolated (`isolation: namespaces`).
+    /// Absent from an engine older than isolation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<IsolationSupport>,
+}
+
+/// Whether sandboxes can be given namespaces of their own here, and if not why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct IsolationSupport {
+    pub available: bool,
+    /// What is missing and how to fix it, when not available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[cfg(test)]

@@ -50,12 +50,15 @@ pub enum Feature {
     CodeContexts,
     /// the terminal WebSocket
     Terminal,
+    /// every sandbox a machine of its own (namespaces): it sees only its own files,
+    /// processes and `/etc`
+    Isolation,
 }
 
 impl Feature {
     /// Every feature of the protocol, in the order a record lists them (what a provider
     /// that serves everything declares: `local`, and `rest`, which forwards all of it).
-    pub const ALL: [Feature; 11] = [
+    pub const ALL: [Feature; 12] = [
         Feature::Sandboxes,
         Feature::Timeout,
         Feature::Pause,
@@ -67,6 +70,7 @@ impl Feature {
         Feature::Code,
         Feature::CodeContexts,
         Feature::Terminal,
+        Feature::Isolation,
     ];
 
     pub fn name(self) -> &'static str {
@@ -82,6 +86,7 @@ impl Feature {
             Feature::Code => "code",
             Feature::CodeContexts => "code_contexts",
             Feature::Terminal => "terminal",
+            Feature::Isolation => "isolation",
         }
     }
 }

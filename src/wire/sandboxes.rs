@@ -39,9 +39,41 @@ pub struct SandboxRecord {
     pub disk: Option<u64>,
     pub secure: bool,
     /// For every limit the sandbox has (`timeout`, and `cpu`, `memory`, `disk` when asked
-    /// for), whether the provider really enforces it: never pretended.
+    /// for; with `isolation: namespaces` also `filesystem`, `processes`, `network` and
+    /// `pids`), whether the provider really enforces it: never pretended.
     pub limits_enforced: BTreeMap<String, bool>,
+    /// How the sandbox is kept apart from the machine (providers that run nothing on the
+    /// machine leave it out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
+    /// It reaches the machine's network (false: only a loopback of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_internet_access: Option<bool>,
+    /// The most processes it holds at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_processes: Option<u32>,
 }
+
+/// How a sandbox is kept apart from the machine that runs it. Asked for at create; the
+/// default is still `none`, the behaviour before isolation existed, until the isolated
+/// view covers everything the un-isolated one does (process ids as the sandbox sees them,
+/// a terminal's `user`): ask for `namespaces` to run untrusted code.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, Default,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// A machine of its own: user, pid, mount, ipc and uts namespaces (and a network one
+    /// without internet access); it sees only its own folders, processes and `/etc`.
+    Namespaces,
+    /// A folder and processes of the engine's user, seeing the whole machine: only for
+    /// code as trusted as the engine itself.
+    #[default]
+    None,
+}
+
+/// The default of `max_processes`.
+pub const MAX_PROCESSES_DEFAULT: u32 = 4096;
 
 /// `POST /v1/sandboxes`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -73,6 +105,19 @@ pub struct CreateSandbox {
     pub gpu: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secure: Option<bool>,
+    /// `namespaces` (a machine of its own; a typed error where this machine cannot make
+    /// one) or `none` (the default for now: no isolation, unsafe for untrusted code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
+    /// Default true: the machine's network. False: a network of its own with only a
+    /// loopback (namespaces only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_internet_access: Option<bool>,
+    /// The most processes the sandbox holds at once, default 4096 (a fork bomb stays
+    /// inside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_processes: Option<u32>,
 }
 
 /// `GET /v1/sandboxes?status=&limit=&offset=`.

@@ -3,7 +3,7 @@
 use super::super::routes::RouteId;
 use super::super::state::Shared;
 use super::{Op, schema};
-use crate::wire::{Health, PROTOCOL, ProviderList, Stopping};
+use crate::wire::{Health, IsolationSupport, PROTOCOL, ProviderList, Stopping};
 use axum::Json;
 use axum::extract::State;
 use axum::routing::on;
@@ -15,6 +15,16 @@ pub async fn health(State(state): State<Shared>) -> Json<Health> {
         pid: std::process::id(),
         uptime_s: state.started.elapsed().as_secs(),
         sessions: state.sessions.len(),
+        isolation: Some(match crate::services::namespaces::support().await {
+            crate::services::namespaces::Support::Available(_) => IsolationSupport {
+                available: true,
+                reason: None,
+            },
+            crate::services::namespaces::Support::Unavailable(why) => IsolationSupport {
+                available: false,
+                reason: Some(why.clone()),
+            },
+        }),
     })
 }
 

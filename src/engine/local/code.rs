@@ -4,16 +4,17 @@
 
 use super::super::provider::check_env;
 use super::super::provider::{CodeOutcome, ProviderResult};
-use super::commands::{in_cgroup, limit, program, run_registered, working_dir};
+use super::commands::{limit, run_registered};
 use super::env;
+use super::inside::{self, Place};
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::code_run::contexts::ContextInfo;
-use crate::services::code_run::{self, Language, Launch, RunOutcome};
+use crate::services::code_run::{self, Confine, Language, Launch, RunOutcome};
 use crate::services::supervisor::{GroupEnd, Label};
 use crate::wire::{CodeRunBody, ContextRecord, CreateContext};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The language of a body that names none.
@@ -41,12 +42,12 @@ fn language(name: Option<&str>) -> ProviderResult<&'static Language> {
 fn launch(
     core: &Core,
     lang: &Language,
-    cwd: &Path,
+    cwd: &Place,
     envs: &BTreeMap<String, String>,
     timeout: Duration,
 ) -> ProviderResult<Launch> {
     let env = env::with(&core.env, envs, &core.id);
-    let program = program(core, &env, lang.program, cwd).map_err(|_| {
+    let program = inside::program(core, &env, lang.program, cwd).map_err(|_| {
         invalid(format!(
             "`{}` is not installed in sandbox `{}` (no `{}` on its PATH); the languages are {}",
             lang.name,
@@ -55,12 +56,17 @@ fn launch(
             code_run::names().collect::<Vec<_>>().join(", ")
         ))
     })?;
+    let confiner = inside::confiner(core);
+    let place = cwd.clone();
     Ok(Launch {
-        program,
-        cwd: cwd.to_path_buf(),
+        program: program.into(),
+        cwd: cwd.shown.clone().into(),
         env,
         timeout,
         output_bytes: OUTPUT_BYTES,
+        confine: Some(Confine(Arc::new(move |program, args| {
+            confiner.apply(None, &place, program, args)
+        }))),
     })
 }
 
@@ -116,11 +122,10 @@ pub async fn run(core: &Core, body: CodeRunBody) -> ProviderResult<CodeOutcome> 
     let lang = language(body.language.as_deref())?;
     let envs = body.envs.unwrap_or_default();
     check_env("envs", &envs)?;
-    let launch = launch(core, lang, &core.home, &envs, timeout)?;
+    let launch = launch(core, lang, &inside::home(core), &envs, timeout)?;
     // A run is a process of the sandbox like a command's: registered (so it can be
     // signalled), in the cgroup, its background children left running.
     let mut spec = code_run::once_spec(lang, &launch, &body.code);
-    (spec.program, spec.args) = in_cgroup(core, spec.program, spec.args);
     spec.limits.group_end = GroupEnd::Leave;
     let label = Label {
         tag: "code".into(),
@@ -149,7 +154,7 @@ fn record(info: ContextInfo) -> ContextRecord {
 
 pub async fn create_context(core: &Core, body: CreateContext) -> ProviderResult<ContextRecord> {
     let lang = language(body.language.as_deref())?;
-    let cwd = working_dir(core, body.cwd.as_deref())?;
+    let cwd = inside::working_dir(core, body.cwd.as_deref())?;
     let launch = launch(
         core,
         lang,

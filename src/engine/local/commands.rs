@@ -5,10 +5,9 @@
 //! program found on the sandbox's `PATH`, run without a shell.
 
 use super::super::provider::{CommandOutcome, Event, EventStream, ProviderResult, check_env};
-use super::env;
 use super::sandbox::Core;
+use super::{env, inside};
 use crate::error::engine::{Code, EngineError};
-use crate::services::files::Op;
 use crate::services::supervisor::{
     Chunk, Exit, GroupEnd, LEAVE_DRAIN, Label, Limits, ProcessHandle, Spec, Stdin, Stream,
 };
@@ -18,7 +17,6 @@ use crate::wire::{
     SANDBOX_TIMEOUT_MAX_S, Started,
 };
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -32,40 +30,6 @@ fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::new(Code::InvalidArgument, message)
 }
 
-/// `cwd` of a body: the sandbox's folder when absent; relative to it, or absolute inside
-/// it; an existing directory.
-pub fn working_dir(core: &Core, cwd: Option<&str>) -> ProviderResult<PathBuf> {
-    let Some(raw) = cwd else {
-        return Ok(core.home.clone());
-    };
-    let resolved = core
-        .files
-        .decide(raw, Op::List)
-        .map_err(|e| EngineError::from_domain(&e))?;
-    if !resolved.path.is_dir() {
-        return Err(EngineError::new(
-            if resolved.exists {
-                Code::WrongFileType
-            } else {
-                Code::FileNotFound
-            },
-            format!("`cwd` {raw} is not a directory of the sandbox"),
-        ));
-    }
-    Ok(resolved.path)
-}
-
-/// `user`: the local provider runs everything as the engine's user.
-pub fn check_user(user: Option<&str>) -> ProviderResult<()> {
-    let me = env::user_name();
-    match user {
-        Some(user) if user != me => Err(invalid(format!(
-            "the local provider runs as {me}: `user` must be `{me}` or left out, not `{user}`"
-        ))),
-        _ => Ok(()),
-    }
-}
-
 /// A timeout in seconds: `default` when absent, none for 0, at most a sandbox's lifetime.
 pub fn limit(timeout: Option<u64>, default: u64) -> ProviderResult<Option<Duration>> {
     match timeout.unwrap_or(default) {
@@ -77,30 +41,6 @@ pub fn limit(timeout: Option<u64>, default: u64) -> ProviderResult<Option<Durati
     }
 }
 
-/// The program `name` on the sandbox's `PATH` (or as a path from `cwd`).
-pub fn program(
-    core: &Core,
-    env: &[(String, String)],
-    name: &str,
-    cwd: &std::path::Path,
-) -> ProviderResult<PathBuf> {
-    let path = env::get(env, "PATH").unwrap_or_default();
-    crate::services::exec_rules::resolve(name, path, cwd).ok_or_else(|| {
-        invalid(format!(
-            "no program `{name}` in sandbox `{}` (not on its PATH, or not executable)",
-            core.id
-        ))
-    })
-}
-
-/// `program args` made to join the sandbox's cgroup first, when it has one.
-pub fn in_cgroup(core: &Core, program: String, args: Vec<String>) -> (String, Vec<String>) {
-    match &core.cgroup {
-        Some(cgroup) => cgroup.wrap(program, args),
-        None => (program, args),
-    }
-}
-
 /// The spec and label of `body`; `open_stdin`: stdin stays open when the body gives none.
 fn prepare(
     core: &Core,
@@ -108,7 +48,7 @@ fn prepare(
     open_stdin: bool,
     output_bytes: usize,
 ) -> ProviderResult<(Spec, Label)> {
-    check_user(body.user.as_deref())?;
+    let who = inside::identity(core, body.user.as_deref())?;
     if body.cmd.trim().is_empty() {
         return Err(invalid("`cmd` must not be empty"));
     }
@@ -118,16 +58,13 @@ fn prepare(
     let extra = body.env.clone().unwrap_or_default();
     check_env("env", &extra)?;
     let timeout = limit(body.timeout, COMMAND_TIMEOUT_DEFAULT_S)?;
-    let cwd = working_dir(core, body.cwd.as_deref())?;
-    let env = env::with(&core.env, &extra, &core.id);
+    let cwd = inside::working_dir(core, body.cwd.as_deref())?;
+    let env = inside::env_for(env::with(&core.env, &extra, &core.id), who);
     let (program, args) = match &body.args {
-        Some(args) => (
-            program(core, &env, &body.cmd, &cwd)?.display().to_string(),
-            args.clone(),
-        ),
+        Some(args) => (inside::program(core, &env, &body.cmd, &cwd)?, args.clone()),
         None => (SHELL.to_owned(), vec!["-c".to_owned(), body.cmd.clone()]),
     };
-    let (program, args) = in_cgroup(core, program, args);
+    let (program, args, spawn_dir) = inside::confiner(core).apply(who, &cwd, program, args);
     let stdin = match (&body.stdin, open_stdin) {
         (Some(text), _) => Stdin::Bytes(text.clone().into_bytes()),
         (None, true) => Stdin::Stream,
@@ -136,7 +73,7 @@ fn prepare(
     let spec = Spec {
         program,
         args,
-        cwd: Some(cwd),
+        cwd: spawn_dir,
         env,
         stdin,
         limits: Limits {

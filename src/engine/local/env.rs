@@ -57,6 +57,31 @@ pub fn base(home: &Path, id: &str, envs: &BTreeMap<String, String>) -> Vec<(Stri
     env
 }
 
+/// The base of every process of an isolated sandbox `id`: as [`base`], with the machine's
+/// paths and its default user (`HOME` /home/user, `TMPDIR` /tmp, `USER` user) and the
+/// system's `PATH` (the engine's may name folders the machine does not have).
+pub fn inside(id: &str, envs: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    use crate::services::namespaces::{HOME, TMP, USER};
+    let mut env: Vec<(String, String)> = base(Path::new(HOME), id, &BTreeMap::new())
+        .into_iter()
+        .filter(|(name, _)| {
+            matches!(name.as_str(), "LANG" | "LANGUAGE" | "TZ") || name.starts_with("LC_")
+        })
+        .collect();
+    env.extend([
+        ("PATH".to_owned(), DEFAULT_PATH.to_owned()),
+        ("HOME".to_owned(), HOME.to_owned()),
+        ("TMPDIR".to_owned(), TMP.to_owned()),
+        ("USER".to_owned(), USER.to_owned()),
+        ("LOGNAME".to_owned(), USER.to_owned()),
+        ("SHELL".to_owned(), "/bin/bash".to_owned()),
+    ]);
+    // What was given at create comes after, so it wins (a later entry does at a spawn).
+    env.extend(envs.iter().map(|(k, v)| (k.clone(), v.clone())));
+    env.push((MARK.to_owned(), id.to_owned()));
+    env
+}
+
 /// `env` followed by `extra`, the mark of `id` last again (a later entry wins).
 pub fn with(
     env: &[(String, String)],

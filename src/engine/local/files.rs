@@ -6,6 +6,7 @@
 use super::super::provider::{
     ByteStream, Event, EventStream, FileBody, FileRead, ProviderResult, UploadBody,
 };
+use super::inside;
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
@@ -15,13 +16,13 @@ use crate::wire::{MkdirBody, MoveBody, WriteQuery};
 use serde_json::Value;
 use std::sync::Arc;
 
-fn domain(e: FileError) -> EngineError {
-    EngineError::from_domain(&e)
+fn domain(core: &Core, e: FileError) -> EngineError {
+    inside::redacted(core, EngineError::from_domain(&e))
 }
 
-fn entry(entry: &Entry) -> Value {
-    // The entry's own serialization is the wire's entry info.
-    serde_json::to_value(entry).unwrap_or(Value::Null)
+fn entry(core: &Core, entry: &Entry) -> Value {
+    // The entry's own serialization is the wire's entry info, its paths the sandbox's.
+    inside::shown(core, serde_json::to_value(entry).unwrap_or(Value::Null))
 }
 
 /// Runs a blocking file operation off the runtime's threads.
@@ -34,11 +35,11 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(move || op(files))
         .await
         .map_err(|e| EngineError::new(Code::Internal, format!("a file operation failed: {e}")))?
-        .map_err(domain)
+        .map_err(|e| domain(core, e))
 }
 
 pub async fn read(core: &Core, path: &str) -> ProviderResult<FileRead> {
-    let path = path.to_owned();
+    let path = inside::host_path(core, path)?;
     let file = blocking(core, move |files| files.read(&path, None)).await?;
     Ok(FileRead {
         size: file.len,
@@ -84,6 +85,7 @@ where
     let path = query.path.filter(|p| !p.is_empty()).ok_or_else(|| {
         EngineError::new(Code::InvalidArgument, "query parameter `path` is required")
     })?;
+    let path = inside::host_path(core, &path)?;
     let options = WriteOptions {
         overwrite: query.overwrite.unwrap_or(true),
         parents: query.parents.unwrap_or(true),
@@ -94,63 +96,75 @@ where
         .files
         .write_pieces(&path, pieces, options, on_open)
         .await
-        .map_err(domain)?;
-    Ok(entry(&written))
+        .map_err(|e| domain(core, e))?;
+    inside::own(core, &written.path);
+    Ok(entry(core, &written))
 }
 
 pub async fn list(core: &Core, path: &str, depth: u32) -> ProviderResult<Vec<Value>> {
-    let path = path.to_owned();
+    let path = inside::host_path(core, path)?;
     let listing = blocking(core, move |files| files.list(&path, depth)).await?;
-    Ok(listing.entries.iter().map(entry).collect())
+    Ok(listing.entries.iter().map(|e| entry(core, e)).collect())
 }
 
 pub async fn info(core: &Core, path: &str) -> ProviderResult<Value> {
-    let path = path.to_owned();
+    let path = inside::host_path(core, path)?;
     Ok(entry(
+        core,
         &blocking(core, move |files| files.info(&path)).await?,
     ))
 }
 
 pub async fn exists(core: &Core, path: &str) -> ProviderResult<bool> {
-    let path = path.to_owned();
+    let path = inside::host_path(core, path)?;
     blocking(core, move |files| files.exists(&path)).await
 }
 
 /// `parents` defaults to true.
 pub async fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<Value> {
+    let path = inside::host_path(core, &body.path)?;
     let made = blocking(core, move |files| {
-        files.mkdir(&body.path, body.parents.unwrap_or(true))
+        files.mkdir(&path, body.parents.unwrap_or(true))
     })
     .await?;
-    Ok(entry(&made))
+    inside::own(core, &made.path);
+    Ok(entry(core, &made))
 }
 
 /// `overwrite` defaults to false.
 pub async fn rename(core: &Core, body: MoveBody) -> ProviderResult<Value> {
+    let (from, to) = (
+        inside::host_path(core, &body.from)?,
+        inside::host_path(core, &body.to)?,
+    );
     let moved = blocking(core, move |files| {
-        files.rename(&body.from, &body.to, body.overwrite.unwrap_or(false))
+        files.rename(&from, &to, body.overwrite.unwrap_or(false))
     })
     .await?;
-    Ok(entry(&moved))
+    Ok(entry(core, &moved))
 }
 
 pub async fn remove(core: &Core, path: &str, recursive: bool) -> ProviderResult<String> {
-    let path = path.to_owned();
+    let path = inside::host_path(core, path)?;
     let removed = blocking(core, move |files| files.delete(&path, recursive)).await?;
-    Ok(removed.display().to_string())
+    Ok(inside::shown(core, removed.display().to_string().into())
+        .as_str()
+        .unwrap_or_default()
+        .to_owned())
 }
 
 /// Changes under `path` as events (rendered as the server's watch renders them); a
 /// directory the system cannot watch is an `error` event and the stream goes on; the
 /// path going away, a failed watch, or the sandbox's end close it with an error.
 pub async fn watch(core: &Arc<Core>, path: &str, recursive: bool) -> ProviderResult<EventStream> {
-    let path = path.to_owned();
+    let path = inside::host_path(core, path)?;
     let watch = blocking(core, move |files| {
         files.watch(&path, recursive, DEFAULT_CAPACITY)
     })
     .await?;
     let follow = Follow {
         watch,
+        core: core.clone(),
         files: core.files.clone(),
         ended: core.life.ended.subscribe(),
         done: false,
@@ -163,6 +177,7 @@ pub async fn watch(core: &Arc<Core>, path: &str, recursive: bool) -> ProviderRes
 
 struct Follow {
     watch: Watch,
+    core: Arc<Core>,
     files: FileService,
     ended: tokio::sync::watch::Receiver<bool>,
     done: bool,
@@ -185,18 +200,28 @@ impl Follow {
             return None;
         };
         Some(match render(event, &self.files, self.watch.path()) {
-            Rendered::Event { name, data } => Ok(Event { name, data }),
+            Rendered::Event { name, data } => Ok(Event {
+                name,
+                data: inside::shown(&self.core, data),
+            }),
             Rendered::Unwatched(message) => Ok(Event {
                 name: "error",
-                data: EngineError::new(Code::Internal, message).body(),
+                data: inside::redacted(&self.core, EngineError::new(Code::Internal, message))
+                    .body(),
             }),
             Rendered::Gone(message) => {
                 self.done = true;
-                Err(EngineError::new(Code::FileNotFound, message))
+                Err(inside::redacted(
+                    &self.core,
+                    EngineError::new(Code::FileNotFound, message),
+                ))
             }
             Rendered::Failed(message) => {
                 self.done = true;
-                Err(EngineError::new(Code::Internal, message))
+                Err(inside::redacted(
+                    &self.core,
+                    EngineError::new(Code::Internal, message),
+                ))
             }
         })
     }

@@ -9,53 +9,104 @@
 
 use super::super::provider::ProviderResult;
 use super::processes;
-use super::sandbox::{Core, HOME, Table, lock, not_found};
+use super::sandbox::{Core, ETC, HOME, TMP, Table, lock, not_found};
 use super::store::{self, Stored};
 use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::{self, Cgroups, Support};
+use crate::services::namespaces::{self, Network, Plan, Tools};
 use crate::wire::{SandboxRecord, SandboxStatus};
 use std::path::Path;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime};
 
-/// Makes the sandbox folder `dir` for `stored` (its home and temp folder, its cgroup) and
-/// its state; the record is written `creating`, then `running`.
-pub fn make(
+/// Makes the sandbox folder `dir` for `stored` (its home and temp folder, its cgroup, its
+/// machine when `tools` are given) and its state; the record is written `creating`, then
+/// `running`.
+pub async fn make(
     dir: &Path,
     mut stored: Stored,
     cgroups: Option<&Cgroups>,
     limits: cgroup::Limits,
+    isolation: Option<(Arc<Tools>, Network)>,
     table: Weak<Table>,
 ) -> ProviderResult<Arc<Core>> {
     let internal = |what: &str, e: std::io::Error| {
         EngineError::new(Code::Internal, format!("cannot {what}: {e}"))
     };
     std::fs::create_dir(dir).map_err(|e| internal("make the sandbox folder", e))?;
-    let made = (|| {
+    let mut cgroup = None;
+    let made = async {
         stored.record.status = SandboxStatus::Creating;
         store::save(dir, &stored).map_err(|e| internal("write the sandbox record", e))?;
-        let home = dir.join(HOME);
+        // A root engine's machines keep their folders where bwrap may reach them.
+        if let Some((tools, _)) = &isolation
+            && tools.ids.root.is_some()
+        {
+            let data = namespaces::machines_root()
+                .map(|root| root.join(&stored.record.sandbox_id))
+                .map_err(|e| internal("make the machines' folder", e))?;
+            namespaces::machine_folder(&data)
+                .map_err(|e| internal("make the sandbox's machine folder", e))?;
+            stored.data = Some(data);
+        }
+        let base = stored.data.clone().unwrap_or_else(|| dir.to_path_buf());
+        let home = base.join(HOME);
         std::fs::create_dir(&home).map_err(|e| internal("make the sandbox home", e))?;
-        std::fs::create_dir(home.join(super::env::TMP))
-            .map_err(|e| internal("make the sandbox temp folder", e))?;
-        let cgroup = match cgroups {
-            Some(cgroups) => Some(
+        let tmp = match isolation {
+            Some(_) => base.join(TMP),
+            None => home.join(super::env::TMP),
+        };
+        std::fs::create_dir(&tmp).map_err(|e| internal("make the sandbox temp folder", e))?;
+        if let Some(cgroups) = cgroups {
+            cgroup = Some(
                 cgroups
                     .create(&stored.record.sandbox_id, &limits)
                     .map_err(|e| internal("make the sandbox's cgroup", e))?,
-            ),
-            None => None,
-        };
+            );
+        }
         stored.cgroup = cgroup.as_ref().map(|c| c.path().to_path_buf());
+        if let Some((tools, network)) = &isolation {
+            let plan = Plan {
+                hostname: &stored.record.sandbox_id,
+                home: &home,
+                tmp: &tmp,
+                etc: &base.join(ETC),
+                network: *network,
+            };
+            let machine = namespaces::start(tools, &plan)
+                .await
+                .map_err(|e| internal("make the sandbox's machine", e))?;
+            // Its init in the cgroup too, so what is orphaned inside stays counted.
+            if let Some(cgroup) = &cgroup {
+                let _ = cgroup.add(machine.pid);
+                let _ = cgroup.add(machine.keeper);
+            }
+            stored.machine = Some(machine);
+        }
         stored.record.status = SandboxStatus::Running;
-        let core = Core::new(dir.to_path_buf(), stored.clone(), cgroup, table)
-            .map_err(|e| internal("open the sandbox", e))?;
+        let tools = isolation.as_ref().map(|(tools, _)| tools.clone());
+        let core = Core::new(
+            dir.to_path_buf(),
+            stored.clone(),
+            cgroup.clone(),
+            tools,
+            table,
+        )
+        .map_err(|e| internal("open the sandbox", e))?;
         store::save(dir, &stored).map_err(|e| internal("write the sandbox record", e))?;
         Ok(Arc::new(core))
-    })();
+    }
+    .await;
     if made.is_err() {
-        if let Some(path) = &stored.cgroup {
-            let _ = std::fs::remove_dir(path);
+        if let Some(machine) = &stored.machine {
+            machine.end();
+        }
+        if let Some(cgroup) = &cgroup {
+            let _ = cgroup.kill();
+            let _ = cgroup.remove();
+        }
+        if let Some(data) = &stored.data {
+            let _ = std::fs::remove_dir_all(data);
         }
         let _ = std::fs::remove_dir_all(dir);
     }
@@ -72,8 +123,15 @@ pub enum Adopted {
     Skipped(String),
 }
 
-/// A sandbox a previous engine left in `dir`.
-pub fn adopt(dir: &Path, support: &Support, table: Weak<Table>) -> Adopted {
+/// A sandbox a previous engine left in `dir`. One with a machine keeps it when its init
+/// still runs and this engine can enter it (`tools`); otherwise it is ended, and the log
+/// says why.
+pub fn adopt(
+    dir: &Path,
+    support: &Support,
+    tools: Option<&Arc<Tools>>,
+    table: Weak<Table>,
+) -> Adopted {
     let stored = match store::load(dir) {
         Ok(stored) => stored,
         Err(why) => return Adopted::Skipped(why),
@@ -95,8 +153,24 @@ pub fn adopt(dir: &Path, support: &Support, table: Weak<Table>) -> Adopted {
         SandboxStatus::Creating | SandboxStatus::Stopping | SandboxStatus::Stopped
     );
     let expired = stored.expires_at() <= SystemTime::now();
-    match Core::new(dir.to_path_buf(), stored, cgroup, table) {
-        Ok(core) if !finished && !expired => Adopted::Alive(Arc::new(core)),
+    let lost = match (&stored.machine, tools) {
+        (Some(machine), _) if !machine.alive() => Some("its machine did not survive"),
+        (Some(_), None) => Some("this engine cannot enter its machine (no nsenter)"),
+        _ => None,
+    };
+    if let Some(why) = lost {
+        tracing::warn!(sandbox = %stored.record.sandbox_id, why, "a sandbox of the previous engine is ended");
+        if let Some(machine) = &stored.machine {
+            machine.end();
+        }
+    }
+    let tools = stored.machine.as_ref().and(tools.cloned());
+    let mut stored = stored;
+    if lost.is_some() {
+        stored.machine = None;
+    }
+    match Core::new(dir.to_path_buf(), stored, cgroup, tools, table) {
+        Ok(core) if !finished && !expired && lost.is_none() => Adopted::Alive(Arc::new(core)),
         Ok(core) => {
             end_now(&core);
             Adopted::Ended
@@ -108,6 +182,9 @@ pub fn adopt(dir: &Path, support: &Support, table: Weak<Table>) -> Adopted {
 /// Ends a sandbox without a runtime's help (at open): KILL until nothing is left, then
 /// its cgroup and folder go.
 fn end_now(core: &Core) {
+    if let Some(isolated) = &core.isolated {
+        isolated.machine.end();
+    }
     for _ in 0..1000 {
         let live = core.live();
         if live.is_empty() {
@@ -130,16 +207,26 @@ fn remove(core: &Core) {
     }
     // A process killed a moment ago may still be writing, or left a folder it made
     // unreadable: open the folders up and try again.
-    for _ in 0..20 {
-        match std::fs::remove_dir_all(&core.dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                make_removable(&core.dir);
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            _ => return,
+    let data = lock(&core.stored).data.clone();
+    for dir in data.iter().chain([&core.dir]) {
+        if !remove_tree(dir) {
+            tracing::warn!(sandbox = %core.id, dir = %dir.display(), "a sandbox folder could not be removed");
         }
     }
-    tracing::warn!(sandbox = %core.id, dir = %core.dir.display(), "the sandbox folder could not be removed");
+}
+
+/// Removes `dir` and everything in it; false when it could not.
+fn remove_tree(dir: &Path) -> bool {
+    for _ in 0..20 {
+        match std::fs::remove_dir_all(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                make_removable(dir);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => return true,
+        }
+    }
+    false
 }
 
 /// Gives the owner every right on every folder under `dir` (links are not followed), so

@@ -20,6 +20,7 @@ mod commands;
 mod env;
 mod files;
 mod handle;
+mod inside;
 mod lifecycle;
 mod processes;
 mod sandbox;
@@ -30,10 +31,12 @@ mod terminal;
 mod tests;
 
 use super::provider::{Provider, ProviderResult, Sandbox, check_create};
+use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::{self, Support};
+use crate::services::namespaces::{self, Network};
 use crate::wire::{
-    Connection, CreateSandbox, Feature, ListSandboxes, ProviderKind, ProviderRecord, SandboxRecord,
-    SandboxStatus,
+    Connection, CreateSandbox, Feature, Isolation, ListSandboxes, MAX_PROCESSES_DEFAULT,
+    ProviderKind, ProviderRecord, SandboxRecord, SandboxStatus,
 };
 use async_trait::async_trait;
 use lifecycle::Adopted;
@@ -54,6 +57,17 @@ pub struct LocalProvider {
     cgroups: Support,
 }
 
+/// `isolation: namespaces` refused on this machine: why, and how to do without.
+fn isolation_unavailable(why: &str) -> EngineError {
+    EngineError::new(
+        Code::IsolationUnavailable,
+        format!(
+            "this machine cannot give a sandbox namespaces of its own: {why}. Sandboxes run \
+             untrusted code only isolated; for trusted code create with `isolation: \"none\"`"
+        ),
+    )
+}
+
 impl LocalProvider {
     /// The provider over `<state_dir>/sandboxes`; sandboxes a previous engine left are
     /// adopted (their lifetimes go on; an expired one is ended now). Call within a tokio
@@ -67,12 +81,15 @@ impl LocalProvider {
             tracing::info!(%why, "local sandboxes get no cgroup: cpu and memory are not enforced");
         }
         let sandboxes: Arc<Table> = Arc::default();
+        // Enough to enter the machines a previous engine made (making new ones is tried
+        // at the first create).
+        let tools = namespaces::find_tools().ok().map(Arc::new);
         for entry in std::fs::read_dir(&root)? {
             let dir = entry?.path();
             if !dir.is_dir() {
                 continue;
             }
-            match lifecycle::adopt(&dir, &cgroups, Arc::downgrade(&sandboxes)) {
+            match lifecycle::adopt(&dir, &cgroups, tools.as_ref(), Arc::downgrade(&sandboxes)) {
                 Adopted::Alive(core) => {
                     lifecycle::arm(&core);
                     sandboxes.insert(core);
@@ -102,12 +119,22 @@ impl LocalProvider {
     }
 
     /// Which limits a sandbox asking for these is given for real.
-    fn enforced(&self, body: &CreateSandbox) -> BTreeMap<String, bool> {
-        let (cpu, memory) = self
+    fn enforced(&self, body: &CreateSandbox, isolated: bool) -> BTreeMap<String, bool> {
+        let (cpu, memory, pids) = self
             .cgroups
             .cgroups()
-            .map_or((false, false), |c| (c.cpu(), c.memory()));
-        let mut limits = BTreeMap::from([("timeout".to_owned(), true)]);
+            .map_or((false, false, false), |c| (c.cpu(), c.memory(), c.pids()));
+        let mut limits = BTreeMap::from([
+            ("timeout".to_owned(), true),
+            ("filesystem".to_owned(), isolated),
+            ("processes".to_owned(), isolated),
+            // Its own network only when it has no internet access; else the machine's.
+            (
+                "network".to_owned(),
+                isolated && body.allow_internet_access == Some(false),
+            ),
+            ("pids".to_owned(), pids),
+        ]);
         if body.cpu.is_some() {
             limits.insert("cpu".into(), cpu);
         }
@@ -141,6 +168,24 @@ impl Provider for LocalProvider {
         body: CreateSandbox,
     ) -> ProviderResult<SandboxRecord> {
         let (template, timeout) = check_create("local", TEMPLATE, &body)?;
+        let isolation = body.isolation.unwrap_or_default();
+        let internet = body.allow_internet_access.unwrap_or(true);
+        let tools = match isolation {
+            Isolation::None if !internet => {
+                return Err(EngineError::new(
+                    Code::InvalidArgument,
+                    "`allow_internet_access: false` needs `isolation: \"namespaces\"`: a \
+                     sandbox without isolation shares the machine's network",
+                ));
+            }
+            Isolation::None => None,
+            Isolation::Namespaces => match namespaces::support().await {
+                namespaces::Support::Available(tools) => Some(tools.clone()),
+                namespaces::Support::Unavailable(why) => return Err(isolation_unavailable(why)),
+            },
+        };
+        // Zero was refused by `check_create`.
+        let max_processes = body.max_processes.unwrap_or(MAX_PROCESSES_DEFAULT);
         let id = crate::services::ids::new("sb");
         let now = SystemTime::now();
         let envs = body.envs.clone().unwrap_or_default();
@@ -157,8 +202,13 @@ impl Provider for LocalProvider {
                 cpu: body.cpu,
                 memory: body.memory,
                 disk: body.disk,
+                // `secure` is E2B's (its processes' API needs the access token), not
+                // isolation, which `isolation` says.
                 secure: body.secure.unwrap_or(true),
-                limits_enforced: self.enforced(&body),
+                limits_enforced: self.enforced(&body, tools.is_some()),
+                isolation: Some(isolation),
+                allow_internet_access: Some(internet),
+                max_processes: Some(max_processes),
             },
             owner: conn.fingerprint(),
             envs,
@@ -167,22 +217,31 @@ impl Provider for LocalProvider {
             groups: Vec::new(),
             sessions: Vec::new(),
             cgroup: None,
+            machine: None,
+            data: None,
         };
         stored.set_expiry(now + Duration::from_secs(timeout));
         let limits = cgroup::Limits {
             cpus: body.cpu,
             memory_mb: body.memory,
-            pids: None,
+            pids: Some(max_processes),
         };
         let dir = self.root.join(&id);
-        // A few small writes: not worth a blocking thread.
+        let network = if internet {
+            Network::Host
+        } else {
+            Network::Loopback
+        };
+        // A few small writes and a bwrap: not worth a blocking thread.
         let core = lifecycle::make(
             &dir,
             stored,
             self.cgroups.cgroups(),
             limits,
+            tools.map(|tools| (tools, network)),
             Arc::downgrade(&self.sandboxes),
-        )?;
+        )
+        .await?;
         lifecycle::arm(&core);
         Ok(self.sandboxes.insert(core).record())
     }

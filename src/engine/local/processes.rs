@@ -221,6 +221,10 @@ pub async fn continue_all(core: &Core) {
 
 /// Kills every process of the sandbox, again and again until none is left.
 pub async fn kill_all(core: &Core) -> bool {
+    // The machine's pid 1 first: the kernel then kills everything inside at once.
+    if let Some(isolated) = &core.isolated {
+        isolated.machine.end();
+    }
     if let Some(cgroup) = core.cgroup.clone() {
         let _ = tokio::task::spawn_blocking(move || cgroup.kill()).await;
     }

@@ -12,6 +12,7 @@ use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::Cgroup;
 use crate::services::code_run::contexts::Contexts;
 use crate::services::files::FileService;
+use crate::services::namespaces::{Machine, Tools, View};
 use crate::services::paths::{PathGuard, PathRules, SymlinkPolicy};
 use crate::services::proc_scan::{self, Found, Marks};
 use crate::services::pty::Terminals;
@@ -29,6 +30,17 @@ pub use crate::engine::table::{lock, not_found, status_name};
 /// The folder the sandbox's processes and files live in, inside its own folder (beside
 /// the record).
 pub const HOME: &str = "root";
+/// The folder behind an isolated sandbox's `/tmp`.
+pub const TMP: &str = "tmp";
+/// Where an isolated sandbox's generated `/etc` files are written.
+pub const ETC: &str = "etc";
+
+/// An isolated sandbox's machine, the tools to enter it, and its paths.
+pub struct Isolated {
+    pub tools: Arc<Tools>,
+    pub machine: Machine,
+    pub view: View,
+}
 
 pub struct Core {
     pub id: String,
@@ -36,6 +48,9 @@ pub struct Core {
     pub dir: PathBuf,
     /// `<dir>/root`, canonical: the processes' working folder and `HOME`, the files' root.
     pub home: PathBuf,
+    /// Its machine, when it has one (`isolation: namespaces`): every process runs inside
+    /// and every path is the machine's.
+    pub isolated: Option<Isolated>,
     pub stored: Mutex<Stored>,
     /// Every process of the sandbox starts with this environment (then its own).
     pub env: Vec<(String, String)>,
@@ -74,18 +89,38 @@ impl Core {
         dir: PathBuf,
         stored: Stored,
         cgroup: Option<Cgroup>,
+        tools: Option<Arc<Tools>>,
         table: Weak<Table>,
     ) -> std::io::Result<Core> {
         let id = stored.record.sandbox_id.clone();
-        let home = dir.join(HOME).canonicalize()?;
+        let base = stored.data.clone().unwrap_or_else(|| dir.clone());
+        let home = base.join(HOME).canonicalize()?;
+        let isolated = match (tools, stored.machine.clone()) {
+            (Some(tools), Some(machine)) => Some(Isolated {
+                tools,
+                machine,
+                view: View::new(home.clone(), base.join(TMP).canonicalize()?),
+            }),
+            (None, Some(_)) => {
+                return Err(std::io::Error::other(
+                    "the sandbox has a machine but this engine cannot enter one",
+                ));
+            }
+            _ => None,
+        };
+        let mut allowed = vec![home.clone()];
+        allowed.extend(isolated.as_ref().map(|i| i.view.tmp().to_path_buf()));
         let guard = PathGuard::from_section(&PathRules {
-            allow: Some(vec![home.clone()]),
+            allow: Some(allowed),
             symlinks: Some(SymlinkPolicy::Within),
             ..PathRules::default()
         })
         .map_err(std::io::Error::other)?;
         let files = FileService::new(guard, &home);
-        let env = env::base(&home, &id, &stored.envs);
+        let env = match &isolated {
+            Some(_) => env::inside(&id, &stored.envs),
+            None => env::base(&home, &id, &stored.envs),
+        };
         let joins = cgroup.clone();
         let contexts = Contexts::with_started(Arc::new(move |pid| {
             // An interpreter waits for its first run before it does anything: moved now,
@@ -99,6 +134,7 @@ impl Core {
             id,
             dir,
             home,
+            isolated,
             stored: Mutex::new(stored),
             env,
             files,
@@ -191,6 +227,7 @@ impl Core {
             groups: &groups,
             sessions: &sessions,
             known: &known,
+            pidns: self.isolated.as_ref().map(|i| i.machine.pidns),
         });
         let live = |id: u32, of: fn(&Found) -> u32| found.iter().any(|f| of(f) == id);
         let kept_groups: Vec<u32> = groups
@@ -212,11 +249,16 @@ impl Core {
         found
     }
 
-    /// The live (not dead) processes of the sandbox.
+    /// The live (not dead) processes of the sandbox, its machine's init aside.
     pub fn live(&self) -> Vec<Found> {
+        let init = |pid| {
+            self.isolated
+                .as_ref()
+                .is_some_and(|i| i.machine.is_init(pid))
+        };
         self.scan()
             .into_iter()
-            .filter(|f| !f.stat.is_dead())
+            .filter(|f| !f.stat.is_dead() && !init(f.stat.pid))
             .collect()
     }
 }

@@ -31,6 +31,13 @@ pub struct Stored {
     pub sessions: Vec<u32>,
     /// Its cgroup, when the machine gave it one.
     pub cgroup: Option<PathBuf>,
+    /// Its machine (`isolation: namespaces`), by which the next engine finds it again.
+    #[serde(default)]
+    pub machine: Option<crate::services::namespaces::Machine>,
+    /// Where its home, `/tmp` and `/etc` are when not in its own folder (a root engine's
+    /// machines: `services::namespaces::MACHINES_ROOT`).
+    #[serde(default)]
+    pub data: Option<PathBuf>,
 }
 
 impl Stored {
@@ -103,6 +110,9 @@ mod tests {
                 disk: None,
                 secure: true,
                 limits_enforced: BTreeMap::new(),
+                isolation: None,
+                allow_internet_access: None,
+                max_processes: None,
             },
             owner: "fp".into(),
             envs: [("TOKEN".to_owned(), "secret".to_owned())].into(),
@@ -111,6 +121,8 @@ mod tests {
             groups: vec![42],
             sessions: vec![],
             cgroup: None,
+            machine: None,
+            data: None,
         }
     }
 

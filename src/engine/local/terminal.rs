@@ -4,9 +4,8 @@
 //! closes, the shell and its session are ended.
 
 use super::super::provider::{ProviderResult, TerminalInput, TerminalIo};
-use super::commands::program;
-use super::env;
 use super::sandbox::Core;
+use super::{env, inside};
 use crate::error::engine::{Code, EngineError};
 use crate::services::pty::{self, Size};
 use bytes::Bytes;
@@ -26,18 +25,32 @@ pub async fn open(
     let size = Size::new(cols, rows).map_err(|e| EngineError::from_domain(&e))?;
     let term = [("TERM".to_owned(), env::TERM.to_owned())];
     let env = env::with(&core.env, &BTreeMap::from(term), &core.id);
-    let shell = program(core, &env, shell, &core.home)
-        .map_err(|_| {
-            EngineError::new(
-                Code::InvalidArgument,
-                format!("no shell `{shell}` in sandbox `{}`", core.id),
-            )
-        })?
-        .display()
-        .to_string();
+    let home = inside::home(core);
+    let shell = inside::program(core, &env, shell, &home).map_err(|_| {
+        EngineError::new(
+            Code::InvalidArgument,
+            format!("no shell `{shell}` in sandbox `{}`", core.id),
+        )
+    })?;
+    // Through the machine; the cgroup is joined below, once the shell has a pid (a PTY's
+    // session leader cannot be started by a wrapping shell without losing the terminal).
+    let (through, cwd) = match &core.isolated {
+        Some(isolated) => {
+            let (program, args) = isolated.machine.enter(
+                &isolated.tools,
+                crate::services::namespaces::Identity::User,
+                &home.shown,
+                shell.clone(),
+                Vec::new(),
+            );
+            (Some((program, args)), None)
+        }
+        None => (None, Some(home.host.clone())),
+    };
     let spec = pty::Spec {
         shell,
-        cwd: Some(core.home.clone()),
+        through,
+        cwd,
         env,
         size,
     };

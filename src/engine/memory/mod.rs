@@ -159,6 +159,13 @@ impl Provider for MemoryProvider {
         body: CreateSandbox,
     ) -> ProviderResult<SandboxRecord> {
         let (template, timeout) = check_create(ID, TEMPLATE, &body)?;
+        if body.isolation.is_some() || body.allow_internet_access.is_some() {
+            return Err(EngineError::new(
+                Code::FeatureNotSupported,
+                "the memory provider keeps sandboxes in memory and runs nothing on the machine: \
+                 `isolation` and `allow_internet_access` do not apply (create without them)",
+            ));
+        }
         let envs = body.envs.clone().unwrap_or_default();
         let id = crate::services::ids::new("sb");
         let now = SystemTime::now();
@@ -178,6 +185,9 @@ impl Provider for MemoryProvider {
                 disk: body.disk,
                 secure: body.secure.unwrap_or(true),
                 limits_enforced: Self::enforced(&body),
+                isolation: None,
+                allow_internet_access: None,
+                max_processes: None,
             },
             owner: conn.fingerprint(),
             created: now,

@@ -322,6 +322,9 @@ async fn the_front_lists_the_rest_provider() {
         (record["id"].as_str(), record["kind"].as_str()),
         (Some("rest"), Some("rest"))
     );
-    assert_eq!(record["features"].as_array().unwrap().len(), 11);
+    assert_eq!(
+        record["features"].as_array().unwrap().len(),
+        crate::wire::Feature::ALL.len()
+    );
     assert_eq!(record["error"], Value::Null);
 }

@@ -399,10 +399,12 @@ impl Contexts {
         launch: &Launch,
         pinned: Option<Pinned>,
     ) -> Result<Arc<Context>, Error> {
+        let (program, args, cwd) =
+            launch.command(lang.driver_args.iter().map(|a| a.to_string()).collect());
         let spec = Spec {
-            program: launch.program.display().to_string(),
-            args: lang.driver_args.iter().map(|a| a.to_string()).collect(),
-            cwd: Some(launch.cwd.clone()),
+            program,
+            args,
+            cwd,
             env: launch.env.clone(),
             stdin: Stdin::Stream,
             limits: Limits {

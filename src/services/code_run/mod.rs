@@ -8,6 +8,7 @@ pub mod contexts;
 
 use crate::services::supervisor::{self, Limits, Spec, Stdin};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One language a snippet may be written in.
@@ -86,15 +87,44 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     pub timeout: Duration,
     pub output_bytes: usize,
+    /// How the interpreter is started where it must run (a sandbox's machine and cgroup);
+    /// `None`: as it is, in `cwd`.
+    pub confine: Option<Confine>,
+}
+
+/// Given the interpreter and its arguments, the program, arguments and folder to spawn
+/// instead (the folder `None`: wherever, the program sets its own).
+#[derive(Clone)]
+pub struct Confine(
+    pub Arc<dyn Fn(String, Vec<String>) -> (String, Vec<String>, Option<PathBuf>) + Send + Sync>,
+);
+
+impl std::fmt::Debug for Confine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Confine")
+    }
+}
+
+impl Launch {
+    /// The spec's program, arguments and folder for the interpreter run with `args`.
+    pub fn command(&self, args: Vec<String>) -> (String, Vec<String>, Option<PathBuf>) {
+        let program = self.program.display().to_string();
+        match &self.confine {
+            Some(confine) => (confine.0)(program, args),
+            None => (program, args, Some(self.cwd.clone())),
+        }
+    }
 }
 
 /// The supervisor's spec of [`run_once`], for a caller that adjusts it before it runs
 /// (the engine makes it join its sandbox's cgroup first).
 pub fn once_spec(lang: &Language, launch: &Launch, code: &str) -> Spec {
+    let (program, args, cwd) =
+        launch.command(lang.stdin_args.iter().map(|a| a.to_string()).collect());
     Spec {
-        program: launch.program.display().to_string(),
-        args: lang.stdin_args.iter().map(|a| a.to_string()).collect(),
-        cwd: Some(launch.cwd.clone()),
+        program,
+        args,
+        cwd,
         env: launch.env.clone(),
         stdin: Stdin::Bytes(code.as_bytes().to_vec()),
         limits: Limits {
@@ -122,10 +152,11 @@ pub async fn run_once(lang: &Language, launch: &Launch, code: &str) -> std::io::
 /// `bash --version`), or `None` when it prints none within 5 s.
 pub async fn version(lang: &Language, launch: &Launch) -> Option<String> {
     let args = lang.version_args?;
+    let (program, args, cwd) = launch.command(args.iter().map(|a| a.to_string()).collect());
     let spec = Spec {
-        program: launch.program.display().to_string(),
-        args: args.iter().map(|a| a.to_string()).collect(),
-        cwd: Some(launch.cwd.clone()),
+        program,
+        args,
+        cwd,
         env: launch.env.clone(),
         stdin: Stdin::None,
         limits: Limits {

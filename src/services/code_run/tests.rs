@@ -21,6 +21,7 @@ fn launch(lang: &Language, timeout: Duration) -> Option<Launch> {
         env,
         timeout,
         output_bytes: 65536,
+        confine: None,
     })
 }
 

@@ -95,11 +95,12 @@ pub async fn start(tools: &Tools, plan: &Plan<'_>) -> io::Result<Machine> {
                 stdin.write_all(b"1").await?;
             }
         }
-        ready(pid).await?;
+        let keeper = ready(pid).await?;
         let pidns = ns_inode(pid, "pid")
             .ok_or_else(|| io::Error::other("the machine's init has no pid namespace"))?;
         io::Result::Ok(Machine {
             pid,
+            keeper,
             pidns,
             own_network: plan.network == Network::Loopback,
         })
@@ -211,15 +212,23 @@ fn program(tools: &Tools, plan: &Plan<'_>) -> Vec<String> {
         "--bind-fd",
         "4",
         TMP,
+        "--perms",
+        "0644",
         "--ro-bind-data",
         "5",
         "/etc/passwd",
+        "--perms",
+        "0644",
         "--ro-bind-data",
         "6",
         "/etc/group",
+        "--perms",
+        "0644",
         "--ro-bind-data",
         "7",
         "/etc/hostname",
+        "--perms",
+        "0644",
         "--ro-bind-data",
         "8",
         "/etc/hosts",
@@ -264,12 +273,18 @@ async fn child_pid(stdout: &mut tokio::process::ChildStdout) -> io::Result<u32> 
 }
 
 /// Waits until pid 1 has forked the init's command, which bwrap does once every mount is
-/// in place.
-async fn ready(pid: u32) -> io::Result<()> {
+/// in place; answers that command's host pid.
+async fn ready(pid: u32) -> io::Result<u32> {
     let children = format!("/proc/{pid}/task/{pid}/children");
     loop {
         match std::fs::read_to_string(&children) {
-            Ok(text) if !text.trim().is_empty() => return Ok(()),
+            Ok(text) if !text.trim().is_empty() => {
+                return text
+                    .split_whitespace()
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .ok_or_else(|| io::Error::other(format!("{children} reads `{text}`")));
+            }
             Ok(_) => tokio::time::sleep(TICK).await,
             Err(e) => return Err(io::Error::other(format!("the machine's init ended: {e}"))),
         }

@@ -179,6 +179,41 @@ fn package_of(program: &str) -> &'static str {
     }
 }
 
+/// Where a root engine keeps its machines' folders (`home`, `tmp`, `etc`): bwrap runs as
+/// [`ROOT_HOST_ID`] and reaches its bind sources by path, so they must lie on a path that
+/// id may traverse, which the engine's state folder (0700, often under `/root`) is not.
+/// `/run/svc-machines` (0711; `/run` is root's alone, so nobody can plant a link there),
+/// made once; each machine's folder in it is 0710 with group [`ROOT_HOST_ID`], so other
+/// users of the host cannot enter it.
+pub const MACHINES_ROOT: &str = "/run/svc-machines";
+
+/// [`MACHINES_ROOT`], made and checked (a directory of root's, not a link).
+pub fn machines_root() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let root = PathBuf::from(MACHINES_ROOT);
+    match std::fs::create_dir(&root) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(&root)?;
+    if !meta.is_dir() || meta.uid() != 0 {
+        return Err(std::io::Error::other(format!(
+            "{MACHINES_ROOT} is not a directory of root's"
+        )));
+    }
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711))?;
+    Ok(root)
+}
+
+/// Makes `dir` (in [`machines_root`]) enterable by bwrap and nobody else.
+pub fn machine_folder(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir(dir)?;
+    std::os::unix::fs::chown(dir, None, Some(ROOT_HOST_ID))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o710))
+}
+
 /// The namespace inode of kind `kind` (`pid`, `mnt`, `net`...) of process `pid`.
 pub fn ns_inode(pid: u32, kind: &str) -> Option<u64> {
     let link = std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).ok()?;
@@ -196,6 +231,9 @@ pub fn ns_inode(pid: u32, kind: &str) -> Option<u64> {
 pub struct Machine {
     /// The host pid of the machine's pid 1.
     pub pid: u32,
+    /// The host pid of what keeps pid 1 running (`sleep infinity`): with pid 1, not a
+    /// process of the machine's users.
+    pub keeper: u32,
     /// The inode of its pid namespace.
     pub pidns: u64,
     /// It has a network namespace of its own (loopback only).
@@ -211,6 +249,11 @@ impl Machine {
     /// Process `pid` (a host pid) is inside.
     pub fn holds(&self, pid: u32) -> bool {
         ns_inode(pid, "pid") == Some(self.pidns)
+    }
+
+    /// Pid 1 or its keeper: the machine itself, never listed, signalled or paused.
+    pub fn is_init(&self, pid: u32) -> bool {
+        pid == self.pid || pid == self.keeper
     }
 
     /// Every process inside, by host pid (the init included).
@@ -235,7 +278,8 @@ impl Machine {
 
     /// `program args` made to run inside as `who`, in the working directory `wd` (a path
     /// of the machine): `nsenter` joins the set and forks into the pid namespace, and the
-    /// program replaces the child. `None` when the machine has no such identity.
+    /// program replaces the child. (An identity the machine lacks, [`Ids::host`] `None`,
+    /// fails in `nsenter`: check it first to say so.)
     pub fn enter(
         &self,
         tools: &Tools,
@@ -243,8 +287,7 @@ impl Machine {
         wd: &str,
         program: String,
         args: Vec<String>,
-    ) -> Option<(String, Vec<String>)> {
-        tools.ids.host(who)?;
+    ) -> (String, Vec<String>) {
         let id = who.id().to_string();
         let mut all = vec![
             format!("--target={}", self.pid),
@@ -265,7 +308,7 @@ impl Machine {
             program,
         ]);
         all.extend(args);
-        Some((tools.nsenter.display().to_string(), all))
+        (tools.nsenter.display().to_string(), all)
     }
 }
 

@@ -49,8 +49,44 @@ fn the_generated_etc_has_the_user_and_no_secret() {
     }
 }
 
+/// A folder bwrap may reach (a root engine's is in the machines' root), removed at the
+/// end with whatever machine a failed test left.
+struct Scratch(std::path::PathBuf, Option<Machine>);
+
+impl Scratch {
+    fn new(tools: &Tools) -> Scratch {
+        let name = format!("test-{}", uuid::Uuid::new_v4().simple());
+        let path = match tools.ids.root {
+            Some(_) => {
+                let path = machines_root().unwrap().join(name);
+                machine_folder(&path).unwrap();
+                path
+            }
+            None => {
+                let path = std::env::temp_dir().join(name);
+                std::fs::create_dir(&path).unwrap();
+                path
+            }
+        };
+        Scratch(path, None)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(machine) = &self.1 {
+            machine.end();
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A machine in a scratch folder, or why this machine makes none (said, not hidden).
-async fn machine() -> Option<(Arc<Tools>, Machine, tempfile::TempDir)> {
+async fn machine() -> Option<(Arc<Tools>, Machine, Scratch)> {
     let tools = match support().await {
         Support::Available(tools) => tools.clone(),
         Support::Unavailable(why) => {
@@ -58,7 +94,7 @@ async fn machine() -> Option<(Arc<Tools>, Machine, tempfile::TempDir)> {
             return None;
         }
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = Scratch::new(&tools);
     for sub in ["home", "tmp"] {
         std::fs::create_dir(dir.path().join(sub)).unwrap();
     }
@@ -70,19 +106,19 @@ async fn machine() -> Option<(Arc<Tools>, Machine, tempfile::TempDir)> {
         network: Network::Loopback,
     };
     let machine = start(&tools, &plan).await.unwrap();
+    let mut dir = dir;
+    dir.1 = Some(machine.clone());
     Some((tools, machine, dir))
 }
 
 async fn run(tools: &Tools, machine: &Machine, who: Identity, script: &str) -> (i32, String) {
-    let (program, args) = machine
-        .enter(
-            tools,
-            who,
-            HOME,
-            "/bin/sh".into(),
-            vec!["-c".into(), script.into()],
-        )
-        .expect("the identity exists");
+    let (program, args) = machine.enter(
+        tools,
+        who,
+        HOME,
+        "/bin/sh".into(),
+        vec!["-c".into(), script.into()],
+    );
     let out = tokio::process::Command::new(program)
         .args(args)
         .env_clear()

@@ -46,6 +46,9 @@ pub const MAX_SIDE: u16 = 1000;
 pub struct Spec {
     /// The shell program (run without arguments: a shell on a terminal is interactive).
     pub shell: String,
+    /// What is spawned in its place, when it starts through something (a sandbox's
+    /// machine entry: the program and arguments ending with the shell); `None`: the shell.
+    pub through: Option<(String, Vec<String>)>,
     pub cwd: Option<PathBuf>,
     /// The shell's complete environment: nothing of the server's own is inherited.
     pub env: Vec<(String, String)>,

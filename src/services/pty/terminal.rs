@@ -282,10 +282,13 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
     let (pty, pts) = pty_process::open().map_err(pty_error)?;
     pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))
         .map_err(pty_error)?;
-    let mut command = pty_process::Command::new(&spec.shell)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .kill_on_drop(true);
+    let mut command = match &spec.through {
+        Some((program, args)) => pty_process::Command::new(program).args(args),
+        None => pty_process::Command::new(&spec.shell),
+    }
+    .env_clear()
+    .envs(spec.env.iter().map(|(k, v)| (k, v)))
+    .kill_on_drop(true);
     if let Some(cwd) = &spec.cwd {
         command = command.current_dir(cwd);
     }

@@ -6,6 +6,7 @@ const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 fn spec(env: &[(&str, &str)]) -> Spec {
     Spec {
         shell: "/bin/sh".into(),
+        through: None,
         cwd: None,
         env: env
             .iter()

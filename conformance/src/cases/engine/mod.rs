@@ -10,6 +10,7 @@ mod door;
 mod errors;
 mod files;
 mod health;
+mod isolation;
 mod lifecycle;
 mod processes;
 mod providers;
@@ -38,6 +39,7 @@ pub fn cases() -> Vec<Case> {
     all.extend(watch::cases());
     all.extend(code::cases());
     all.extend(terminal::cases());
+    all.extend(isolation::cases());
     all.extend(shutdown::cases());
     all
 }

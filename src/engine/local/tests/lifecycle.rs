@@ -34,16 +34,22 @@ async fn a_sandbox_is_its_creator_s_alone() {
     assert_eq!(record.envs_keys, vec!["TOKEN"]);
     assert_eq!(record.metadata["team"], "blue");
     // Never pretended: cpu and memory only where a cgroup enforces them, disk never.
-    let (cpu, memory) = match cgroup::detect() {
-        Support::Available(c) => (c.cpu(), c.memory()),
-        Support::Unavailable(_) => (false, false),
+    let (cpu, memory, pids) = match cgroup::detect() {
+        Support::Available(c) => (c.cpu(), c.memory(), c.pids()),
+        Support::Unavailable(_) => (false, false, false),
     };
+    // Without isolation the machine's files, processes and network are shared: said.
     let expected = BTreeMap::from([
         ("timeout".to_owned(), true),
         ("cpu".to_owned(), cpu),
         ("memory".to_owned(), memory),
         ("disk".to_owned(), false),
+        ("filesystem".to_owned(), false),
+        ("processes".to_owned(), false),
+        ("network".to_owned(), false),
+        ("pids".to_owned(), pids),
     ]);
+    assert_eq!(record.isolation, Some(crate::wire::Isolation::None));
     assert_eq!(record.limits_enforced, expected);
     let json = serde_json::to_string(&record).unwrap();
     assert!(
@@ -133,9 +139,16 @@ async fn create_refuses_what_local_cannot_give() {
         },
     )
     .await;
+    let pids = cgroup::detect().cgroups().is_some_and(|c| c.pids());
     assert_eq!(
         record.limits_enforced,
-        BTreeMap::from([("timeout".to_owned(), true)])
+        BTreeMap::from([
+            ("timeout".to_owned(), true),
+            ("filesystem".to_owned(), false),
+            ("processes".to_owned(), false),
+            ("network".to_owned(), false),
+            ("pids".to_owned(), pids),
+        ])
     );
     for seconds in [0, 86_401] {
         assert_eq!(

@@ -5,6 +5,7 @@
 mod code;
 mod commands;
 mod files;
+mod isolated;
 mod lifecycle;
 
 use super::LocalProvider;
@@ -39,13 +40,16 @@ pub(super) fn fixture() -> Fixture {
     Fixture { dir, provider }
 }
 
-/// A sandbox of account `a` (60 s unless the body says otherwise) and its handle.
+/// A sandbox of account `a` (60 s, without isolation, unless the body says otherwise)
+/// and its handle. These tests pin the provider's own mechanics with host paths; the
+/// isolated view is `tests::isolated` and the conformance suite's `engine/isolation`.
 pub(super) async fn sandbox_with(
     f: &Fixture,
     body: CreateSandbox,
 ) -> (SandboxRecord, Arc<dyn Sandbox>) {
     let body = CreateSandbox {
         timeout: body.timeout.or(Some(60)),
+        isolation: body.isolation.or(Some(crate::wire::Isolation::None)),
         ..body
     };
     let record = f.provider.create(&conn("a"), body).await.unwrap();

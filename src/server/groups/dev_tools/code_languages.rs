@@ -69,6 +69,7 @@ async fn list(State(app): State<SharedState>) -> Result<axum::Json<Value>, ApiEr
             env: env.clone(),
             timeout: Duration::from_secs(5),
             output_bytes: 4096,
+            confine: None,
         });
         async move {
             match launch {

@@ -169,6 +169,7 @@ async fn run(
         env,
         timeout,
         output_bytes: app.settings.exec.output_bytes(),
+        confine: None,
     };
     let outcome = match &body.context_id {
         None => code_run::run_once(lang, &launch, &code).await.map_err(|e| {

@@ -91,6 +91,7 @@ async fn create(
     launch::admit_program(&app, &identity, &shell, &env, &cwd)?;
     let spec = Spec {
         shell,
+        through: None,
         cwd: Some(cwd),
         env,
         size,
