@@ -160,3 +160,22 @@ pub fn watch_events(
         ),
     ]
 }
+
+impl From<&crate::services::files::Entry> for EntryInfo {
+    /// An entry of the file service as the wire shows it (the same form the entry's own
+    /// `Serialize` writes for the server's file routes).
+    fn from(entry: &crate::services::files::Entry) -> Self {
+        EntryInfo {
+            name: entry.name.clone(),
+            path: entry.path.to_string_lossy().into_owned(),
+            type_: entry.kind.as_str().to_owned(),
+            size: entry.size,
+            mode: entry.mode_octal(),
+            modified_at: entry.modified_rfc3339(),
+            symlink_target: entry
+                .symlink_target
+                .as_ref()
+                .map(|t| t.to_string_lossy().into_owned()),
+        }
+    }
+}

@@ -9,19 +9,14 @@ use super::super::provider::{
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
-use crate::services::files::{Entry, FileError, FileService, Piece, WriteOptions};
+use crate::services::files::{FileError, FileService, Piece, WriteOptions};
 use crate::services::watch_events::{Rendered, render};
-use crate::wire::{MkdirBody, MoveBody, WriteQuery};
-use serde_json::Value;
+
+use crate::wire::{EntryInfo, MkdirBody, MoveBody, WriteQuery};
 use std::sync::Arc;
 
 fn domain(e: FileError) -> EngineError {
     EngineError::from_domain(&e)
-}
-
-fn entry(entry: &Entry) -> Value {
-    // The entry's own serialization is the wire's entry info.
-    serde_json::to_value(entry).unwrap_or(Value::Null)
 }
 
 /// Runs a blocking file operation off the runtime's threads.
@@ -47,7 +42,7 @@ pub async fn read(core: &Core, path: &str) -> ProviderResult<FileRead> {
 }
 
 /// Writes the body atomically; `overwrite` and `parents` default to true.
-pub async fn write(core: &Core, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+pub async fn write(core: &Core, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
     use futures::StreamExt;
     let pieces = body.map(|chunk| chunk.map(Piece::Bytes));
     write_pieces(core, query, pieces, None, |_| {}).await
@@ -60,7 +55,7 @@ pub async fn write_upload(
     core: &Core,
     query: WriteQuery,
     body: UploadBody,
-) -> ProviderResult<Value> {
+) -> ProviderResult<EntryInfo> {
     let arming = body.arming();
     let expected_len = body.declared_len();
     write_pieces(core, query, body, expected_len, move |file| {
@@ -75,7 +70,7 @@ async fn write_pieces<S, E>(
     pieces: S,
     expected_len: Option<u64>,
     on_open: impl FnOnce(&std::fs::File) + Send + 'static,
-) -> ProviderResult<Value>
+) -> ProviderResult<EntryInfo>
 where
     S: futures::Stream<Item = Result<Piece<bytes::Bytes>, E>> + Send,
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -95,18 +90,18 @@ where
         .write_pieces(&path, pieces, options, on_open)
         .await
         .map_err(domain)?;
-    Ok(entry(&written))
+    Ok(EntryInfo::from(&written))
 }
 
-pub async fn list(core: &Core, path: &str, depth: u32) -> ProviderResult<Vec<Value>> {
+pub async fn list(core: &Core, path: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {
     let path = path.to_owned();
     let listing = blocking(core, move |files| files.list(&path, depth)).await?;
-    Ok(listing.entries.iter().map(entry).collect())
+    Ok(listing.entries.iter().map(EntryInfo::from).collect())
 }
 
-pub async fn info(core: &Core, path: &str) -> ProviderResult<Value> {
+pub async fn info(core: &Core, path: &str) -> ProviderResult<EntryInfo> {
     let path = path.to_owned();
-    Ok(entry(
+    Ok(EntryInfo::from(
         &blocking(core, move |files| files.info(&path)).await?,
     ))
 }
@@ -117,21 +112,21 @@ pub async fn exists(core: &Core, path: &str) -> ProviderResult<bool> {
 }
 
 /// `parents` defaults to true.
-pub async fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<Value> {
+pub async fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<EntryInfo> {
     let made = blocking(core, move |files| {
         files.mkdir(&body.path, body.parents.unwrap_or(true))
     })
     .await?;
-    Ok(entry(&made))
+    Ok(EntryInfo::from(&made))
 }
 
 /// `overwrite` defaults to false.
-pub async fn rename(core: &Core, body: MoveBody) -> ProviderResult<Value> {
+pub async fn rename(core: &Core, body: MoveBody) -> ProviderResult<EntryInfo> {
     let moved = blocking(core, move |files| {
         files.rename(&body.from, &body.to, body.overwrite.unwrap_or(false))
     })
     .await?;
-    Ok(entry(&moved))
+    Ok(EntryInfo::from(&moved))
 }
 
 pub async fn remove(core: &Core, path: &str, recursive: bool) -> ProviderResult<String> {
