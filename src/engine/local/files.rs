@@ -10,8 +10,8 @@ use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
 use crate::services::files::{FileError, FileService, Piece, WriteOptions};
-use crate::services::watch_events::{Rendered, render};
 
+use crate::wire::watch::{Rendered, render};
 use crate::wire::{EntryInfo, MkdirBody, MoveBody, WriteQuery};
 use std::sync::Arc;
 
@@ -180,7 +180,10 @@ impl Follow {
             return None;
         };
         Some(match render(event, &self.files, self.watch.path()) {
-            Rendered::Event { name, data } => Ok(Event { name, data }),
+            Rendered::Event(change) => Ok(Event {
+                name: change.name(),
+                data: change.data(),
+            }),
             Rendered::Unwatched(message) => Ok(Event {
                 name: "error",
                 data: EngineError::new(Code::Internal, message).body(),
