@@ -75,14 +75,16 @@ pub fn render(event: WatchEvent, files: &FileService, watched: &Path) -> Rendere
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::services::files::EntryKind;
     use crate::services::paths::{PathGuard, PathRules};
     use serde_json::json;
     use std::path::PathBuf;
 
-    fn files_on(root: &Path) -> FileService {
+    /// A file service on `root` that refuses `.env` files (the server's watch tests use it
+    /// too).
+    pub(crate) fn files_on(root: &Path) -> FileService {
         let guard = PathGuard::from_section(&PathRules {
             allow: Some(vec![root.to_path_buf()]),
             deny: vec!["**/.env".into()],

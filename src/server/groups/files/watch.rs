@@ -209,18 +209,11 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::services::paths::{PathGuard, PathRules};
     use serde_json::{Value, json};
     use std::path::Path;
 
     fn stream_on(root: &Path) -> Stream {
-        let guard = PathGuard::from_section(&PathRules {
-            allow: Some(vec![root.to_path_buf()]),
-            deny: vec!["**/.env".into()],
-            ..PathRules::default()
-        })
-        .unwrap();
-        let files = FileService::new(guard, root);
+        let files = crate::wire::watch::tests::files_on(root);
         let watch = files.watch(".", true, 16).unwrap();
         Stream::new(watch, files)
     }
