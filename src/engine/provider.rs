@@ -8,8 +8,9 @@
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::{Piece, ReadFile};
 use crate::wire::{
-    CodeRunBody, CommandBody, Connection, ContextRecord, CreateContext, CreateSandbox, Feature,
-    ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord, SandboxRecord, WriteQuery,
+    CodeRunBody, CommandBody, Connection, ContextRecord, CreateContext, CreateSandbox, EntryInfo,
+    Feature, ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord, SandboxRecord,
+    WriteQuery,
 };
 use crate::wire::{SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S};
 use async_trait::async_trait;
@@ -289,22 +290,22 @@ pub trait Sandbox: Send + Sync {
     }
 
     /// Entry info of the written file.
-    async fn write_file(&self, _query: WriteQuery, _body: ByteStream) -> ProviderResult<Value> {
+    async fn write_file(&self, _query: WriteQuery, _body: ByteStream) -> ProviderResult<EntryInfo> {
         unsupported(Feature::Files)
     }
 
     /// [`Sandbox::write_file`] of the body as the engine received it: a provider that writes
     /// a local file arms it so its connection places the bytes (`local`); the others get
     /// the bytes.
-    async fn write_upload(&self, query: WriteQuery, body: UploadBody) -> ProviderResult<Value> {
+    async fn write_upload(&self, query: WriteQuery, body: UploadBody) -> ProviderResult<EntryInfo> {
         self.write_file(query, bytes_of(body)).await
     }
 
-    async fn list_files(&self, _path: &str, _depth: u32) -> ProviderResult<Vec<Value>> {
+    async fn list_files(&self, _path: &str, _depth: u32) -> ProviderResult<Vec<EntryInfo>> {
         unsupported(Feature::Files)
     }
 
-    async fn file_info(&self, _path: &str) -> ProviderResult<Value> {
+    async fn file_info(&self, _path: &str) -> ProviderResult<EntryInfo> {
         unsupported(Feature::Files)
     }
 
@@ -312,11 +313,11 @@ pub trait Sandbox: Send + Sync {
         unsupported(Feature::Files)
     }
 
-    async fn mkdir(&self, _body: MkdirBody) -> ProviderResult<Value> {
+    async fn mkdir(&self, _body: MkdirBody) -> ProviderResult<EntryInfo> {
         unsupported(Feature::Files)
     }
 
-    async fn rename(&self, _body: MoveBody) -> ProviderResult<Value> {
+    async fn rename(&self, _body: MoveBody) -> ProviderResult<EntryInfo> {
         unsupported(Feature::Files)
     }
 

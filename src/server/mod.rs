@@ -10,6 +10,8 @@ pub mod docs;
 pub mod endpoints;
 pub mod error_docs;
 pub mod example;
+#[cfg(test)]
+pub(crate) mod example_run;
 pub mod extract;
 pub mod groups;
 pub mod launch;

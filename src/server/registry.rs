@@ -140,4 +140,28 @@ mod tests {
             .sum();
         assert_eq!(all, declared);
     }
+
+    /// Every documented example of every group that lists routes answers what the docs
+    /// show: one runner (`server::example_run`), each group's own needs in its
+    /// `examples.rs`. A group that starts listing routes must name its harness here.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_example_answers_what_the_docs_show() {
+        use crate::server::example_run::run;
+        for group in Group::ALL {
+            let Served::Routes(routes) = served(group) else {
+                continue;
+            };
+            match group {
+                Group::FileOps => run::<files::examples::Examples>(routes).await,
+                Group::Process => run::<process::examples::Examples>(routes).await,
+                Group::Terminal => run::<terminal::examples::Examples>(routes).await,
+                Group::System => run::<system::examples::Examples>(routes).await,
+                Group::DevTools => run::<dev_tools::examples::Examples>(routes).await,
+                Group::Browser => run::<browser::examples::Examples>(routes).await,
+                Group::Core | Group::Commands | Group::Agents => {
+                    unreachable!("{group:?} lists no routes")
+                }
+            }
+        }
+    }
 }

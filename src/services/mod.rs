@@ -25,4 +25,3 @@ pub mod supervisor;
 pub mod system;
 pub mod url_guard;
 pub mod utf8_carry;
-pub mod watch_events;

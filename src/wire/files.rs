@@ -1,7 +1,9 @@
 //! Files of a sandbox: the queries and bodies of the file routes, and entry info, the shape
 //! every file route answers about a file, directory or link (the server's file_ops shape).
 
+use crate::services::files::{Entry, EntryKind};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// The events of `files/watch` besides `error` (their data: [`watch_events`]).
 pub const WATCH_EVENTS: [&str; 5] = ["create", "modify", "delete", "rename", "overflow"];
@@ -133,6 +135,75 @@ pub struct Overflow {
     pub message: String,
 }
 
+/// One event of `files/watch` with its data: the only place an event's name meets the
+/// shape of its data (every stream that relays a watch writes these, `wire::watch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchChange {
+    Create(Change),
+    Modify(Change),
+    Delete(Deleted),
+    Rename(Change),
+    Overflow(Overflow),
+}
+
+impl WatchChange {
+    /// The event's name, from [`WATCH_EVENTS`].
+    pub fn name(&self) -> &'static str {
+        WATCH_EVENTS[match self {
+            WatchChange::Create(_) => 0,
+            WatchChange::Modify(_) => 1,
+            WatchChange::Delete(_) => 2,
+            WatchChange::Rename(_) => 3,
+            WatchChange::Overflow(_) => 4,
+        }]
+    }
+
+    /// The event's data as the stream writes it.
+    pub fn data(&self) -> serde_json::Value {
+        let data = match self {
+            WatchChange::Create(c) | WatchChange::Modify(c) | WatchChange::Rename(c) => {
+                serde_json::to_value(c)
+            }
+            WatchChange::Delete(d) => serde_json::to_value(d),
+            WatchChange::Overflow(o) => serde_json::to_value(o),
+        };
+        // Strings, numbers and an optional nested struct: serializing cannot fail.
+        data.unwrap_or_default()
+    }
+}
+
+impl Change {
+    /// `path` changed (`from` its old name for a rename); `entry` is its entry info as it
+    /// is now, when it is there and may be described.
+    pub fn new(path: &Path, from: Option<&Path>, kind: EntryKind, entry: Option<&Entry>) -> Self {
+        Change {
+            path: path.to_string_lossy().into_owned(),
+            from: from.map(|f| f.to_string_lossy().into_owned()),
+            type_: kind.as_str().to_owned(),
+            entry: entry.map(EntryInfo::from),
+        }
+    }
+}
+
+impl Deleted {
+    pub fn new(path: &Path, kind: EntryKind) -> Self {
+        Deleted {
+            path: path.to_string_lossy().into_owned(),
+            type_: kind.as_str().to_owned(),
+        }
+    }
+}
+
+impl Overflow {
+    /// Events of the watch on `path` were lost; `message` says why.
+    pub fn new(path: &Path, message: &str) -> Self {
+        Overflow {
+            path: path.to_string_lossy().into_owned(),
+            message: message.to_owned(),
+        }
+    }
+}
+
 /// The events of `files/watch` with what each means and the schema of its data, for the
 /// OpenAPI document (`error` last: the engine error body).
 pub fn watch_events(
@@ -140,23 +211,43 @@ pub fn watch_events(
 ) -> Vec<(&'static str, &'static str, serde_json::Value)> {
     let schema = |s: schemars::Schema| serde_json::to_value(s).unwrap_or_default();
     let change = schema(g.subschema_for::<Change>());
+    let [create, modify, delete, rename, overflow] = WATCH_EVENTS;
     vec![
-        ("create", "A path was created.", change.clone()),
-        ("modify", "A file was written.", change.clone()),
+        (create, "A path was created.", change.clone()),
+        (modify, "A file was written.", change.clone()),
         (
-            "delete",
+            delete,
             "A path was removed.",
             schema(g.subschema_for::<Deleted>()),
         ),
         (
-            "rename",
+            rename,
             "A path was renamed: `path` the new name, `from` the old.",
             change,
         ),
         (
-            "overflow",
+            overflow,
             "Events were lost; list the path again.",
             schema(g.subschema_for::<Overflow>()),
         ),
     ]
+}
+
+impl From<&Entry> for EntryInfo {
+    /// An entry of the file service as the wire shows it (the same form the entry's own
+    /// `Serialize` writes for the server's file routes).
+    fn from(entry: &Entry) -> Self {
+        EntryInfo {
+            name: entry.name.clone(),
+            path: entry.path.to_string_lossy().into_owned(),
+            type_: entry.kind.as_str().to_owned(),
+            size: entry.size,
+            mode: entry.mode_octal(),
+            modified_at: entry.modified_rfc3339(),
+            symlink_target: entry
+                .symlink_target
+                .as_ref()
+                .map(|t| t.to_string_lossy().into_owned()),
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub mod output;
 mod providers;
 mod sandboxes;
 mod terminal;
+pub mod watch;
 
 pub use code::*;
 pub use commands::*;

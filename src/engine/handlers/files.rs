@@ -17,7 +17,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::on;
 use axum::{Extension, Json};
 use http::{HeaderMap, Version};
-use serde_json::{Value, json};
 
 fn required(path: Option<String>) -> Result<String, EngineError> {
     path.filter(|p| !p.is_empty()).ok_or_else(|| {
@@ -77,7 +76,7 @@ pub async fn write(
 pub async fn list(
     sb: Sandboxed,
     Query(query): Query<PathQuery>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<EntryList>, EngineError> {
     let path = required(query.path)?;
     let depth = query.depth.unwrap_or(1);
     if !(1..=LIST_DEPTH_MAX).contains(&depth) {
@@ -92,13 +91,13 @@ pub async fn list(
             async move { s.list_files(&path, depth).await }
         })
         .await?;
-    Ok(Json(json!({ "entries": entries })))
+    Ok(Json(EntryList { entries }))
 }
 
 pub async fn info(
     sb: Sandboxed,
     Query(query): Query<PathQuery>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<EntryInfo>, EngineError> {
     let path = required(query.path)?;
     Ok(Json(
         sb.on(|s| {
@@ -126,7 +125,7 @@ pub async fn exists(
 pub async fn mkdir(
     sb: Sandboxed,
     Body(conn, body): Body<MkdirBody>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<EntryInfo>, EngineError> {
     Ok(Json(
         sb.with(conn)
             .on(|s| {
@@ -140,7 +139,7 @@ pub async fn mkdir(
 pub async fn rename(
     sb: Sandboxed,
     Body(conn, body): Body<MoveBody>,
-) -> Result<Json<Value>, EngineError> {
+) -> Result<Json<EntryInfo>, EngineError> {
     Ok(Json(
         sb.with(conn)
             .on(|s| {

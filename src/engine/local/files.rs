@@ -11,18 +11,28 @@ use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
 use crate::services::files::{Entry, FileError, FileService, Piece, WriteOptions};
-use crate::services::watch_events::{Rendered, render};
-use crate::wire::{MkdirBody, MoveBody, WriteQuery};
-use serde_json::Value;
+
+use crate::wire::watch::{Rendered, render};
+use crate::wire::{EntryInfo, MkdirBody, MoveBody, WriteQuery};
 use std::sync::Arc;
 
 fn domain(core: &Core, e: FileError) -> EngineError {
     inside::redacted(core, EngineError::from_domain(&e))
 }
 
-fn entry(core: &Core, entry: &Entry) -> Value {
-    // The entry's own serialization is the wire's entry info, its paths the sandbox's.
-    inside::shown(core, serde_json::to_value(entry).unwrap_or(Value::Null))
+/// The wire's entry info of `entry`, its paths the sandbox's.
+fn entry(core: &Core, entry: &Entry) -> EntryInfo {
+    let mut info = EntryInfo::from(entry);
+    if core.isolated.is_some() {
+        info.path = inside::shown(core, info.path.into())
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        info.symlink_target = info
+            .symlink_target
+            .map(|t| inside::shown(core, t.into()).as_str().unwrap_or_default().to_owned());
+    }
+    info
 }
 
 /// Runs a blocking file operation off the runtime's threads.
@@ -48,7 +58,7 @@ pub async fn read(core: &Core, path: &str) -> ProviderResult<FileRead> {
 }
 
 /// Writes the body atomically; `overwrite` and `parents` default to true.
-pub async fn write(core: &Core, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+pub async fn write(core: &Core, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
     use futures::StreamExt;
     let pieces = body.map(|chunk| chunk.map(Piece::Bytes));
     write_pieces(core, query, pieces, None, |_| {}).await
@@ -61,7 +71,7 @@ pub async fn write_upload(
     core: &Core,
     query: WriteQuery,
     body: UploadBody,
-) -> ProviderResult<Value> {
+) -> ProviderResult<EntryInfo> {
     let arming = body.arming();
     let expected_len = body.declared_len();
     write_pieces(core, query, body, expected_len, move |file| {
@@ -76,7 +86,7 @@ async fn write_pieces<S, E>(
     pieces: S,
     expected_len: Option<u64>,
     on_open: impl FnOnce(&std::fs::File) + Send + 'static,
-) -> ProviderResult<Value>
+) -> ProviderResult<EntryInfo>
 where
     S: futures::Stream<Item = Result<Piece<bytes::Bytes>, E>> + Send,
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -101,13 +111,13 @@ where
     Ok(entry(core, &written))
 }
 
-pub async fn list(core: &Core, path: &str, depth: u32) -> ProviderResult<Vec<Value>> {
+pub async fn list(core: &Core, path: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {
     let path = inside::host_path(core, path)?;
     let listing = blocking(core, move |files| files.list(&path, depth)).await?;
     Ok(listing.entries.iter().map(|e| entry(core, e)).collect())
 }
 
-pub async fn info(core: &Core, path: &str) -> ProviderResult<Value> {
+pub async fn info(core: &Core, path: &str) -> ProviderResult<EntryInfo> {
     let path = inside::host_path(core, path)?;
     Ok(entry(
         core,
@@ -121,7 +131,7 @@ pub async fn exists(core: &Core, path: &str) -> ProviderResult<bool> {
 }
 
 /// `parents` defaults to true.
-pub async fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<Value> {
+pub async fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<EntryInfo> {
     let path = inside::host_path(core, &body.path)?;
     let made = blocking(core, move |files| {
         files.mkdir(&path, body.parents.unwrap_or(true))
@@ -132,7 +142,7 @@ pub async fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<Value> {
 }
 
 /// `overwrite` defaults to false.
-pub async fn rename(core: &Core, body: MoveBody) -> ProviderResult<Value> {
+pub async fn rename(core: &Core, body: MoveBody) -> ProviderResult<EntryInfo> {
     let (from, to) = (
         inside::host_path(core, &body.from)?,
         inside::host_path(core, &body.to)?,
@@ -200,9 +210,9 @@ impl Follow {
             return None;
         };
         Some(match render(event, &self.files, self.watch.path()) {
-            Rendered::Event { name, data } => Ok(Event {
-                name,
-                data: inside::shown(&self.core, data),
+            Rendered::Event(change) => Ok(Event {
+                name: change.name(),
+                data: inside::shown(&self.core, change.data()),
             }),
             Rendered::Unwatched(message) => Ok(Event {
                 name: "error",

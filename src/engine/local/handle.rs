@@ -9,11 +9,10 @@ use super::sandbox::LocalSandbox;
 use super::{code, commands, files, lifecycle, processes, terminal};
 use crate::error::engine::{Code, EngineError};
 use crate::wire::{
-    CodeRunBody, CommandBody, ContextRecord, CreateContext, MkdirBody, MoveBody, PortUrl,
-    SandboxRecord, WriteQuery,
+    CodeRunBody, CommandBody, ContextRecord, CreateContext, EntryInfo, MkdirBody, MoveBody,
+    PortUrl, SandboxRecord, WriteQuery,
 };
 use async_trait::async_trait;
-use serde_json::Value;
 
 #[async_trait]
 impl Sandbox for LocalSandbox {
@@ -82,19 +81,19 @@ impl Sandbox for LocalSandbox {
         files::read(&self.core, path).await
     }
 
-    async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+    async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
         files::write(&self.core, query, body).await
     }
 
-    async fn write_upload(&self, query: WriteQuery, body: UploadBody) -> ProviderResult<Value> {
+    async fn write_upload(&self, query: WriteQuery, body: UploadBody) -> ProviderResult<EntryInfo> {
         files::write_upload(&self.core, query, body).await
     }
 
-    async fn list_files(&self, path: &str, depth: u32) -> ProviderResult<Vec<Value>> {
+    async fn list_files(&self, path: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {
         files::list(&self.core, path, depth).await
     }
 
-    async fn file_info(&self, path: &str) -> ProviderResult<Value> {
+    async fn file_info(&self, path: &str) -> ProviderResult<EntryInfo> {
         files::info(&self.core, path).await
     }
 
@@ -102,11 +101,11 @@ impl Sandbox for LocalSandbox {
         files::exists(&self.core, path).await
     }
 
-    async fn mkdir(&self, body: MkdirBody) -> ProviderResult<Value> {
+    async fn mkdir(&self, body: MkdirBody) -> ProviderResult<EntryInfo> {
         files::mkdir(&self.core, body).await
     }
 
-    async fn rename(&self, body: MoveBody) -> ProviderResult<Value> {
+    async fn rename(&self, body: MoveBody) -> ProviderResult<EntryInfo> {
         files::rename(&self.core, body).await
     }
 

@@ -6,20 +6,15 @@
 use super::super::provider::{ByteStream, FileBody, FileRead, ProviderResult};
 use super::sandbox::{Core, domain, lock};
 use crate::error::engine::{Code, EngineError};
-use crate::services::files::{Entry, FileError, Op};
-use crate::wire::{MkdirBody, MoveBody, WriteQuery};
+use crate::services::files::{FileError, Op};
+
+use crate::wire::{EntryInfo, MkdirBody, MoveBody, WriteQuery};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
-use serde_json::Value;
 use std::path::Path;
 
 /// Bytes of a read per chunk of its body.
 const CHUNK: usize = 256 * 1024;
-
-fn entry(entry: &Entry) -> Value {
-    // The entry's own serialization is the wire's entry info.
-    serde_json::to_value(entry).unwrap_or(Value::Null)
-}
 
 /// `E4001`: the write would take the sandbox over its bound.
 fn full(core: &Core, path: &Path, usage: u64, limit: u64) -> EngineError {
@@ -61,7 +56,11 @@ pub fn read(core: &Core, raw: &str) -> ProviderResult<FileRead> {
 /// Writes the body whole; `overwrite` and `parents` default to true. What is in the way
 /// is refused before the body is read; a body past the room left is refused as soon as it
 /// is, and leaves nothing behind.
-pub async fn write(core: &Core, query: WriteQuery, mut body: ByteStream) -> ProviderResult<Value> {
+pub async fn write(
+    core: &Core,
+    query: WriteQuery,
+    mut body: ByteStream,
+) -> ProviderResult<EntryInfo> {
     core.life.alive()?;
     let raw = query.path.filter(|p| !p.is_empty()).ok_or_else(|| {
         EngineError::new(Code::InvalidArgument, "query parameter `path` is required")
@@ -88,18 +87,20 @@ pub async fn write(core: &Core, query: WriteQuery, mut body: ByteStream) -> Prov
             done => done.map_err(domain),
         }
     })?;
-    Ok(entry(&written))
+    Ok(EntryInfo::from(&written))
 }
 
-pub fn list(core: &Core, raw: &str, depth: u32) -> ProviderResult<Vec<Value>> {
+pub fn list(core: &Core, raw: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {
     let entries = core.look(raw, Op::List, |tree, path| tree.list(path, depth))?;
-    Ok(entries.iter().map(entry).collect())
+    Ok(entries.iter().map(EntryInfo::from).collect())
 }
 
-pub fn info(core: &Core, raw: &str) -> ProviderResult<Value> {
-    Ok(entry(
-        &core.look(raw, Op::Read, |tree, path| tree.info(path))?,
-    ))
+pub fn info(core: &Core, raw: &str) -> ProviderResult<EntryInfo> {
+    Ok(EntryInfo::from(&core.look(
+        raw,
+        Op::Read,
+        |tree, path| tree.info(path),
+    )?))
 }
 
 pub fn exists(core: &Core, raw: &str) -> ProviderResult<bool> {
@@ -107,18 +108,18 @@ pub fn exists(core: &Core, raw: &str) -> ProviderResult<bool> {
 }
 
 /// `parents` defaults to true.
-pub fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<Value> {
+pub fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<EntryInfo> {
     let made = core.change(|tree, changes| {
         let path = core.judge(&body.path, Op::Write).map_err(domain)?;
         tree.mkdir(&path, body.parents.unwrap_or(true), changes)
             .map_err(domain)
     })?;
-    Ok(entry(&made))
+    Ok(EntryInfo::from(&made))
 }
 
 /// `overwrite` defaults to false. The source is judged and reached before the target is
 /// even judged, as `local` does.
-pub fn rename(core: &Core, body: MoveBody) -> ProviderResult<Value> {
+pub fn rename(core: &Core, body: MoveBody) -> ProviderResult<EntryInfo> {
     let moved = core.change(|tree, changes| {
         let moving = || {
             let from = core.judge(&body.from, Op::Delete)?;
@@ -130,7 +131,7 @@ pub fn rename(core: &Core, body: MoveBody) -> ProviderResult<Value> {
         tree.rename(&from, &to, body.overwrite.unwrap_or(false), changes)
             .map_err(domain)
     })?;
-    Ok(entry(&moved))
+    Ok(EntryInfo::from(&moved))
 }
 
 /// The path removed, as the sandbox sees it.

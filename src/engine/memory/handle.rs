@@ -5,9 +5,9 @@
 use super::super::provider::{ByteStream, EventStream, FileRead, ProviderResult, Sandbox};
 use super::sandbox::MemorySandbox;
 use super::{files, lifecycle, watch};
-use crate::wire::{MkdirBody, MoveBody, SandboxRecord, WriteQuery};
+
+use crate::wire::{EntryInfo, MkdirBody, MoveBody, SandboxRecord, WriteQuery};
 use async_trait::async_trait;
-use serde_json::Value;
 
 #[async_trait]
 impl Sandbox for MemorySandbox {
@@ -35,15 +35,15 @@ impl Sandbox for MemorySandbox {
         files::read(&self.core, path)
     }
 
-    async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+    async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
         files::write(&self.core, query, body).await
     }
 
-    async fn list_files(&self, path: &str, depth: u32) -> ProviderResult<Vec<Value>> {
+    async fn list_files(&self, path: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {
         files::list(&self.core, path, depth)
     }
 
-    async fn file_info(&self, path: &str) -> ProviderResult<Value> {
+    async fn file_info(&self, path: &str) -> ProviderResult<EntryInfo> {
         files::info(&self.core, path)
     }
 
@@ -51,11 +51,11 @@ impl Sandbox for MemorySandbox {
         files::exists(&self.core, path)
     }
 
-    async fn mkdir(&self, body: MkdirBody) -> ProviderResult<Value> {
+    async fn mkdir(&self, body: MkdirBody) -> ProviderResult<EntryInfo> {
         files::mkdir(&self.core, body)
     }
 
-    async fn rename(&self, body: MoveBody) -> ProviderResult<Value> {
+    async fn rename(&self, body: MoveBody) -> ProviderResult<EntryInfo> {
         files::rename(&self.core, body)
     }
 

@@ -1,5 +1,5 @@
 //! Watching a memory sandbox's files: its tree's own changes, each rendered as `local`
-//! renders an inotify event (`services::watch_events`): `create`, `delete`, `rename`
+//! renders an inotify event, as a `wire::WatchChange`: `create`, `delete`, `rename`
 //! `{path, from?, type, entry?}`, `entry` being the path's entry info as it is when the
 //! event is rendered (absent once it is gone). A write replaces a file whole, which
 //! `local` reports as a `create` too; nothing here changes a file in place, so no `modify`
@@ -17,7 +17,7 @@ use super::sandbox::{Core, lock};
 use super::tree::Change;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::{EntryKind, FileError, Op};
-use serde_json::{Value, json};
+use crate::wire::{Change as Changed, Deleted, Overflow, WatchChange};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -129,8 +129,8 @@ impl Follow {
     fn render(&mut self, change: Change) {
         match &change {
             Change::Created { path, kind } if self.scope.covers(path) => {
-                let event = self.changed("create", path, None, *kind);
-                self.queue.push_back(Ok(event));
+                let change = self.changed(path, None, *kind);
+                self.queue.push_back(Ok(event(WatchChange::Create(change))));
             }
             Change::Deleted { path, kind } if self.scope.covers(path) => {
                 self.queue.push_back(Ok(deleted(path, *kind)));
@@ -138,8 +138,8 @@ impl Follow {
             Change::Renamed { from, to, kind, .. } => {
                 match (self.scope.covers(from), self.scope.covers(to)) {
                     (true, true) => {
-                        let event = self.changed("rename", to, Some(from), *kind);
-                        self.queue.push_back(Ok(event));
+                        let change = self.changed(to, Some(from), *kind);
+                        self.queue.push_back(Ok(event(WatchChange::Rename(change))));
                     }
                     (true, false) => self.queue.push_back(Ok(deleted(from, *kind))),
                     (false, true) => self.moved_in(to, *kind),
@@ -162,58 +162,39 @@ impl Follow {
 
     /// A directory moved into a recursive watch is reported with what it holds.
     fn moved_in(&mut self, to: &Path, kind: EntryKind) {
-        let event = self.changed("create", to, None, kind);
-        self.queue.push_back(Ok(event));
+        let change = self.changed(to, None, kind);
+        self.queue.push_back(Ok(event(WatchChange::Create(change))));
         if kind == EntryKind::Dir && self.scope.recursive && self.scope.file.is_none() {
             let below = lock(&self.core.tree).below(to);
             for entry in below {
-                let data = json!({
-                    "path": entry.path.to_string_lossy(),
-                    "type": entry.kind.as_str(),
-                    "entry": serde_json::to_value(&entry).unwrap_or(Value::Null),
-                });
-                self.queue.push_back(Ok(Event {
-                    name: "create",
-                    data,
-                }));
+                let change = Changed::new(&entry.path, None, entry.kind, Some(&entry));
+                self.queue.push_back(Ok(event(WatchChange::Create(change))));
             }
         }
     }
 
     /// `{path, from?, type, entry?}`: the entry as the path is now, when it is there.
-    fn changed(
-        &self,
-        name: &'static str,
-        path: &Path,
-        from: Option<&Path>,
-        kind: EntryKind,
-    ) -> Event {
-        let mut data = json!({"path": path.to_string_lossy()});
-        if let Some(from) = from {
-            data["from"] = json!(from.to_string_lossy());
-        }
-        data["type"] = json!(kind.as_str());
-        if let Some(entry) = lock(&self.core.tree).entry(path) {
-            data["entry"] = serde_json::to_value(&entry).unwrap_or(Value::Null);
-        }
-        Event { name, data }
+    fn changed(&self, path: &Path, from: Option<&Path>, kind: EntryKind) -> Changed {
+        let entry = lock(&self.core.tree).entry(path);
+        Changed::new(path, from, kind, entry.as_ref())
     }
 
     fn overflow(&self) -> Event {
-        Event {
-            name: "overflow",
-            data: json!({
-                "path": self.scope.watched.to_string_lossy(),
-                "message": "some events were lost (the reader fell behind); list the path \
-                    again to resynchronize",
-            }),
-        }
+        event(WatchChange::Overflow(Overflow::new(
+            &self.scope.watched,
+            "some events were lost (the reader fell behind); list the path again to \
+             resynchronize",
+        )))
     }
 }
 
 fn deleted(path: &Path, kind: EntryKind) -> Event {
+    event(WatchChange::Delete(Deleted::new(path, kind)))
+}
+
+fn event(change: WatchChange) -> Event {
     Event {
-        name: "delete",
-        data: json!({"path": path.to_string_lossy(), "type": kind.as_str()}),
+        name: change.name(),
+        data: change.data(),
     }
 }

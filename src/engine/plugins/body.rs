@@ -6,9 +6,9 @@ use super::protocol::Delivery;
 use super::protocol::{self, CHUNK_BYTES, FromPlugin};
 use crate::engine::provider::ByteStream;
 use crate::error::engine::{Code, EngineError};
+use crate::wire::EntryInfo;
 use bytes::Bytes;
 use futures::StreamExt;
-use serde_json::Value;
 
 /// The bytes of a read, as the plugin sends them after its response: chunks up to the
 /// last one. A plugin failure mid-body is an I/O error of the body.
@@ -59,7 +59,7 @@ pub fn read_body(call: Call) -> ByteStream {
 /// Sends `body` as chunks of at most [`CHUNK_BYTES`] then the last chunk, while listening
 /// for the plugin's answer (it may refuse before the body is through: the rest is not
 /// sent). The idle limit counts only once the whole body is sent.
-pub async fn write_body(call: &mut Call, mut body: ByteStream) -> Result<Value, EngineError> {
+pub async fn write_body(call: &mut Call, mut body: ByteStream) -> Result<EntryInfo, EngineError> {
     let mut pending: Vec<u8> = Vec::new();
     let mut body_done = false;
     loop {
@@ -70,7 +70,7 @@ pub async fn write_body(call: &mut Call, mut body: ByteStream) -> Result<Value, 
         }
         if body_done {
             call.send(protocol::last_chunk(call.id)).await?;
-            return call.response().await;
+            return call.answer().await;
         }
         tokio::select! {
             biased;

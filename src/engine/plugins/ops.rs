@@ -5,7 +5,7 @@
 use super::body;
 use super::call::{Call, Target};
 use super::host::Host;
-use super::results::{CodeResult, Entries, Exists, Processes, Removed, RunResult, Size, decode};
+use super::results::{CodeResult, Processes, RunResult, Size, decode};
 use super::stream::{self, Changes, Output, Render};
 use crate::engine::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileBody, FileRead, ProcessInfo,
@@ -14,8 +14,8 @@ use crate::engine::provider::{
 use crate::error::engine::{Code, EngineError};
 use crate::wire::{
     CodeRunBody, CommandBody, Connection, ContextList, ContextRecord, CreateContext, CreateSandbox,
-    ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord, SandboxList, SandboxRecord,
-    WriteQuery,
+    EntryInfo, EntryList, Exists, ListSandboxes, MkdirBody, MoveBody, PortUrl, ProviderRecord,
+    Removed, SandboxList, SandboxRecord, WriteQuery,
 };
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -219,7 +219,7 @@ impl Sandbox for PluginSandbox {
         })
     }
 
-    async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+    async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
         let mut call = self
             .host
             .call("files_write", &self.target(), json!(query))
@@ -227,14 +227,14 @@ impl Sandbox for PluginSandbox {
         body::write_body(&mut call, body).await
     }
 
-    async fn list_files(&self, path: &str, depth: u32) -> ProviderResult<Vec<Value>> {
-        let list: Entries = self
+    async fn list_files(&self, path: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {
+        let list: EntryList = self
             .ask("files_list", json!({ "path": path, "depth": depth }))
             .await?;
         Ok(list.entries)
     }
 
-    async fn file_info(&self, path: &str) -> ProviderResult<Value> {
+    async fn file_info(&self, path: &str) -> ProviderResult<EntryInfo> {
         self.ask("files_info", json!({ "path": path })).await
     }
 
@@ -243,16 +243,16 @@ impl Sandbox for PluginSandbox {
         Ok(exists)
     }
 
-    async fn mkdir(&self, body: MkdirBody) -> ProviderResult<Value> {
+    async fn mkdir(&self, body: MkdirBody) -> ProviderResult<EntryInfo> {
         self.ask("files_mkdir", json!(body)).await
     }
 
-    async fn rename(&self, body: MoveBody) -> ProviderResult<Value> {
+    async fn rename(&self, body: MoveBody) -> ProviderResult<EntryInfo> {
         self.ask("files_move", json!(body)).await
     }
 
     async fn remove(&self, path: &str, recursive: bool) -> ProviderResult<String> {
-        let Removed { path } = self
+        let Removed { path, .. } = self
             .ask(
                 "files_remove",
                 json!({ "path": path, "recursive": recursive }),

@@ -4,7 +4,6 @@
 use super::protocol;
 use crate::engine::provider::{ProcessInfo, ProviderResult};
 use serde::Deserialize;
-use serde_json::Value;
 
 /// `commands/run`'s result: the output as base64.
 #[derive(Deserialize)]
@@ -33,21 +32,6 @@ pub(super) struct Processes {
 #[derive(Deserialize)]
 pub(super) struct Size {
     pub(super) size: u64,
-}
-
-#[derive(Deserialize)]
-pub(super) struct Entries {
-    pub(super) entries: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-pub(super) struct Exists {
-    pub(super) exists: bool,
-}
-
-#[derive(Deserialize)]
-pub(super) struct Removed {
-    pub(super) path: String,
 }
 
 pub(super) fn decode(plugin: &str, field: &str, b64: &str) -> ProviderResult<Vec<u8>> {

@@ -6,15 +6,8 @@ use super::sandbox::RestSandbox;
 use super::streams::{self, Progress};
 use crate::engine::provider::{ByteStream, EventStream, FileBody, FileRead, ProviderResult};
 use crate::error::engine::EngineError;
-use crate::wire::{Exists, MkdirBody, MoveBody, Removed, WriteQuery};
+use crate::wire::{EntryInfo, EntryList, Exists, MkdirBody, MoveBody, Removed, WriteQuery};
 use reqwest::Method;
-use serde::Deserialize;
-use serde_json::Value;
-
-#[derive(Deserialize)]
-struct Entries {
-    entries: Vec<Value>,
-}
 
 fn path(path: &str) -> [(&'static str, String); 1] {
     [("path", path.to_owned())]
@@ -39,7 +32,7 @@ impl RestSandbox {
         })
     }
 
-    pub async fn write(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+    pub async fn write(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
         let mut pairs = Vec::new();
         pairs.extend(query.path.map(|p| ("path", p)));
         pairs.extend(query.overwrite.map(|o| ("overwrite", o.to_string())));
@@ -68,16 +61,16 @@ impl RestSandbox {
         failure.parse(&segments, &bytes)
     }
 
-    pub async fn list(&self, file: &str, depth: u32) -> ProviderResult<Vec<Value>> {
+    pub async fn list(&self, file: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {
         let query = [("path", file.to_owned()), ("depth", depth.to_string())];
-        let answer: Entries = self
+        let answer: EntryList = self
             .remote
             .call(Method::GET, &self.at(&["files", "list"]), &query)
             .await?;
         Ok(answer.entries)
     }
 
-    pub async fn info_of(&self, file: &str) -> ProviderResult<Value> {
+    pub async fn info_of(&self, file: &str) -> ProviderResult<EntryInfo> {
         let segments = self.at(&["files", "info"]);
         self.remote.call(Method::GET, &segments, &path(file)).await
     }
@@ -91,7 +84,7 @@ impl RestSandbox {
         Ok(answer.exists)
     }
 
-    pub async fn make_dir(&self, body: MkdirBody) -> ProviderResult<Value> {
+    pub async fn make_dir(&self, body: MkdirBody) -> ProviderResult<EntryInfo> {
         let limit = Some(self.remote.timeouts.call);
         let segments = self.at(&["files", "mkdir"]);
         self.remote
@@ -99,7 +92,7 @@ impl RestSandbox {
             .await
     }
 
-    pub async fn move_entry(&self, body: MoveBody) -> ProviderResult<Value> {
+    pub async fn move_entry(&self, body: MoveBody) -> ProviderResult<EntryInfo> {
         let limit = Some(self.remote.timeouts.call);
         let segments = self.at(&["files", "move"]);
         self.remote

@@ -11,7 +11,7 @@ use crate::engine::provider::{
 };
 use crate::wire::{
     CodeResult, CodeRunBody, CommandBody, CommandResult, ContextList, ContextRecord, CreateContext,
-    MkdirBody, MoveBody, PortUrl, ProcessList, SandboxRecord, WriteQuery,
+    EntryInfo, MkdirBody, MoveBody, PortUrl, ProcessList, SandboxRecord, WriteQuery,
 };
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -189,15 +189,15 @@ impl Sandbox for RestSandbox {
         self.read(file).await
     }
 
-    async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<Value> {
+    async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
         self.write(query, body).await
     }
 
-    async fn list_files(&self, file: &str, depth: u32) -> ProviderResult<Vec<Value>> {
+    async fn list_files(&self, file: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {
         self.list(file, depth).await
     }
 
-    async fn file_info(&self, file: &str) -> ProviderResult<Value> {
+    async fn file_info(&self, file: &str) -> ProviderResult<EntryInfo> {
         self.info_of(file).await
     }
 
@@ -205,11 +205,11 @@ impl Sandbox for RestSandbox {
         self.exists(file).await
     }
 
-    async fn mkdir(&self, body: MkdirBody) -> ProviderResult<Value> {
+    async fn mkdir(&self, body: MkdirBody) -> ProviderResult<EntryInfo> {
         self.make_dir(body).await
     }
 
-    async fn rename(&self, body: MoveBody) -> ProviderResult<Value> {
+    async fn rename(&self, body: MoveBody) -> ProviderResult<EntryInfo> {
         self.move_entry(body).await
     }
 

@@ -1,11 +1,9 @@
-//! Entry info: what every file operation answers about a file, directory or link.
-//! `Serialize` renders the wire contract exactly: `{name, path, type, size, mode,
-//! modified_at, symlink_target}` with `type` one of `file`, `dir`, `symlink`, `other`, `mode`
-//! an octal string (`"0644"`), `modified_at` RFC 3339 UTC to the second, and
-//! `symlink_target` only for links.
+//! Entry info: what every file operation answers about a file, directory or link. Its wire
+//! form (`type` one of `file`, `dir`, `symlink`, `other`, `mode` an octal string (`"0644"`),
+//! `modified_at` RFC 3339 UTC to the second, `symlink_target` only for links) is
+//! `wire::EntryInfo`, built from it there: the services know no wire.
 
 use nix::sys::stat::{FileStat, SFlag};
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -110,22 +108,5 @@ fn system_time(secs: i64, nanos: i64) -> SystemTime {
         UNIX_EPOCH + Duration::new(secs as u64, nanos)
     } else {
         UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()) + Duration::from_nanos(nanos.into())
-    }
-}
-
-impl Serialize for Entry {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = 6 + usize::from(self.symlink_target.is_some());
-        let mut map = serializer.serialize_map(Some(len))?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("path", &self.path.to_string_lossy())?;
-        map.serialize_entry("type", self.kind.as_str())?;
-        map.serialize_entry("size", &self.size)?;
-        map.serialize_entry("mode", &self.mode_octal())?;
-        map.serialize_entry("modified_at", &self.modified_rfc3339())?;
-        if let Some(target) = &self.symlink_target {
-            map.serialize_entry("symlink_target", &target.to_string_lossy())?;
-        }
-        map.end()
     }
 }

@@ -38,10 +38,7 @@ async fn files_are_written_read_listed_moved_and_removed() {
         .write_file(write("notes/a.txt"), body(b"hello, files"))
         .await
         .unwrap();
-    assert_eq!(
-        (entry["name"].as_str(), entry["size"].as_u64()),
-        (Some("a.txt"), Some(12))
-    );
+    assert_eq!((entry.name.as_str(), entry.size), ("a.txt", 12));
     assert_eq!(read_all(&sandbox, "notes/a.txt").await, b"hello, files");
     // What a command wrote is a file too, at the same place.
     sandbox
@@ -51,11 +48,7 @@ async fn files_are_written_read_listed_moved_and_removed() {
         })
         .await
         .unwrap();
-    let home = entry["path"]
-        .as_str()
-        .unwrap()
-        .trim_end_matches("/notes/a.txt")
-        .to_owned();
+    let home = entry.path.trim_end_matches("/notes/a.txt").to_owned();
     assert_eq!(
         read_all(&sandbox, &format!("{home}/notes/b.txt")).await,
         b"x"
@@ -78,7 +71,7 @@ async fn files_are_written_read_listed_moved_and_removed() {
         })
         .await
         .unwrap();
-    assert_eq!(made["type"], "dir");
+    assert_eq!(made.type_, "dir");
     // Like `mkdir -p` by default; without parents an existing path is refused.
     sandbox
         .mkdir(MkdirBody {
@@ -106,23 +99,20 @@ async fn files_are_written_read_listed_moved_and_removed() {
         })
         .await
         .unwrap();
-    assert_eq!(moved["name"], "a.txt");
+    assert_eq!(moved.name, "a.txt");
     assert!(!sandbox.file_exists("notes/a.txt").await.unwrap());
     assert!(sandbox.file_exists("deep/er/a.txt").await.unwrap());
     let info = sandbox.file_info("deep").await.unwrap();
-    assert_eq!(info["type"], "dir");
+    assert_eq!(info.type_, "dir");
     let shallow = sandbox.list_files(".", 1).await.unwrap();
-    let names: Vec<_> = shallow
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<_> = shallow.iter().map(|e| e.name.as_str()).collect();
     assert!(
         names.contains(&"deep") && names.contains(&"notes"),
         "{names:?}"
     );
     assert!(!names.contains(&"a.txt"));
     let deep = sandbox.list_files(".", 3).await.unwrap();
-    assert!(deep.iter().any(|e| e["name"] == "a.txt"));
+    assert!(deep.iter().any(|e| e.name == "a.txt"));
     assert_eq!(
         code_of(sandbox.remove("deep", false).await),
         Code::WrongFileType
@@ -240,12 +230,7 @@ async fn a_write_of_declared_length_reserves_the_temp_file_s_blocks_before_the_b
         .write_file(write("first.txt"), body(b"home"))
         .await
         .unwrap();
-    let home = std::path::PathBuf::from(
-        first["path"]
-            .as_str()
-            .unwrap()
-            .trim_end_matches("/first.txt"),
-    );
+    let home = std::path::PathBuf::from(first.path.trim_end_matches("/first.txt"));
     let len = 4 * 1024 * 1024;
     let (rest, wait) = futures::channel::oneshot::channel::<()>();
     let chunks =
@@ -279,5 +264,5 @@ async fn a_write_of_declared_length_reserves_the_temp_file_s_blocks_before_the_b
     assert!(held >= len as u64, "{held} bytes of blocks held for {len}");
     rest.send(()).unwrap();
     let entry = writing.await.unwrap().unwrap();
-    assert_eq!(entry["size"].as_u64(), Some(len as u64));
+    assert_eq!(entry.size, len as u64);
 }

@@ -47,7 +47,7 @@ async fn an_isolated_sandbox_has_one_tree_for_commands_and_files() {
         })
         .await
         .unwrap();
-    assert_eq!(made["path"], "/tmp/made/deep");
+    assert_eq!(made.path, "/tmp/made/deep");
     let out = sandbox
         .run(shell(
             "pwd; id -un; touch /tmp/made/deep/f && echo writable",

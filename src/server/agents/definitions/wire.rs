@@ -106,18 +106,21 @@ impl DefinitionBody {
     }
 }
 
-fn reasoning(_: &mut SchemaGenerator) -> Schema {
+/// Shared with a session's inline `agent` (`groups::agents::schemas`).
+pub fn reasoning(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"type": ["object", "null"], "properties": {
         "effort": {"type": ["string", "null"], "enum": ["minimal", "low", "medium", "high", null], "description": "rt-one only."},
         "summary": {"type": "null"},
     }, "additionalProperties": false})
 }
 
-fn multi_agent(_: &mut SchemaGenerator) -> Schema {
+/// Shared with a session's inline `agent` (`groups::agents::schemas`).
+pub fn multi_agent(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"type": ["object", "null"], "properties": {"enabled": {"const": false}}})
 }
 
-fn text(_: &mut SchemaGenerator) -> Schema {
+/// Shared with a session's inline `agent` (`groups::agents::schemas`).
+pub fn text(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"type": ["object", "null"], "properties": {
         "verbosity": {"const": "medium"},
         "format": {"type": "object", "properties": {"type": {"const": "text"}}},

@@ -6,9 +6,11 @@
 use crate::server::openapi::op::{Schema, SchemaGenerator, component, json_schema};
 use crate::server::openapi::shared::list_of;
 // Metadata and the deleted object are the domain's typed pieces, shared by every resource.
+use crate::server::agents::definitions::wire as fields;
 pub(super) use crate::server::agents::wire::{Deleted, McpToolParam, Metadata};
 
-/// The agent fields a session's inline `agent` and a definition share, closed.
+/// The agent fields a session's inline `agent` and a definition share, closed; the
+/// object-valued ones are the definition body's own schemas.
 fn agent_fields(g: &mut SchemaGenerator) -> Schema {
     let tool = g.subschema_for::<McpToolParam>();
     json_schema!({
@@ -20,16 +22,10 @@ fn agent_fields(g: &mut SchemaGenerator) -> Schema {
             "adapter": {"type": ["string", "null"], "description": "The runtime, when `model` does not say it (also `X-Svc-Adapter`)."},
             "runtime": {"type": ["string", "null"]},
             "tools": {"type": ["array", "null"], "items": tool},
-            "multi_agent": {"type": ["object", "null"], "properties": {"enabled": {"const": false}}},
-            "reasoning": {"type": ["object", "null"], "properties": {
-                "effort": {"type": ["string", "null"], "enum": ["minimal", "low", "medium", "high", null], "description": "rt-one only."},
-                "summary": {"type": "null"},
-            }, "additionalProperties": false},
+            "multi_agent": fields::multi_agent(g),
+            "reasoning": fields::reasoning(g),
             "service_tier": {"type": ["string", "null"], "enum": ["auto", "default", null]},
-            "text": {"type": ["object", "null"], "properties": {
-                "verbosity": {"const": "medium"},
-                "format": {"type": "object", "properties": {"type": {"const": "text"}}},
-            }, "additionalProperties": false},
+            "text": fields::text(g),
         },
         "additionalProperties": false,
     })

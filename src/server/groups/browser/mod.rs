@@ -15,14 +15,14 @@ mod stop;
 mod type_text;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod examples;
 
 use crate::server::SharedState;
 use crate::server::openapi::op::component;
 pub(crate) use crate::server::route::Route;
 use serde_json::{Map, Value};
 
-/// In the order the examples run against one browser (tests.rs).
+/// In the order the examples run against one browser (examples.rs).
 pub(crate) const ROUTES: &[&Route] = &[
     &start::ROUTE,
     &navigate::ROUTE,

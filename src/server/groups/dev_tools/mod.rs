@@ -10,7 +10,7 @@ mod http_fetch;
 mod languages;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod examples;
 
 pub(crate) use crate::server::route::Route;
 

@@ -1,35 +1,12 @@
 //! Entry info on the wire: `{name, path, type, size, mode, modified_at, symlink_target}`
-//! (`symlink_target` only for links). Every file route that answers entries and the watch
-//! stream's `entry` render them here; a long list is serialized straight from the
-//! service's `Entry`, whose `Serialize` writes the same form (the test below holds them
-//! together).
+//! (`symlink_target` only for links). Every file route that answers entries writes it as
+//! the engine does, through `wire::EntryInfo`; this file holds
+//! the server document's schema of it, which says more than the engine's (the mode's
+//! pattern, no other keys) and keeps its name `FileEntry`.
 
 use crate::server::openapi::op::component;
-use crate::services::files::Entry;
-use serde_json::{Value, json};
 
-/// One entry as the wire shows it.
-pub(crate) fn entry_json(entry: &Entry) -> Value {
-    let mut out = json!({
-        "name": entry.name,
-        "path": entry.path.to_string_lossy(),
-        "type": entry.kind.as_str(),
-        "size": entry.size,
-        "mode": entry.mode_octal(),
-        "modified_at": entry.modified_rfc3339(),
-    });
-    if let Some(target) = &entry.symlink_target {
-        out["symlink_target"] = json!(target.to_string_lossy());
-    }
-    out
-}
-
-/// A list of entries as the wire shows it.
-pub(crate) fn entries_json(entries: &[Entry]) -> Value {
-    Value::Array(entries.iter().map(entry_json).collect())
-}
-
-// The shape `entry_json` writes (and `Entry`'s `Serialize`), for the OpenAPI document.
+// The shape `wire::EntryInfo` writes, for the server's OpenAPI document.
 component!(pub(crate) FileEntry, {
     "type": "object",
     "required": ["name", "path", "type", "size", "mode", "modified_at"],
@@ -47,8 +24,9 @@ component!(pub(crate) FileEntry, {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::services::files::EntryKind;
+    use crate::services::files::{Entry, EntryKind};
+    use crate::wire::EntryInfo;
+    use serde_json::json;
     use std::path::PathBuf;
     use std::time::{Duration, UNIX_EPOCH};
 
@@ -63,14 +41,15 @@ mod tests {
             modified_at: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
             symlink_target: None,
         };
+        let shown = |entry: &Entry| serde_json::to_string(&EntryInfo::from(entry)).unwrap();
         assert_eq!(
-            entry_json(&entry),
+            shown(&entry),
             json!({"name": "a.txt", "path": "/w/a.txt", "type": "file", "size": 3,
                    "mode": "0644", "modified_at": "2023-11-14T22:13:20Z"})
+            .to_string()
         );
         entry.kind = EntryKind::Symlink;
         entry.symlink_target = Some(PathBuf::from("../b"));
-        assert_eq!(entry_json(&entry)["symlink_target"], "../b");
-        assert_eq!(entry_json(&entry), serde_json::to_value(&entry).unwrap());
+        assert!(shown(&entry).ends_with(r#""symlink_target":"../b"}"#));
     }
 }

@@ -2,7 +2,6 @@
 //! described, not followed).
 
 use super::entry::FileEntry;
-use super::entry::entry_json;
 use super::read::PathQuery;
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
@@ -11,9 +10,9 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ};
+use crate::wire::EntryInfo;
 use axum::extract::State;
 use axum::routing::on;
-use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
     bind: |f| on(f, info),
@@ -42,9 +41,9 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesInfo, "Describe a path")
 async fn info(
     State(app): State<SharedState>,
     Query(query): Query<PathQuery>,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<axum::Json<EntryInfo>, ApiError> {
     let path = required(query.path, "path")?;
     let files = service(&app);
     let entry = blocking(move || files.info(&path)).await?;
-    Ok(axum::Json(entry_json(&entry)))
+    Ok(axum::Json(EntryInfo::from(&entry)))
 }

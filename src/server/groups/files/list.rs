@@ -10,7 +10,7 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ, json_schema};
-use crate::services::files::Entry;
+use crate::wire::EntryInfo;
 use axum::extract::State;
 use axum::routing::on;
 use serde::{Deserialize, Serialize};
@@ -62,10 +62,10 @@ struct ListQuery {
     depth: Option<u32>,
 }
 
-/// The answer, serialized straight from the entries (no value per entry).
+/// The answer: the engine's entry list, with the server's cap flag.
 #[derive(Serialize)]
 struct Listed {
-    entries: Vec<Entry>,
+    entries: Vec<EntryInfo>,
     /// Only past the service's entry cap.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     truncated: bool,
@@ -80,7 +80,7 @@ async fn list(
     let files = service(&app);
     let listing = blocking(move || files.list(&path, depth)).await?;
     Ok(axum::Json(Listed {
-        entries: listing.entries,
+        entries: listing.entries.iter().map(EntryInfo::from).collect(),
         truncated: listing.truncated,
     }))
 }

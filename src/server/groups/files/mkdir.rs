@@ -2,7 +2,6 @@
 //! entry; with `parents` the missing parents too, and an existing directory is fine.
 
 use super::entry::FileEntry;
-use super::entry::entry_json;
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
@@ -10,10 +9,10 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_WRITE};
+use crate::wire::EntryInfo;
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
-use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
     bind: |f| on(f, mkdir),
@@ -55,9 +54,9 @@ struct MkdirBody {
 async fn mkdir(
     State(app): State<SharedState>,
     Json(body): Json<MkdirBody>,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<axum::Json<EntryInfo>, ApiError> {
     let path = required(body.path, "path")?;
     let files = service(&app);
     let entry = blocking(move || files.mkdir(&path, body.parents)).await?;
-    Ok(axum::Json(entry_json(&entry)))
+    Ok(axum::Json(EntryInfo::from(&entry)))
 }

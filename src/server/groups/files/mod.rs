@@ -1,6 +1,6 @@
 //! The file_ops group: thin handlers over the file service (`services::files`), one file
 //! per operation. Each file declares its [`Route`]: the row it serves, how it binds, and
-//! its documented example (shown in `docs/endpoints.md` and run by this module's tests).
+//! its documented example (shown in `docs/endpoints.md` and run by `server::example_run`).
 //! Errors of the service become rows of the server table in `errors.rs`; entry info is
 //! rendered by `entry.rs` (shared with the watch stream).
 
@@ -20,7 +20,7 @@ mod watch;
 mod write;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod examples;
 
 use crate::error::{ApiError, Code};
 use crate::server::AppState;

@@ -3,7 +3,6 @@
 //! existing `to` is 409 `file_exists` unless `overwrite: true`.
 
 use super::entry::FileEntry;
-use super::entry::entry_json;
 use super::{Route, blocking, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
@@ -11,10 +10,10 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_WRITE};
+use crate::wire::EntryInfo;
 use axum::extract::State;
 use axum::routing::on;
 use serde::Deserialize;
-use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {
     bind: |f| on(f, move_),
@@ -55,10 +54,10 @@ struct MoveBody {
 async fn move_(
     State(app): State<SharedState>,
     Json(body): Json<MoveBody>,
-) -> Result<axum::Json<Value>, ApiError> {
+) -> Result<axum::Json<EntryInfo>, ApiError> {
     let from = required(body.from, "from")?;
     let to = required(body.to, "to")?;
     let files = service(&app);
     let entry = blocking(move || files.rename(&from, &to, body.overwrite)).await?;
-    Ok(axum::Json(entry_json(&entry)))
+    Ok(axum::Json(EntryInfo::from(&entry)))
 }

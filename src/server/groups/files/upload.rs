@@ -7,7 +7,6 @@
 //! limit).
 
 use super::entry::FileEntry;
-use super::entry::entries_json;
 use super::errors::over_body_limit;
 use super::{Route, blocking, required, service};
 use crate::error::{ApiError, Code};
@@ -16,6 +15,7 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody, FormPart};
 use crate::server::openapi::op::{Answer, Body, Doc, PATH_WRITE, json_schema};
 use crate::services::files::{FileError, FileService, WriteOptions};
+use crate::wire::EntryInfo;
 use axum::extract::State;
 use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
 use axum::routing::on;
@@ -148,7 +148,9 @@ async fn upload(
             "no file part: send one or more parts with a file name",
         ));
     }
-    Ok(axum::Json(json!({ "files": entries_json(&written) })))
+    Ok(axum::Json(
+        json!({ "files": written.iter().map(EntryInfo::from).collect::<Vec<_>>() }),
+    ))
 }
 
 /// A file part that came before `path`, read into memory within the per-file limit.

@@ -1,6 +1,6 @@
 //! GET /files/watch?path=[&recursive=true]: changes under a directory (or of one file) as
 //! server-sent events, from the file service's watch (`services/files/watch.rs`), each
-//! rendered by `services/watch_events.rs` (shared with the engine's watch).
+//! rendered by `wire/watch.rs` (shared with the engine's watch).
 //!
 //! The path is judged and opened before the stream starts, so a refusal or a missing path
 //! is a normal typed answer. Then:
@@ -27,7 +27,7 @@ use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::services::files::FileService;
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch, WatchEvent};
-use crate::services::watch_events::{Rendered, render};
+use crate::wire::watch::{Rendered, render};
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -189,7 +189,7 @@ impl Stream {
 
     fn push(&mut self, chunk: &mut BytesMut, event: WatchEvent) {
         let (name, data) = match render(event, &self.files, self.watch.path()) {
-            Rendered::Event { name, data } => (name, data),
+            Rendered::Event(change) => (change.name(), change.data()),
             Rendered::Unwatched(message) => {
                 ("error", ApiError::new(Code::Internal, message).flat_body())
             }
@@ -209,18 +209,11 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::services::paths::{PathGuard, PathRules};
     use serde_json::{Value, json};
     use std::path::Path;
 
     fn stream_on(root: &Path) -> Stream {
-        let guard = PathGuard::from_section(&PathRules {
-            allow: Some(vec![root.to_path_buf()]),
-            deny: vec!["**/.env".into()],
-            ..PathRules::default()
-        })
-        .unwrap();
-        let files = FileService::new(guard, root);
+        let files = crate::wire::watch::tests::files_on(root);
         let watch = files.watch(".", true, 16).unwrap();
         Stream::new(watch, files)
     }

@@ -6,7 +6,6 @@
 //! (`paths.max_file_bytes`) both end it with 413 and leave nothing behind.
 
 use super::entry::FileEntry;
-use super::entry::entry_json;
 use super::{Route, required, service};
 use crate::error::ApiError;
 use crate::server::SharedState;
@@ -15,6 +14,7 @@ use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Body as RequestBody, Code, Doc, JsonSchema, PATH_WRITE};
 use crate::services::files::WriteOptions;
+use crate::wire::EntryInfo;
 use crate::zero_copy::{self, FileChannel};
 use axum::Extension;
 use axum::body::Body;
@@ -95,7 +95,7 @@ async fn write(
     let written = service(&app)
         .write_pieces(&path, body, options, move |file| arming.arm(file))
         .await;
-    let written = written.map(|entry| axum::Json(entry_json(&entry)));
+    let written = written.map(|entry| axum::Json(EntryInfo::from(&entry)));
     Ok(zero_copy::upload_answer(
         channel.as_ref(),
         written.map_err(ApiError::from),

@@ -17,7 +17,7 @@ mod start;
 mod stdin;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod examples;
 
 use crate::error::{ApiError, Code};
 pub(crate) use crate::server::route::Route;

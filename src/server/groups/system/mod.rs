@@ -12,7 +12,7 @@ mod metrics;
 mod ports;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod examples;
 
 use crate::error::{ApiError, Code};
 pub(crate) use crate::server::route::Route;

@@ -1,6 +1,6 @@
 //! The terminal group: thin handlers over the terminal service (`services::pty`), one file
 //! per operation, each declaring its [`Route`] with its documented example (shown in
-//! `docs/endpoints.md` and run by this module's tests). `connect.rs` is the WebSocket on
+//! `docs/endpoints.md` and run by `server::example_run`). `connect.rs` is the WebSocket on
 //! the terminal port; `render.rs` shapes records; `errors.rs` maps the service's errors to
 //! rows of the server table.
 
@@ -15,7 +15,7 @@ mod resize;
 mod schemas;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod examples;
 
 pub(crate) use crate::server::route::Route;
 

@@ -1,6 +1,7 @@
-//! File-watch events as named JSON data, for every stream that relays a watch (the
-//! server's `GET /files/watch`, the engine's `.../files/watch`): each renders them once
-//! here and only wraps the failures in its own error body.
+//! A file watch's events as the wire's [`WatchChange`], for every stream that relays a
+//! watch of the file service (the server's `GET /files/watch`, the engine's `local`
+//! `.../files/watch`): each renders them here and only wraps the failures in its own error
+//! body. The shapes and names are `wire::files`'s; this reads the service's events into them.
 //!
 //! - `create`, `modify`, `delete`: `{path, type, entry?}`; `rename`: `{path, from, type,
 //!   entry?}` (`path` the new name). `type` is what the kernel reported (`file`, `dir`,
@@ -10,16 +11,16 @@
 //! - the three failures ([`Rendered::Unwatched`], [`Rendered::Gone`],
 //!   [`Rendered::Failed`]) carry their message; the caller chooses the error row.
 
+use super::{Change, Deleted, Overflow, WatchChange};
+use crate::services::files::FileService;
 use crate::services::files::watch::WatchEvent;
-use crate::services::files::{EntryKind, FileService};
-use serde_json::{Value, json};
 use std::path::Path;
 
 /// One watch event, ready for a stream.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rendered {
-    /// A change or an overflow: the event's name and data.
-    Event { name: &'static str, data: Value },
+    /// A change or an overflow (boxed: a change with its entry is many times a message).
+    Event(Box<WatchChange>),
     /// A directory cannot be watched (the system's watch limit): changes in it are not
     /// seen, and the stream goes on.
     Unwatched(String),
@@ -39,58 +40,51 @@ impl Rendered {
 /// Renders `event` of the watch on `watched`; `files` gives the entries (a few system
 /// calls: it blocks briefly).
 pub fn render(event: WatchEvent, files: &FileService, watched: &Path) -> Rendered {
-    let named = |name, data| Rendered::Event { name, data };
-    match event {
-        WatchEvent::Create { path, kind } => named("create", change(files, &path, None, kind)),
-        WatchEvent::Modify { path, kind } => named("modify", change(files, &path, None, kind)),
-        WatchEvent::Delete { path, kind } => named(
-            "delete",
-            json!({"path": path.to_string_lossy(), "type": kind.as_str()}),
-        ),
+    let change = |path: &Path, from: Option<&Path>, kind| {
+        Change::new(path, from, kind, files.watched_entry(path).as_ref())
+    };
+    let change = match event {
+        WatchEvent::Create { path, kind } => WatchChange::Create(change(&path, None, kind)),
+        WatchEvent::Modify { path, kind } => WatchChange::Modify(change(&path, None, kind)),
+        WatchEvent::Delete { path, kind } => WatchChange::Delete(Deleted::new(&path, kind)),
         WatchEvent::Rename { from, to, kind } => {
-            named("rename", change(files, &to, Some(&from), kind))
+            WatchChange::Rename(change(&to, Some(&from), kind))
         }
-        WatchEvent::Overflow => named(
-            "overflow",
-            json!({
-                "path": watched.to_string_lossy(),
-                "message": "some events were lost (the reader fell behind, or the \
-                    kernel's queue overflowed); list the path again to resynchronize",
-            }),
-        ),
-        WatchEvent::Unwatched { path, reason } => Rendered::Unwatched(format!(
-            "`{}` is not watched, so changes in it are not seen: {reason}",
-            path.display()
+        WatchEvent::Overflow => WatchChange::Overflow(Overflow::new(
+            watched,
+            "some events were lost (the reader fell behind, or the kernel's queue \
+             overflowed); list the path again to resynchronize",
         )),
-        WatchEvent::Gone { path } => Rendered::Gone(format!(
-            "`{}` was deleted or moved away; the watch has ended",
-            path.display()
-        )),
-        WatchEvent::Failed { reason } => Rendered::Failed(format!("the watch failed: {reason}")),
-    }
-}
-
-/// `{path, from?, type, entry?}`: the entry as the path is now, when it is there.
-fn change(files: &FileService, path: &Path, from: Option<&Path>, kind: EntryKind) -> Value {
-    let mut data = json!({"path": path.to_string_lossy()});
-    if let Some(from) = from {
-        data["from"] = json!(from.to_string_lossy());
-    }
-    data["type"] = json!(kind.as_str());
-    if let Some(entry) = files.watched_entry(path) {
-        // The entry's own serialization is the wire's entry info.
-        data["entry"] = serde_json::to_value(&entry).unwrap_or(Value::Null);
-    }
-    data
+        WatchEvent::Unwatched { path, reason } => {
+            return Rendered::Unwatched(format!(
+                "`{}` is not watched, so changes in it are not seen: {reason}",
+                path.display()
+            ));
+        }
+        WatchEvent::Gone { path } => {
+            return Rendered::Gone(format!(
+                "`{}` was deleted or moved away; the watch has ended",
+                path.display()
+            ));
+        }
+        WatchEvent::Failed { reason } => {
+            return Rendered::Failed(format!("the watch failed: {reason}"));
+        }
+    };
+    Rendered::Event(Box::new(change))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::services::files::EntryKind;
     use crate::services::paths::{PathGuard, PathRules};
+    use serde_json::json;
     use std::path::PathBuf;
 
-    fn files_on(root: &Path) -> FileService {
+    /// A file service on `root` that refuses `.env` files (the server's watch tests use it
+    /// too).
+    pub(crate) fn files_on(root: &Path) -> FileService {
         let guard = PathGuard::from_section(&PathRules {
             allow: Some(vec![root.to_path_buf()]),
             deny: vec!["**/.env".into()],
@@ -115,17 +109,18 @@ mod tests {
             &files,
             &root,
         );
-        let Rendered::Event { name, data } = rendered else {
+        let Rendered::Event(change) = rendered else {
             panic!("{rendered:?}")
         };
-        assert_eq!(name, "rename");
+        let data = change.data();
+        assert_eq!(change.name(), "rename");
         assert_eq!(data["from"], root.join("a.txt").display().to_string());
         assert_eq!(data["path"], root.join("b.txt").display().to_string());
         assert_eq!(data["type"], "file");
         assert_eq!(data["entry"]["size"], 3);
         // A path the rules refuse is named but never described.
         std::fs::write(root.join(".env"), "secret").unwrap();
-        let Rendered::Event { data, .. } = render(
+        let Rendered::Event(change) = render(
             WatchEvent::Modify {
                 path: root.join(".env"),
                 kind: EntryKind::File,
@@ -135,7 +130,7 @@ mod tests {
         ) else {
             panic!()
         };
-        assert!(data.get("entry").is_none(), "{data}");
+        assert!(change.data().get("entry").is_none(), "{change:?}");
     }
 
     #[test]
@@ -151,15 +146,18 @@ mod tests {
                 &files,
                 &root
             ),
-            Rendered::Event {
-                name: "delete",
-                data: json!({"path": "/nowhere/x", "type": "dir"})
-            }
+            Rendered::Event(Box::new(WatchChange::Delete(Deleted {
+                path: "/nowhere/x".into(),
+                type_: "dir".into()
+            })))
         );
-        let Rendered::Event { name, data } = render(WatchEvent::Overflow, &files, &root) else {
+        let Rendered::Event(change) = render(WatchEvent::Overflow, &files, &root) else {
             panic!()
         };
-        assert_eq!((name, &data["path"]), ("overflow", &json!("/nowhere")));
+        assert_eq!(
+            (change.name(), &change.data()["path"]),
+            ("overflow", &json!("/nowhere"))
+        );
     }
 
     #[test]
