@@ -28,9 +28,12 @@ fn entry(core: &Core, entry: &Entry) -> EntryInfo {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        info.symlink_target = info
-            .symlink_target
-            .map(|t| inside::shown(core, t.into()).as_str().unwrap_or_default().to_owned());
+        info.symlink_target = info.symlink_target.map(|t| {
+            inside::shown(core, t.into())
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        });
     }
     info
 }

@@ -64,6 +64,7 @@ pub fn list(core: &Core) -> ProviderResult<Vec<ProcessInfo>> {
         .map(|t| t.pid)
         .collect();
     let code = core.contexts.pids(&core.id);
+    let paused = core.status() == crate::wire::SandboxStatus::Paused;
     Ok(core
         .live()
         .into_iter()
@@ -80,7 +81,13 @@ pub fn list(core: &Core) -> ProviderResult<Vec<ProcessInfo>> {
                 pid,
                 pgid: f.stat.pgid,
                 cmd: proc_scan::cmdline(pid),
-                state: proc_scan::state_name(f.stat.state).to_owned(),
+                // A frozen process (a cgroup v1 freezer) reads `D`; in a paused sandbox
+                // every process is stopped, whichever way it was.
+                state: if paused {
+                    "stopped".to_owned()
+                } else {
+                    proc_scan::state_name(f.stat.state).to_owned()
+                },
                 tag: tag.to_owned(),
                 stdin_open: registered.is_some_and(|(_, c)| c.stdin_open()),
             }

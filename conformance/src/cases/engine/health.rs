@@ -23,7 +23,13 @@ pub fn cases() -> Vec<Case> {
                 let body = resp.json()?;
                 let mut keys: Vec<&str> = body.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
                 keys.sort_unstable();
+                // `isolation` says whether sandboxes can be isolated here (an engine older
+                // than isolation leaves it out).
+                keys.retain(|k| *k != "isolation");
                 ensure!(keys == ["pid", "protocol", "sessions", "uptime_s", "version"], "the record's fields: {body}");
+                if let Some(isolation) = body.get("isolation") {
+                    ensure!(isolation["available"].is_boolean() && (isolation["available"] == true || isolation["reason"].is_string()), "`isolation` is `{{available, reason?}}`, a reason when unavailable: {body}");
+                }
                 ensure!(body["protocol"] == "svc-engine/1", "{body}");
                 ensure!(body["uptime_s"].as_u64().is_some_and(|u| u < 3600), "`uptime_s` counts seconds since the start: {body}");
                 if let Some(dir) = ctx.dir() {

@@ -20,6 +20,7 @@ const FEATURES: &[&str] = &[
     "code",
     "code_contexts",
     "terminal",
+    "isolation",
 ];
 
 pub fn cases() -> Vec<Case> {
