@@ -8,7 +8,9 @@ use super::exec::ExecArgs;
 use super::say::{parse_pair, report, say};
 use super::terminal::TerminalArgs;
 use crate::client::{Client, ClientOptions};
-use crate::wire::{Connection, CreateSandbox, ListSandboxes, SandboxRecord, SandboxStatus};
+use crate::wire::{
+    Connection, CreateSandbox, Isolation, ListSandboxes, SandboxRecord, SandboxStatus,
+};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -90,9 +92,24 @@ struct CreateArgs {
     /// Memory in MB.
     #[arg(long, value_name = "MB")]
     memory: Option<u64>,
+    /// `namespaces`: a machine of its own (untrusted code); `none`: the engine's user,
+    /// seeing the whole machine [default: none].
+    #[arg(long, value_parser = parse_isolation)]
+    isolation: Option<Isolation>,
+    /// Only a loopback of its own, no other network (needs `--isolation namespaces`).
+    #[arg(long)]
+    no_internet: bool,
+    /// The most processes it may hold at once [default: 4096].
+    #[arg(long, value_name = "N")]
+    max_processes: Option<u32>,
     /// Print the record as JSON instead.
     #[arg(long)]
     json: bool,
+}
+
+fn parse_isolation(text: &str) -> Result<Isolation, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned()))
+        .map_err(|_| format!("`{text}` is not an isolation: namespaces or none"))
 }
 
 fn parse_status(text: &str) -> Result<SandboxStatus, String> {
@@ -150,6 +167,9 @@ async fn records(
                 metadata: non_empty(args.metadata),
                 cpu: args.cpu,
                 memory: args.memory,
+                isolation: args.isolation,
+                allow_internet_access: args.no_internet.then_some(false),
+                max_processes: args.max_processes,
                 ..CreateSandbox::default()
             };
             let record = client.create(&body).await?;

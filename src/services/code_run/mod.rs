@@ -92,12 +92,13 @@ pub struct Launch {
     pub confine: Option<Confine>,
 }
 
-/// Given the interpreter and its arguments, the program, arguments and folder to spawn
-/// instead (the folder `None`: wherever, the program sets its own).
+/// What is spawned: a program, its arguments, and the folder to spawn it in (`None`:
+/// wherever, the program sets its own).
+pub type Spawned = (String, Vec<String>, Option<PathBuf>);
+
+/// Given the interpreter and its arguments, what to spawn instead.
 #[derive(Clone)]
-pub struct Confine(
-    pub Arc<dyn Fn(String, Vec<String>) -> (String, Vec<String>, Option<PathBuf>) + Send + Sync>,
-);
+pub struct Confine(pub Arc<dyn Fn(String, Vec<String>) -> Spawned + Send + Sync>);
 
 impl std::fmt::Debug for Confine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -107,7 +108,7 @@ impl std::fmt::Debug for Confine {
 
 impl Launch {
     /// The spec's program, arguments and folder for the interpreter run with `args`.
-    pub fn command(&self, args: Vec<String>) -> (String, Vec<String>, Option<PathBuf>) {
+    pub fn command(&self, args: Vec<String>) -> Spawned {
         let program = self.program.display().to_string();
         match &self.confine {
             Some(confine) => (confine.0)(program, args),
