@@ -111,7 +111,8 @@ pub async fn launch(
         line.push(' ');
         line.push_str(&shell_quote(arg));
     }
-    let mut command = Command::new("sh");
+    // By its path: a profile may give the engine a `PATH` without a shell on it.
+    let mut command = Command::new("/bin/sh");
     command.arg("-c").arg(&line);
     // The engine must see only what the profile says, not the caller's state folder.
     for (key, _) in std::env::vars_os() {

@@ -856,6 +856,18 @@ pub static LOCAL: Profile = Profile {
     files: &[],
 };
 
+/// `local` on an engine that finds no bubblewrap (its `PATH` names no folder), as on a
+/// machine without it: isolation is refused, never silently dropped.
+pub static LOCAL_WITHOUT_BWRAP: Profile = Profile {
+    name: "local-without-bwrap",
+    contract: Contract::Engine,
+    provider: Some("local"),
+    env: &[("PATH", "/nonexistent-svc-conformance")],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
 /// The second engine behind a provider that reaches another (`rest`): launched
 /// first, with its own state folder and token; no case talks to it directly.
 pub static ENGINE_UPSTREAM: Profile = Profile {

@@ -275,5 +275,24 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/isolation/011",
+            spec: "Where the machine cannot make namespaces (here: an engine whose PATH has no bubblewrap), a create asking `isolation: \"namespaces\"` is 501 `E8005` saying what is missing, `GET /v1/health` says `isolation: {available: false, reason}` before, and a create without isolation still works: never a silent downgrade.",
+            profile: &profiles::LOCAL_WITHOUT_BWRAP,
+            tags: ["feature:isolation"],
+            endpoints: ["sandboxes_create", "health"],
+            codes: ["E8005"],
+            run: |ctx| async move {
+                let health = get(&ctx, "/v1/health").await?.json()?;
+                ensure!(health["isolation"]["available"] == false && health["isolation"]["reason"].as_str().is_some_and(|r| r.contains("bwrap")), "{health}");
+                let resp = post(&ctx, "/v1/sandboxes", &json!({"isolation": "namespaces"})).await?;
+                let body = expect_error(&resp, 501, "E8005")?;
+                ensure!(body.to_string().contains("bubblewrap"), "the error says what to install: {body}");
+                let record = create(&ctx, &json!({"timeout": 60, "isolation": "none"})).await?;
+                ensure!(record["isolation"] == "none", "{record}");
+                kill(&ctx, record["sandbox_id"].as_str().unwrap_or_default()).await;
+                Ok(())
+            },
+        },
     ]
 }

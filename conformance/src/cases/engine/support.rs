@@ -30,6 +30,7 @@ pub const TABLE: &[(&str, u16, &str)] = &[
     ("E4006", 400, "FileTypeError"),
     ("E4007", 400, "ProcessExitedError"),
     ("E8004", 501, "FeatureNotSupportedError"),
+    ("E8005", 501, "IsolationUnavailableError"),
     ("E9001", 500, "ProviderError"),
     ("E9002", 500, "ProviderTimeoutError"),
     ("E9000", 500, "EngineError"),
