@@ -856,12 +856,14 @@ pub static LOCAL: Profile = Profile {
     files: &[],
 };
 
-/// `local` on an engine that finds no bubblewrap (its `PATH` names no folder), as on a
-/// machine without it: isolation is refused, never silently dropped.
+/// An engine that finds no bubblewrap (its `PATH` names no folder), as on a machine
+/// without it: isolation is refused, never silently dropped. No provider of its own (the
+/// default, `local`): the case is about this engine's machine, so it has no copies per
+/// provider.
 pub static LOCAL_WITHOUT_BWRAP: Profile = Profile {
     name: "local-without-bwrap",
     contract: Contract::Engine,
-    provider: Some("local"),
+    provider: None,
     env: &[("PATH", "/nonexistent-svc-conformance")],
     template: None,
     args: &[],

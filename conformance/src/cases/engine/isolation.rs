@@ -279,7 +279,7 @@ pub fn cases() -> Vec<Case> {
             id: "engine/isolation/011",
             spec: "Where the machine cannot make namespaces (here: an engine whose PATH has no bubblewrap), a create asking `isolation: \"namespaces\"` is 501 `E8005` saying what is missing, `GET /v1/health` says `isolation: {available: false, reason}` before, and a create without isolation still works: never a silent downgrade.",
             profile: &profiles::LOCAL_WITHOUT_BWRAP,
-            tags: ["feature:isolation"],
+            tags: [],
             endpoints: ["sandboxes_create", "health"],
             codes: ["E8005"],
             run: |ctx| async move {
