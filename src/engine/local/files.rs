@@ -160,10 +160,7 @@ pub async fn rename(core: &Core, body: MoveBody) -> ProviderResult<EntryInfo> {
 pub async fn remove(core: &Core, path: &str, recursive: bool) -> ProviderResult<String> {
     let path = inside::host_path(core, path)?;
     let removed = blocking(core, move |files| files.delete(&path, recursive)).await?;
-    Ok(inside::shown(core, removed.display().to_string().into())
-        .as_str()
-        .unwrap_or_default()
-        .to_owned())
+    Ok(inside::shown_path(core, &removed.display().to_string()))
 }
 
 /// Changes under `path` as events (rendered as the server's watch renders them); a

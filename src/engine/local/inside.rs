@@ -15,12 +15,6 @@ use crate::services::namespaces::{Identity, Machine, Tools, View};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Host folders a machine sees at the same path (read-only): a program there is the
-/// host's.
-const SYSTEM: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
-];
-
 fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::new(Code::InvalidArgument, message)
 }
@@ -177,7 +171,7 @@ pub fn program(
                 .to_host(&inside.display().to_string())
                 .ok()
                 .or_else(|| {
-                    SYSTEM
+                    crate::services::namespaces::launch::SYSTEM
                         .iter()
                         .any(|dir| inside.starts_with(dir))
                         .then(|| inside.clone())
@@ -275,6 +269,14 @@ pub fn own(core: &Core, host: &Path) {
             _ => break,
         }
         at = path.parent();
+    }
+}
+
+/// `path` (a host path in an answer) as the sandbox's processes name it.
+pub fn shown_path(core: &Core, path: &str) -> String {
+    match &core.isolated {
+        Some(isolated) => isolated.view.redact(path),
+        None => path.to_owned(),
     }
 }
 

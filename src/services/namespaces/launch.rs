@@ -25,9 +25,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const READY_WAIT: Duration = Duration::from_secs(10);
 /// How often readiness is looked at.
 const TICK: Duration = Duration::from_micros(200);
-/// Host folders seen at the same place inside, read-only (links stay links).
-const SYSTEM: &[&str] = &[
-    "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
+/// Host folders seen at the same place inside, read-only (links stay links): a program
+/// in one of them is the host's.
+pub const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
 ];
 
 /// The network a machine has.
@@ -188,7 +189,7 @@ fn program(tools: &Tools, plan: &Plan<'_>) -> Vec<String> {
     if plan.network == Network::Loopback {
         add(&["--unshare-net"]);
     }
-    add(&["--hostname", plan.hostname, "--ro-bind", "/usr", "/usr"]);
+    add(&["--hostname", plan.hostname]);
     for dir in SYSTEM {
         match std::fs::read_link(dir) {
             Ok(target) => add(&["--symlink", &target.display().to_string(), dir]),
