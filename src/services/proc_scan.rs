@@ -98,9 +98,15 @@ pub fn cmdline(pid: u32) -> String {
 }
 
 /// Whether the environment `pid` started with holds exactly `entry` (`NAME=value`).
+/// An empty read is tried once more: the file is bound to the memory of the program that
+/// ran when it was opened, so one opened just before an `exec` reads nothing after it.
 pub fn environ_has(pid: u32, entry: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|env| env.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
+    let read = || std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let mut env = read();
+    if env.is_empty() {
+        env = read();
+    }
+    env.split(|b| *b == 0).any(|e| e == entry.as_bytes())
 }
 
 /// Every pid in `/proc`.

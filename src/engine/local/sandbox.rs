@@ -220,7 +220,7 @@ impl Core {
             let stored = lock(&self.stored);
             (stored.groups.clone(), stored.sessions.clone())
         };
-        let known = self.cgroup.as_ref().map(Cgroup::procs).unwrap_or_default();
+        let known = self.children();
         let mark = env::mark_entry(&self.id);
         let found = proc_scan::find(&Marks {
             env: &mark,
@@ -247,6 +247,24 @@ impl Core {
             });
         }
         found
+    }
+
+    /// The pids known to be the sandbox's without reading their environment: its cgroup's
+    /// members and the engine's own running children (commands, terminals, code contexts).
+    /// A child is known from its spawn on, while `/proc/PID/environ` can read empty while
+    /// it execs (the cgroup-join wrapper's `exec`), which would drop it from one scan.
+    fn children(&self) -> Vec<u32> {
+        let mut known = self.cgroup.as_ref().map(Cgroup::procs).unwrap_or_default();
+        known.extend(
+            self.registry
+                .list(&self.id)
+                .iter()
+                .filter(|r| r.status == crate::services::supervisor::Status::Running)
+                .map(|r| r.pid),
+        );
+        known.extend(self.terminals.list(&self.id).iter().map(|t| t.pid));
+        known.extend(self.contexts.pids(&self.id));
+        known
     }
 
     /// The live (not dead) processes of the sandbox, its machine's init aside.
