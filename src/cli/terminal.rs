@@ -19,6 +19,9 @@ pub struct TerminalArgs {
     /// The shell to run [default: /bin/bash].
     #[arg(long)]
     shell: Option<String>,
+    /// Who runs the shell in an isolated sandbox: `user` (the default) or `root`.
+    #[arg(long)]
+    user: Option<String>,
 }
 
 /// Raw mode of stdin for the guard's life.
@@ -63,6 +66,7 @@ async fn session(client: &Client, args: &TerminalArgs) -> Result<(), ClientError
             size.map(|s| s.0),
             size.map(|s| s.1),
             args.shell.as_deref(),
+            args.user.as_deref(),
         )
         .await?;
     let _raw = if std::io::stdin().is_terminal() {

@@ -36,19 +36,22 @@ pub struct TerminalReader {
 }
 
 impl Client {
-    /// Opens a terminal of `cols` x `rows` running `shell` (defaults 80, 24, `/bin/bash`).
+    /// Opens a terminal of `cols` x `rows` running `shell` (defaults 80, 24, `/bin/bash`)
+    /// as `user` (the sandbox's default when `None`).
     pub async fn terminal(
         &self,
         id: &str,
         cols: Option<u32>,
         rows: Option<u32>,
         shell: Option<&str>,
+        user: Option<&str>,
     ) -> ClientResult<Terminal> {
-        let query = [
+        let mut query = vec![
             ("cols", cols.unwrap_or(DEFAULT_COLS).to_string()),
             ("rows", rows.unwrap_or(DEFAULT_ROWS).to_string()),
             ("shell", shell.unwrap_or(DEFAULT_SHELL).to_owned()),
         ];
+        query.extend(user.map(|user| ("user", user.to_owned())));
         let query = &query;
         let socket = self
             .with_recovery(|engine| async move { self.open(&engine, id, query).await })

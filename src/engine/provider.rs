@@ -118,6 +118,28 @@ pub enum TerminalInput {
     Resize { cols: u32, rows: u32 },
 }
 
+/// What a terminal is opened with, its query's defaults applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalOpen {
+    pub cols: u32,
+    pub rows: u32,
+    pub shell: String,
+    /// Who runs the shell (`user` or `root` in an isolated sandbox), as for a command.
+    pub user: Option<String>,
+}
+
+impl TerminalOpen {
+    /// `shell` at `cols` x `rows`, run by the sandbox's default user.
+    pub fn new(cols: u32, rows: u32, shell: &str) -> TerminalOpen {
+        TerminalOpen {
+            cols,
+            rows,
+            shell: shell.to_owned(),
+            user: None,
+        }
+    }
+}
+
 /// A terminal: write to `input`; `output` ends when the shell has exited.
 pub struct TerminalIo {
     pub input: mpsc::Sender<TerminalInput>,
@@ -351,7 +373,7 @@ pub trait Sandbox: Send + Sync {
         unsupported(Feature::CodeContexts)
     }
 
-    async fn terminal(&self, _cols: u32, _rows: u32, _shell: &str) -> ProviderResult<TerminalIo> {
+    async fn terminal(&self, _open: &TerminalOpen) -> ProviderResult<TerminalIo> {
         unsupported(Feature::Terminal)
     }
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// `cols` and `rows` of a terminal: 1-1000.
 pub const TERMINAL_SIZE_MAX: u32 = 1000;
 
-/// `GET .../terminal?cols=&rows=&shell=` (spec: client defaults 80, 24, `/bin/bash`).
+/// `GET .../terminal?cols=&rows=&shell=&user=` (spec: client defaults 80, 24, `/bin/bash`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TerminalQuery {
@@ -17,6 +17,10 @@ pub struct TerminalQuery {
     pub rows: Option<u32>,
     #[serde(default)]
     pub shell: Option<String>,
+    /// Who runs the shell, as for a command: in an isolated sandbox `user` (the default)
+    /// or `root`.
+    #[serde(default)]
+    pub user: Option<String>,
 }
 
 /// The one text frame a terminal client sends: `{type: "resize", cols, rows}`.

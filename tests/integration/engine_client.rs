@@ -219,7 +219,7 @@ async fn engine_client_commands_files_and_terminal() {
 
     // Terminal: bytes both ways, a resize, the end when the shell exits.
     let mut t = c
-        .terminal(id, Some(100), Some(30), Some("/bin/sh"))
+        .terminal(id, Some(100), Some(30), Some("/bin/sh"), None)
         .await
         .unwrap();
     t.resize(120, 40).await.unwrap();

@@ -4,7 +4,7 @@
 //! resize, 1007 for a size out of range.
 
 use super::super::extract::Query;
-use super::super::provider::{TerminalInput, TerminalIo};
+use super::super::provider::{TerminalInput, TerminalIo, TerminalOpen};
 use super::super::routes::RouteId;
 use super::super::state::OpenGuard;
 use super::support::Sandboxed;
@@ -41,10 +41,16 @@ pub async fn connect(
             "the terminal is a WebSocket: send the upgrade handshake",
         )
     })?;
+    let open = TerminalOpen {
+        cols,
+        rows,
+        shell,
+        user: query.user,
+    };
     let io = sb
         .on(|s| {
-            let shell = shell.clone();
-            async move { s.terminal(cols, rows, &shell).await }
+            let open = open.clone();
+            async move { s.terminal(&open).await }
         })
         .await?;
     let open = sb.state.activity.open();

@@ -3,7 +3,7 @@
 
 use super::super::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileRead, ProcessInfo, ProviderResult,
-    Sandbox, TerminalIo, UploadBody,
+    Sandbox, TerminalIo, TerminalOpen, UploadBody,
 };
 use super::sandbox::LocalSandbox;
 use super::{code, commands, files, lifecycle, processes, terminal};
@@ -137,7 +137,7 @@ impl Sandbox for LocalSandbox {
         code::delete_context(&self.core, id)
     }
 
-    async fn terminal(&self, cols: u32, rows: u32, shell: &str) -> ProviderResult<TerminalIo> {
-        terminal::open(&self.core, cols, rows, shell).await
+    async fn terminal(&self, open: &TerminalOpen) -> ProviderResult<TerminalIo> {
+        terminal::open(&self.core, open).await
     }
 }

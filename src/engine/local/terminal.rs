@@ -3,7 +3,7 @@
 //! it starts is found). The terminal lives as long as its client: when the client's input
 //! closes, the shell and its session are ended.
 
-use super::super::provider::{ProviderResult, TerminalInput, TerminalIo};
+use super::super::provider::{ProviderResult, TerminalInput, TerminalIo, TerminalOpen};
 use super::sandbox::Core;
 use super::{env, inside};
 use crate::error::engine::{Code, EngineError};
@@ -16,13 +16,10 @@ use tokio::sync::mpsc;
 /// Input frames waiting for the shell.
 const INPUT_QUEUE: usize = 64;
 
-pub async fn open(
-    core: &Arc<Core>,
-    cols: u32,
-    rows: u32,
-    shell: &str,
-) -> ProviderResult<TerminalIo> {
-    let size = Size::new(cols, rows).map_err(|e| EngineError::from_domain(&e))?;
+pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<TerminalIo> {
+    let size = Size::new(open.cols, open.rows).map_err(|e| EngineError::from_domain(&e))?;
+    let who = inside::identity(core, open.user.as_deref())?;
+    let shell = open.shell.as_str();
     let term = [("TERM".to_owned(), env::TERM.to_owned())];
     let env = env::with(&core.env, &BTreeMap::from(term), &core.id);
     let home = inside::home(core);
@@ -38,7 +35,7 @@ pub async fn open(
         Some(isolated) => {
             let (program, args) = isolated.machine.enter(
                 &isolated.tools,
-                crate::services::namespaces::Identity::User,
+                who.unwrap_or(crate::services::namespaces::Identity::User),
                 &home.shown,
                 shell.clone(),
                 Vec::new(),

@@ -7,7 +7,7 @@ use super::streams;
 use super::{sse, terminal};
 use crate::engine::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileRead, ProcessInfo, ProviderResult,
-    Sandbox, TerminalIo,
+    Sandbox, TerminalIo, TerminalOpen,
 };
 use crate::wire::{
     CodeResult, CodeRunBody, CommandBody, CommandResult, ContextList, ContextRecord, CreateContext,
@@ -271,7 +271,7 @@ impl Sandbox for RestSandbox {
         .await
     }
 
-    async fn terminal(&self, cols: u32, rows: u32, shell: &str) -> ProviderResult<TerminalIo> {
-        terminal::open(&self.remote, &self.id, cols, rows, shell).await
+    async fn terminal(&self, open: &TerminalOpen) -> ProviderResult<TerminalIo> {
+        terminal::open(&self.remote, &self.id, open).await
     }
 }

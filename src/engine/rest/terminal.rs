@@ -8,7 +8,7 @@
 //! (`wss`), its certificate checked against the platform's roots as the HTTP calls' are.
 
 use super::remote::Remote;
-use crate::engine::provider::{ProviderResult, TerminalInput, TerminalIo};
+use crate::engine::provider::{ProviderResult, TerminalInput, TerminalIo, TerminalOpen};
 use crate::wire::TerminalControl;
 use bytes::Bytes;
 use futures::stream::{SplitSink, SplitStream};
@@ -34,15 +34,14 @@ const GONE_NOTICE: &[u8] = b"\r\n[svc: the remote engine stopped answering; term
 pub async fn open(
     remote: &Remote,
     sandbox_id: &str,
-    cols: u32,
-    rows: u32,
-    shell: &str,
+    open: &TerminalOpen,
 ) -> ProviderResult<TerminalIo> {
-    let query = [
-        ("cols", cols.to_string()),
-        ("rows", rows.to_string()),
-        ("shell", shell.to_owned()),
+    let mut query = vec![
+        ("cols", open.cols.to_string()),
+        ("rows", open.rows.to_string()),
+        ("shell", open.shell.clone()),
     ];
+    query.extend(open.user.clone().map(|user| ("user", user)));
     let mut url = remote.url(&["sandboxes", sandbox_id, "terminal"], &query);
     let secure = url.scheme() == "https";
     let _ = url.set_scheme(if secure { "wss" } else { "ws" });

@@ -298,7 +298,12 @@ async fn an_https_remotes_terminal_speaks_tls_and_a_failed_handshake_is_e9001_na
     let conn = rest(Some(url.clone()), Some(REMOTE_TOKEN));
     let remote =
         super::remote::Remote::of(&conn, reqwest::Client::new(), Timeouts::default()).unwrap();
-    let opened = super::terminal::open(&remote, "sb_x", 80, 24, "/bin/sh").await;
+    let opened = super::terminal::open(
+        &remote,
+        "sb_x",
+        &crate::engine::provider::TerminalOpen::new(80, 24, "/bin/sh"),
+    )
+    .await;
     let Err(e) = opened else {
         panic!("a terminal opened on a listener that speaks no TLS")
     };

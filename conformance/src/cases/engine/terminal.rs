@@ -101,6 +101,32 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/terminal/005",
+            spec: "`user` picks who runs the shell, as for a command: in an isolated sandbox `user` (uid 1000) by default and uid 0 with `user=root`; any other user is 400 `E4001` before the upgrade.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:terminal", "feature:isolation"],
+            endpoints: ["terminal"],
+            codes: ["E4001"],
+            run: |ctx| async move {
+                let record = super::support::create(&ctx, &serde_json::json!({"timeout": 300, "isolation": "namespaces"})).await?;
+                let id = record["sandbox_id"].as_str().unwrap_or_default().to_owned();
+                for (query, uid) in [("", "1000"), ("&user=user", "1000"), ("&user=root", "0")] {
+                    let mut ws = open(&ctx, &sb(&id, &format!("/terminal?shell=/bin/sh{query}"))).await?;
+                    type_line(&mut ws, "printf 'uid=%s=end\\n' \"$(id -u)\"").await?;
+                    read_until(&mut ws, format!("uid={uid}=end").as_bytes()).await.map_err(|e| anyhow!("{query:?}: {e:#}"))?;
+                    type_line(&mut ws, "exit").await?;
+                    read_to_close(&mut ws).await?;
+                }
+                let owned = headers(&ctx)?;
+                let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                let resp = ctx.ws_refused(&sb(&id, "/terminal?user=daemon"), &pairs).await?;
+                let body = expect_error(&resp, 400, "E4001")?;
+                ensure!(body["error"]["message"].as_str().is_some_and(|m| m.contains("`user`")), "the error names `user`: {body}");
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
 

@@ -1,7 +1,7 @@
 //! Code runs and contexts, and terminals.
 
 use super::*;
-use crate::engine::provider::TerminalInput;
+use crate::engine::provider::{TerminalInput, TerminalOpen};
 use crate::wire::{CodeRunBody, CreateContext};
 
 fn code(text: &str) -> CodeRunBody {
@@ -100,10 +100,18 @@ async fn a_terminal_runs_a_shell_in_the_sandbox() {
     let f = fixture();
     let (record, sandbox) = sandbox(&f).await;
     assert_eq!(
-        code_of(sandbox.terminal(0, 24, "/bin/sh").await.map(|_| ())),
+        code_of(
+            sandbox
+                .terminal(&TerminalOpen::new(0, 24, "/bin/sh"))
+                .await
+                .map(|_| ())
+        ),
         Code::InvalidArgument
     );
-    let io = sandbox.terminal(80, 24, "/bin/sh").await.unwrap();
+    let io = sandbox
+        .terminal(&TerminalOpen::new(80, 24, "/bin/sh"))
+        .await
+        .unwrap();
     let mut output = io.output;
     io.input
         .send(TerminalInput::Bytes(bytes::Bytes::from_static(
@@ -201,7 +209,12 @@ async fn a_one_shot_run_is_a_process_of_the_sandbox_with_its_limits() {
         Code::SandboxNotRunning
     );
     assert_eq!(
-        code_of(sandbox.terminal(80, 24, "/bin/sh").await.map(|_| ())),
+        code_of(
+            sandbox
+                .terminal(&TerminalOpen::new(80, 24, "/bin/sh"))
+                .await
+                .map(|_| ())
+        ),
         Code::SandboxNotRunning
     );
     end(&sandbox).await;

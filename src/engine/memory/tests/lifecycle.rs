@@ -259,7 +259,13 @@ async fn what_memory_does_not_declare_is_not_supported() {
         Code::FeatureNotSupported
     );
     assert_eq!(
-        code(sandbox.terminal(80, 24, "/bin/sh").await),
+        code(
+            sandbox
+                .terminal(&crate::engine::provider::TerminalOpen::new(
+                    80, 24, "/bin/sh"
+                ))
+                .await
+        ),
         Code::FeatureNotSupported
     );
     assert_eq!(
