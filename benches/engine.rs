@@ -4,10 +4,16 @@
 //! - cold start: from nothing (no engine, empty state folder) to the first answered request
 //!   (`health`), the client starting the engine itself; floor: spawning `svc --version` and
 //!   waiting for it. Target: under 50 ms.
-//! - create to first command: `POST /sandboxes`, then `commands/run` of `true`.
-//! - `commands/run` of `true` versus spawning `true` directly (p50 and p99).
+//! - create to first command: `POST /sandboxes`, then `commands/run` of `true`; isolated
+//!   (the default) target p50 under 20 ms.
+//! - `commands/run` of `true` versus spawning `true` directly (p50 and p99); isolated target:
+//!   under 1.5 ms added. Both run isolated and with `isolation: none`, same run.
 //! - time to the first `stdout` event of `commands/stream` of `echo hi`, versus spawning
 //!   `echo hi` and reading its first byte.
+//! - memory held per idle isolated sandbox at 100 sandboxes: what the engine grew by plus
+//!   every process of the machines (bwrap, its pid 1, the keeper), each counted by its
+//!   proportional share (`Pss`, so shared libraries are not counted 100 times); target
+//!   under 2 MiB.
 //! - files PUT and GET of 100 MiB (`--mib N`) versus `cp` of the same file.
 //! - the `rest` hop: a second engine (its own state folder and token) reached directly and
 //!   through the first engine's `rest` provider: `commands/run` of `true` (p50 and p99,
@@ -23,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::{arg, first_byte, median, ms, percentile, spawn_and_wait};
 use svc::client::{Client, ClientOptions, CommandEvent, Upload, WriteOptions};
-use svc::wire::{CommandBody, Connection, CreateSandbox};
+use svc::wire::{CommandBody, Connection, CreateSandbox, Isolation};
 
 fn svc_binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svc"))
@@ -80,11 +86,27 @@ fn program(cmd: &str, args: &[&str]) -> CommandBody {
     }
 }
 
-async fn commands(client: &Client, rounds: u64) {
+fn kind(isolation: Isolation) -> CreateSandbox {
+    CreateSandbox {
+        isolation: Some(isolation),
+        ..CreateSandbox::default()
+    }
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok { "met" } else { "NOT met" }
+}
+
+async fn commands(client: &Client, rounds: u64, isolation: Isolation) {
+    let label = match isolation {
+        Isolation::Namespaces => "isolated",
+        Isolation::None => "isolation none",
+    };
+    let isolated = isolation == Isolation::Namespaces;
     let mut created = Vec::new();
-    for _ in 0..10 {
+    for _ in 0..20 {
         let started = Instant::now();
-        let sandbox = client.create(&CreateSandbox::default()).await.unwrap();
+        let sandbox = client.create(&kind(isolation)).await.unwrap();
         let result = client
             .run(&sandbox.sandbox_id, &program("true", &[]))
             .await
@@ -93,13 +115,18 @@ async fn commands(client: &Client, rounds: u64) {
         created.push(ms(started.elapsed()));
         client.kill(&sandbox.sandbox_id).await.unwrap();
     }
+    let p50 = median(created.clone());
     println!(
-        "sandbox create → first command answered: p50 {:.1} ms, p99 {:.1} ms",
-        median(created.clone()),
-        percentile(created, 0.99)
+        "[{label}] sandbox create → first command answered: p50 {p50:.1} ms, p99 {:.1} ms{}",
+        percentile(created, 0.99),
+        if isolated {
+            format!("; target < 20 ms: {}", met(p50 < 20.0))
+        } else {
+            String::new()
+        }
     );
 
-    let sandbox = client.create(&CreateSandbox::default()).await.unwrap();
+    let sandbox = client.create(&kind(isolation)).await.unwrap();
     let id = sandbox.sandbox_id;
     let (mut via, mut floor) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
@@ -111,12 +138,17 @@ async fn commands(client: &Client, rounds: u64) {
     }
     let (p50, f50) = (median(via.clone()), median(floor.clone()));
     println!(
-        "commands/run `true`: p50 {p50:.2} ms, p99 {:.2} ms; direct spawn p50 {f50:.2} ms, \
-         p99 {:.2} ms; added p50 {:.2} ms, ratio {:.2}",
+        "[{label}] commands/run `true`: p50 {p50:.2} ms, p99 {:.2} ms; direct spawn p50 \
+         {f50:.2} ms, p99 {:.2} ms; added p50 {:.2} ms, ratio {:.2}{}",
         percentile(via, 0.99),
         percentile(floor, 0.99),
         p50 - f50,
-        p50 / f50
+        p50 / f50,
+        if isolated {
+            format!("; target < 1.5 ms added: {}", met(p50 - f50 < 1.5))
+        } else {
+            String::new()
+        }
     );
 
     let (mut via, mut floor) = (Vec::new(), Vec::new());
@@ -134,12 +166,85 @@ async fn commands(client: &Client, rounds: u64) {
     }
     let (p50, f50) = (median(via), median(floor));
     println!(
-        "commands/stream first stdout event: p50 {p50:.2} ms; direct first byte p50 {f50:.2} ms; \
+        "[{label}] commands/stream first stdout event: p50 {p50:.2} ms; direct first byte p50 {f50:.2} ms; \
          added {:.2} ms, ratio {:.2}",
         p50 - f50,
         p50 / f50
     );
     client.kill(&id).await.unwrap();
+}
+
+/// Memory held per idle isolated sandbox with `count` of them: the engine's growth plus
+/// the proportional share of every process the engine started for them.
+async fn idle_memory(client: &Client, count: usize) {
+    let engine = client.health().await.unwrap().pid;
+    let before = pss_kib(engine);
+    let mut ids = Vec::new();
+    for _ in 0..count {
+        ids.push(
+            client
+                .create(&kind(Isolation::Namespaces))
+                .await
+                .unwrap()
+                .sandbox_id,
+        );
+    }
+    // One command each, so every machine has been entered once (what a used sandbox holds).
+    for id in &ids {
+        client.run(id, &program("true", &[])).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let grown = pss_kib(engine).saturating_sub(before);
+    let machines: u64 = descendants(engine).into_iter().map(pss_kib).sum();
+    let per = (grown + machines) as f64 / count as f64 / 1024.0;
+    println!(
+        "memory per idle isolated sandbox at {count}: {per:.2} MiB (engine grew {:.1} MiB, \
+         machines {:.1} MiB, proportional set size); target < 2 MiB: {}",
+        grown as f64 / 1024.0,
+        machines as f64 / 1024.0,
+        met(per < 2.0)
+    );
+    for id in &ids {
+        client.kill(id).await.unwrap();
+    }
+}
+
+/// A process's proportional set size in KiB (`/proc/PID/smaps_rollup`), 0 when gone.
+fn pss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("Pss:"))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// Every process below `root` (not `root` itself), by parent links.
+fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (_, rest) = stat.rsplit_once(')')?;
+            Some((pid, rest.split_whitespace().nth(1)?.parse().ok()?))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(pid, _)| *pid),
+        );
+        at += 1;
+    }
+    found.remove(0);
+    found
 }
 
 async fn files(client: &Client, mib: u64) {
@@ -328,7 +433,9 @@ fn main() {
         cold_start(10).await;
         let state = tempfile::tempdir().unwrap();
         let client = client(state.path());
-        commands(&client, rounds).await;
+        commands(&client, rounds, Isolation::Namespaces).await;
+        commands(&client, rounds, Isolation::None).await;
+        idle_memory(&client, 100).await;
         files(&client, mib).await;
         rest_hop(state.path(), rounds, rest_mib).await;
         stop(&client).await;

@@ -333,10 +333,17 @@ fn set_aside(value: Value, provider: &str) -> Value {
 }
 
 /// A path inside a sandbox from its home folder, which each provider puts where it
-/// likes (`local`: `<state>/sandboxes/<id>/root`): everything up to the folder after
-/// the sandbox's id becomes `[home]`.
+/// likes (an isolated `local` sandbox: `/home/user`, as E2B's; a folder of the host for
+/// the others, such as `<state>/sandboxes/<id>/root`): that home, or everything up to the
+/// folder after the sandbox's id, becomes `[home]`.
 fn from_home(text: &str) -> String {
     const ID: &str = "[sandbox_id]/";
+    const MACHINE_HOME: &str = "/home/user";
+    if let Some(rest) = text.strip_prefix(MACHINE_HOME)
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        return format!("[home]{rest}");
+    }
     match text.find(ID) {
         Some(at) => {
             let after = &text[at + ID.len()..];

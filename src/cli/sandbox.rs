@@ -93,10 +93,10 @@ struct CreateArgs {
     #[arg(long, value_name = "MB")]
     memory: Option<u64>,
     /// `namespaces`: a machine of its own (untrusted code); `none`: the engine's user,
-    /// seeing the whole machine [default: none].
+    /// seeing the whole machine [default: the provider's; `namespaces` for `local`].
     #[arg(long, value_parser = parse_isolation)]
     isolation: Option<Isolation>,
-    /// Only a loopback of its own, no other network (needs `--isolation namespaces`).
+    /// Only a loopback of its own, no other network (not with `--isolation none`).
     #[arg(long)]
     no_internet: bool,
     /// The most processes it may hold at once [default: 4096].

@@ -54,10 +54,10 @@ pub struct SandboxRecord {
     pub max_processes: Option<u32>,
 }
 
-/// How a sandbox is kept apart from the machine that runs it. Asked for at create; the
-/// default is still `none`, the behaviour before isolation existed, until the isolated
-/// view covers everything the un-isolated one does (process ids as the sandbox sees them,
-/// a terminal's `user`): ask for `namespaces` to run untrusted code.
+/// How a sandbox is kept apart from the machine that runs it, asked for at create. The
+/// default is `namespaces` where a provider isolates (`local`); a machine that cannot make
+/// them refuses the create (`E8005`) rather than make a sandbox that isolates nothing
+/// unasked. `none` is the behaviour before isolation existed.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, Default,
 )]
@@ -65,10 +65,10 @@ pub struct SandboxRecord {
 pub enum Isolation {
     /// A machine of its own: user, pid, mount, ipc and uts namespaces (and a network one
     /// without internet access); it sees only its own folders, processes and `/etc`.
+    #[default]
     Namespaces,
     /// A folder and processes of the engine's user, seeing the whole machine: only for
     /// code as trusted as the engine itself.
-    #[default]
     None,
 }
 

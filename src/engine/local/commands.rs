@@ -120,9 +120,10 @@ pub async fn run_registered(core: &Core, spec: &Spec, label: Label) -> ProviderR
         .registry
         .process(&core.id, record.pid)
         .map_err(|e| EngineError::from_domain(&e))?;
+    let pid = core.note_command(record.pid).await;
     let exit = handle.wait().await;
     Ok(Ran {
-        pid: record.pid,
+        pid,
         exit,
         stdout: handle.output(Stream::Stdout, 0).bytes,
         stderr: handle.output(Stream::Stderr, 0).bytes,
@@ -154,14 +155,13 @@ pub async fn stream(core: &Arc<Core>, body: CommandBody) -> ProviderResult<Event
         .registry
         .process(&core.id, record.pid)
         .map_err(|e| EngineError::from_domain(&e))?;
+    let pid = core.note_command(record.pid).await;
     let follow = Follow {
         handle,
         chunks: Some(chunks),
         stdout: Utf8Carry::default(),
         stderr: Utf8Carry::default(),
-        queue: std::collections::VecDeque::from([
-            CommandEvent::Start(Started { pid: record.pid }).into()
-        ]),
+        queue: std::collections::VecDeque::from([CommandEvent::Start(Started { pid }).into()]),
         done: false,
         ended: core.life.ended.subscribe(),
     };

@@ -22,6 +22,7 @@ mod files;
 mod handle;
 mod inside;
 mod lifecycle;
+mod pids;
 mod processes;
 mod sandbox;
 mod store;

@@ -36,9 +36,10 @@ fn process_not_found(id: &str, pid: u32) -> EngineError {
     )
 }
 
-/// The running command (or code run) of the registry with this pid, and its tag (an
-/// exited one's pid may have been reused by another process of the sandbox).
+/// The running command (or code run) the API calls `pid`, and its tag (an exited one's
+/// pid may have been reused by another process of the sandbox).
 fn registered(core: &Core, pid: u32) -> Option<(String, supervisor::ProcessHandle)> {
+    let pid = core.outer_of(pid);
     let record = core.registry.get(&core.id, pid).ok()?;
     if record.status != Status::Running {
         return None;
@@ -50,9 +51,9 @@ fn command(core: &Core, pid: u32) -> Option<supervisor::ProcessHandle> {
     registered(core, pid).map(|(_, handle)| handle)
 }
 
-/// The live process `pid` of the sandbox.
+/// The live process of the sandbox the API calls `pid`.
 fn member(core: &Core, pid: u32) -> Option<Found> {
-    core.live().into_iter().find(|f| f.stat.pid == pid)
+    core.shown_member(pid).map(|s| s.found)
 }
 
 pub fn list(core: &Core) -> ProviderResult<Vec<ProcessInfo>> {
@@ -66,21 +67,23 @@ pub fn list(core: &Core) -> ProviderResult<Vec<ProcessInfo>> {
     let code = core.contexts.pids(&core.id);
     let paused = core.status() == crate::wire::SandboxStatus::Paused;
     Ok(core
-        .live()
+        .shown()
         .into_iter()
-        .map(|f| {
-            let pid = f.stat.pid;
-            let registered = registered(core, pid);
+        .map(|shown| {
+            let f = shown.found;
+            let host = f.stat.pid;
+            let registered = registered(core, shown.pid);
             let tag = match &registered {
                 Some((tag, _)) => tag.as_str(),
-                None if terminals.contains(&pid) => "terminal",
-                None if code.contains(&pid) => "code",
+                // In an isolated sandbox these are the `nsenter`s: their child is it.
+                None if [host, f.stat.ppid].iter().any(|p| terminals.contains(p)) => "terminal",
+                None if [host, f.stat.ppid].iter().any(|p| code.contains(p)) => "code",
                 None => "background",
             };
             ProcessInfo {
-                pid,
-                pgid: f.stat.pgid,
-                cmd: proc_scan::cmdline(pid),
+                pid: shown.pid,
+                pgid: shown.pgid,
+                cmd: proc_scan::cmdline(host),
                 // A frozen process (a cgroup v1 freezer) reads `D`; in a paused sandbox
                 // every process is stopped, whichever way it was.
                 state: if paused {
@@ -105,14 +108,14 @@ pub fn signal(core: &Core, pid: u32, number: i32) -> ProviderResult<()> {
             .signal(signal)
             .map_err(|e| EngineError::from_domain(&e));
     }
-    if member(core, pid).is_none() {
+    let Some(found) = member(core, pid) else {
         return Err(process_not_found(&core.id, pid));
-    }
+    };
     let signal = match signal {
         supervisor::Signal::Term => Signal::SIGTERM,
         supervisor::Signal::Kill => Signal::SIGKILL,
     };
-    if !proc_scan::signal(pid, signal) {
+    if !proc_scan::signal(found.stat.pid, signal) {
         return Err(process_not_found(&core.id, pid));
     }
     Ok(())
@@ -149,13 +152,14 @@ pub async fn kill(core: &Core, pid: u32) -> ProviderResult<()> {
         let _ = tokio::time::timeout(GONE_WAIT, handle.wait()).await;
         return Ok(());
     }
-    if member(core, pid).is_none() {
+    let Some(found) = member(core, pid) else {
         return Err(process_not_found(&core.id, pid));
-    }
-    proc_scan::signal(pid, Signal::SIGKILL);
+    };
+    let host = found.stat.pid;
+    proc_scan::signal(host, Signal::SIGKILL);
     let deadline = tokio::time::Instant::now() + GONE_WAIT;
     while tokio::time::Instant::now() < deadline {
-        if proc_scan::stat(pid).is_none_or(|s| s.is_dead()) {
+        if proc_scan::stat(host).is_none_or(|s| s.is_dead()) {
             break;
         }
         tokio::time::sleep(TICK).await;

@@ -60,6 +60,9 @@ pub struct Core {
     pub terminals: Terminals,
     pub contexts: Contexts,
     pub cgroup: Option<Cgroup>,
+    /// In an isolated sandbox, each running command's `nsenter` (the registry's pid) and
+    /// the command's pid inside, which the API speaks ([`pids`](super::pids)).
+    pub inner: Mutex<std::collections::HashMap<u32, u32>>,
     /// Serializes pause, resume, timeout changes and the end.
     pub lifecycle: tokio::sync::Mutex<()>,
     /// Held shared while something is started in the sandbox ([`Core::admit`]) and
@@ -142,6 +145,7 @@ impl Core {
             terminals: Terminals::default(),
             contexts,
             cgroup,
+            inner: Mutex::default(),
             lifecycle: tokio::sync::Mutex::new(()),
             gate: tokio::sync::RwLock::new(()),
             table,
@@ -220,7 +224,7 @@ impl Core {
             let stored = lock(&self.stored);
             (stored.groups.clone(), stored.sessions.clone())
         };
-        let known = self.children();
+        let known = self.cgroup.as_ref().map(Cgroup::procs).unwrap_or_default();
         let mark = env::mark_entry(&self.id);
         let found = proc_scan::find(&Marks {
             env: &mark,
@@ -247,24 +251,6 @@ impl Core {
             });
         }
         found
-    }
-
-    /// The pids known to be the sandbox's without reading their environment: its cgroup's
-    /// members and the engine's own running children (commands, terminals, code contexts).
-    /// A child is known from its spawn on, while `/proc/PID/environ` can read empty while
-    /// it execs (the cgroup-join wrapper's `exec`), which would drop it from one scan.
-    fn children(&self) -> Vec<u32> {
-        let mut known = self.cgroup.as_ref().map(Cgroup::procs).unwrap_or_default();
-        known.extend(
-            self.registry
-                .list(&self.id)
-                .iter()
-                .filter(|r| r.status == crate::services::supervisor::Status::Running)
-                .map(|r| r.pid),
-        );
-        known.extend(self.terminals.list(&self.id).iter().map(|t| t.pid));
-        known.extend(self.contexts.pids(&self.id));
-        known
     }
 
     /// The live (not dead) processes of the sandbox, its machine's init aside.

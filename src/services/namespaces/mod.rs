@@ -225,6 +225,32 @@ pub fn ns_inode(pid: u32, kind: &str) -> Option<u64> {
         .ok()
 }
 
+/// How process `host` (a host pid) is numbered in its own pid namespace: its pid and its
+/// process group there (the group is 0 when its leader is outside the namespace). `None`
+/// when it is gone or has no namespace below the host's.
+pub fn inner_ids(host: u32) -> Option<(u32, u32)> {
+    let status = std::fs::read_to_string(format!("/proc/{host}/status")).ok()?;
+    // `NSpid: 4702 12`: the host's number first, the innermost namespace's last.
+    let innermost = |key: &str| -> Option<u32> {
+        let line = status.lines().find_map(|l| l.strip_prefix(key))?;
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 2 {
+            return None;
+        }
+        fields.last()?.parse().ok()
+    };
+    Some((innermost("NSpid:")?, innermost("NSpgid:")?))
+}
+
+/// The host pids of the children of process `host` (`/proc/PID/task/PID/children`).
+pub fn children(host: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{host}/task/{host}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
 /// One running machine: its init (pid 1 inside, by its host pid) and its pid namespace,
 /// which together name it even after an engine restart (a reused pid has another one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -232,7 +232,7 @@ pub fn cases() -> Vec<Case> {
             run: |ctx| async move {
                 let id = sandbox(&ctx).await?;
                 put(&ctx, &id, "inside.txt", b"x".to_vec()).await?.expect_status(200)?;
-                let outside = tempfile::tempdir()?;
+                let outside = super::support::outside_dir()?;
                 let target = outside.path().join("planted.txt");
                 let target_s = target.to_string_lossy().into_owned();
                 for escape in ["../../etc/passwd", "/etc/passwd", "a/../../../etc/passwd", target_s.as_str()] {
@@ -274,7 +274,7 @@ pub fn cases() -> Vec<Case> {
             codes: ["E4005"],
             run: |ctx| async move {
                 let id = sandbox(&ctx).await?;
-                let outside = tempfile::tempdir()?;
+                let outside = super::support::outside_dir()?;
                 std::fs::write(outside.path().join("secret.txt"), "outside")?;
                 sh(&ctx, &id, &format!("ln -s {} out", crate::launch::shell_quote(&outside.path().to_string_lossy()))).await?;
                 expect_error(&read(&ctx, &id, "out/secret.txt").await?, 400, "E4005")?;

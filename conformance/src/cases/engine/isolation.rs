@@ -196,16 +196,21 @@ pub fn cases() -> Vec<Case> {
             codes: [],
             run: |ctx| async move {
                 let id = isolated(&ctx).await?;
-                sh(&ctx, &id, "sleep 301 >/dev/null 2>&1 & setsid sleep 302 >/dev/null 2>&1 < /dev/null &").await?;
-                let pids: Vec<u64> = super::support::eventually(Duration::from_secs(5), "both sleeps listed", || async {
+                let words = [super::support::sleep_word(), super::support::sleep_word()];
+                sh(&ctx, &id, &format!("sleep {} >/dev/null 2>&1 & setsid sleep {} >/dev/null 2>&1 < /dev/null &", words[0], words[1])).await?;
+                let left: Vec<super::support::Left> = super::support::eventually(Duration::from_secs(5), "both sleeps listed", || async {
                     let list = processes(&ctx, &id).await?;
-                    let pids: Vec<u64> = list.iter().filter(|p| p["cmd"].as_str().is_some_and(|c| c.starts_with("sleep 30"))).filter_map(|p| p["pid"].as_u64()).collect();
-                    Ok((pids.len() == 2).then_some(pids))
+                    let left: Vec<super::support::Left> = words.iter().filter_map(|w| {
+                        let listed = list.iter().find(|p| p["cmd"] == format!("sleep {w}").as_str())?;
+                        Some(super::support::Left { pid: listed["pid"].as_u64()?, word: w.clone() })
+                    }).collect();
+                    Ok((left.len() == 2).then_some(left))
                 }).await?;
+                ensure!(left.iter().all(super::support::Left::alive), "both run on the machine: {left:?}");
                 let resp = super::support::delete(&ctx, &sb(&id, "")).await?;
                 resp.expect_status(200)?;
-                for pid in pids {
-                    super::support::gone(pid, Duration::from_secs(10)).await?;
+                for one in left {
+                    one.gone(Duration::from_secs(10)).await?;
                 }
                 Ok(())
             },

@@ -3,13 +3,11 @@
 //! processes until resume.
 
 use super::support::{
-    alive, check_record, create, epoch, expect_error, get, gone, now, post, processes, sb, sh,
-    snapshot,
+    Left, check_record, create, epoch, expect_error, get, now, post, processes, sb, sh, snapshot,
 };
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context as _, anyhow, ensure};
 use serde_json::json;
-use std::path::PathBuf;
 use std::time::Duration;
 
 pub fn cases() -> Vec<Case> {
@@ -74,15 +72,21 @@ pub fn cases() -> Vec<Case> {
             codes: ["E4003"],
             run: |ctx| async move {
                 let id = id_of(&create(&ctx, &json!({"timeout": 300})).await?)?;
-                // A counter the runner reads straight from the sandbox's folder: it only moves while
-                // the sandbox runs, whatever the provider pauses with.
-                let out = sh(&ctx, &id, "pwd; (i=0; while :; do i=$((i+1)); echo $i > .counter; sleep 0.05; done) >/dev/null 2>&1 & echo $!").await?;
-                let mut lines = out.lines();
-                let cwd = PathBuf::from(lines.next().unwrap_or_default());
-                let bg: u64 = lines.next().unwrap_or_default().trim().parse().with_context(|| format!("`pwd; ... & echo $!` printed {out:?}"))?;
-                let counter = cwd.join(".counter");
-                let read = || std::fs::read_to_string(&counter).ok().and_then(|s| s.trim().parse::<u64>().ok()).unwrap_or(0);
-                super::support::eventually(Duration::from_secs(5), "the counter runs", || async { Ok((read() > 2).then_some(())) }).await?;
+                // A counter the runner reads through the files API (which works while paused): it
+                // only moves while the sandbox runs, whatever the provider pauses with. The loop's
+                // script holds a word of its own, by which the runner finds it on the machine.
+                let word = super::support::sleep_word();
+                let out = sh(&ctx, &id, &format!("(: {word}; i=0; while :; do i=$((i+1)); echo $i > .counter; sleep 0.05; done) >/dev/null 2>&1 & echo $!")).await?;
+                let pid: u64 = out.trim().parse().with_context(|| format!("`... & echo $!` printed {out:?}"))?;
+                let bg = super::support::Left { pid, word };
+                let read = || {
+                    let (ctx, id) = (ctx.clone(), id.clone());
+                    async move {
+                        let resp = get(&ctx, &sb(&id, "/files/content?path=.counter")).await?;
+                        Ok::<u64, anyhow::Error>(std::str::from_utf8(&resp.body).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0))
+                    }
+                };
+                super::support::eventually(Duration::from_secs(5), "the counter runs", || async { Ok((read().await? > 2).then_some(())) }).await?;
 
                 let resp = post(&ctx, &sb(&id, "/pause"), &json!({})).await?;
                 resp.expect_status(200)?;
@@ -93,12 +97,13 @@ pub fn cases() -> Vec<Case> {
                 ensure!(get(&ctx, &sb(&id, "/running")).await?.json()? == json!({"running": false}), "a paused sandbox is not running");
                 ensure!(get(&ctx, &sb(&id, "")).await?.json()?["status"] == "paused", "info says paused");
                 tokio::time::sleep(Duration::from_millis(200)).await;
-                let at_pause = read();
+                let at_pause = read().await?;
                 tokio::time::sleep(Duration::from_millis(700)).await;
-                ensure!(read() == at_pause, "the background counter moved while paused ({at_pause} -> {})", read());
-                ensure!(alive(bg), "paused is not killed");
+                let later = read().await?;
+                ensure!(later == at_pause, "the background counter moved while paused ({at_pause} -> {later})");
+                ensure!(bg.alive(), "paused is not killed");
                 let listed = processes(&ctx, &id).await?;
-                let shell = listed.iter().find(|p| p["pid"] == bg).ok_or_else(|| anyhow!("the background loop is listed: {listed:?}"))?;
+                let shell = listed.iter().find(|p| p["pid"] == bg.pid).ok_or_else(|| anyhow!("the background loop is listed: {listed:?}"))?;
                 ensure!(shell["state"] == "stopped", "a paused process is listed `stopped`: {shell}");
                 let refused = post(&ctx, &sb(&id, "/commands/run"), &json!({"cmd": "true"})).await?;
                 let body = expect_error(&refused, 400, "E4003")?;
@@ -108,13 +113,13 @@ pub fn cases() -> Vec<Case> {
                 resp.expect_status(200)?;
                 let resumed = resp.json()?;
                 ensure!(resumed["status"] == "running", "{resumed}");
-                super::support::eventually(Duration::from_secs(5), "the counter moves again", || async { Ok((read() > at_pause).then_some(())) }).await?;
+                super::support::eventually(Duration::from_secs(5), "the counter moves again", || async { Ok((read().await? > at_pause).then_some(())) }).await?;
                 ensure!(sh(&ctx, &id, "echo back").await? == "back\n", "commands run again");
                 for (route, body) in [("/pause", json!({"extra": 1})), ("/resume", json!({"extra": 1}))] {
                     expect_error(&post(&ctx, &sb(&id, route), &body).await?, 400, "E4001").with_context(|| route.to_owned())?;
                 }
                 super::support::kill(&ctx, &id).await;
-                gone(bg, Duration::from_secs(10)).await?;
+                bg.gone(Duration::from_secs(10)).await?;
                 Ok(())
             },
         },
@@ -130,8 +135,8 @@ pub fn cases() -> Vec<Case> {
                 let bg = background_sleep(&ctx, &id).await?;
                 post(&ctx, &sb(&id, "/pause"), &json!({})).await?.expect_status(200)?;
                 expect_error(&post(&ctx, &sb(&id, "/code/run"), &json!({"code": "print(1)"})).await?, 400, "E4003").context("code run")?;
-                expect_error(&post(&ctx, &sb(&id, &format!("/processes/{bg}/signal")), &json!({"signal": 9})).await?, 400, "E4003").context("signal")?;
-                ensure!(alive(bg), "a refused signal is not delivered");
+                expect_error(&post(&ctx, &sb(&id, &format!("/processes/{}/signal", bg.pid)), &json!({"signal": 9})).await?, 400, "E4003").context("signal")?;
+                ensure!(bg.alive(), "a refused signal is not delivered");
                 let token = ctx.token().ok_or_else(|| anyhow!("the engine's token is unknown"))?;
                 let bearer = format!("Bearer {token}");
                 let own = super::support::own(&ctx);
@@ -144,7 +149,7 @@ pub fn cases() -> Vec<Case> {
                 ensure!(read.status == 200 && read.body.as_ref() == b"still", "{}", read.describe());
                 post(&ctx, &sb(&id, "/resume"), &json!({})).await?.expect_status(200)?;
                 super::support::kill(&ctx, &id).await;
-                gone(bg, Duration::from_secs(10)).await?;
+                bg.gone(Duration::from_secs(10)).await?;
                 Ok(())
             },
         },
@@ -158,19 +163,15 @@ fn id_of(record: &serde_json::Value) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow!("no sandbox_id in {record}"))
 }
 
-/// Leaves `sleep 300` in the background of the sandbox: its pid.
-async fn background_sleep(ctx: &Ctx, id: &str) -> anyhow::Result<u64> {
-    let out = sh(ctx, id, "sleep 300 >/dev/null 2>&1 & echo $!").await?;
-    let pid = out
-        .trim()
-        .parse()
-        .with_context(|| format!("a pid from `echo $!`: {out:?}"))?;
-    ensure!(alive(pid), "the background sleep runs");
-    Ok(pid)
+/// Leaves a sleep in the background of the sandbox.
+async fn background_sleep(ctx: &Ctx, id: &str) -> anyhow::Result<Left> {
+    let left = super::support::leave_sleeps(ctx, id, 1).await?.remove(0);
+    ensure!(left.alive(), "the background sleep runs");
+    Ok(left)
 }
 
 /// Waits for the sandbox to be gone (404 `E2009`) and `bg` with it.
-async fn expired(ctx: &Ctx, id: &str, bg: u64) -> anyhow::Result<()> {
+async fn expired(ctx: &Ctx, id: &str, bg: Left) -> anyhow::Result<()> {
     let ctx2 = ctx.clone();
     let path = sb(id, "");
     let last = super::support::eventually(Duration::from_secs(15), "the sandbox expires", || {
@@ -182,5 +183,5 @@ async fn expired(ctx: &Ctx, id: &str, bg: u64) -> anyhow::Result<()> {
     })
     .await?;
     expect_error(&last, 404, "E2009")?;
-    gone(bg, Duration::from_secs(10)).await
+    bg.gone(Duration::from_secs(10)).await
 }

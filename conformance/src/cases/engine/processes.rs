@@ -3,7 +3,7 @@
 //! 15 and 9 only; stdin of a streamed command stays open for writes.
 
 use super::support::{
-    alive, delete, error_snapshot, expect_error, gone, post, processes, req, sandbox, sb, snapshot,
+    alive, delete, error_snapshot, expect_error, post, processes, req, sandbox, sb, snapshot,
     stream_bytes,
 };
 use crate::{Case, Ctx, SseFrame, SseStream, case, profiles};
@@ -24,7 +24,8 @@ pub fn cases() -> Vec<Case> {
             run: |ctx| async move {
                 let id = sandbox(&ctx).await?;
                 let began = Instant::now();
-                let out = super::support::run(&ctx, &id, &json!({"cmd": "sh", "args": ["-c", "sleep 300 & echo ok"]})).await?;
+                let word = super::support::sleep_word();
+                let out = super::support::run(&ctx, &id, &json!({"cmd": "sh", "args": ["-c", format!("sleep {word} & echo ok")]})).await?;
                 ensure!(began.elapsed() < Duration::from_secs(5), "answered {:?} after the start: the background process held it", began.elapsed());
                 ensure!(out["stdout"] == "ok\n" && out["exit_code"] == 0, "{out}");
                 let resp = super::support::get(&ctx, &sb(&id, "/processes")).await?;
@@ -32,19 +33,21 @@ pub fn cases() -> Vec<Case> {
                 let body = resp.json()?;
                 ensure!(body.as_object().is_some_and(|m| m.len() == 1), "the answer is `{{processes}}`: {body}");
                 let list = body["processes"].as_array().cloned().unwrap_or_default();
-                let sleep = list.iter().find(|p| p["cmd"].as_str().is_some_and(|c| c.starts_with("sleep 300"))).ok_or_else(|| anyhow!("the background sleep is listed: {body}"))?;
+                let sleep = list.iter().find(|p| p["cmd"].as_str().is_some_and(|c| *c == format!("sleep {word}"))).ok_or_else(|| anyhow!("the background sleep is listed: {body}"))?;
                 let mut keys: Vec<&str> = sleep.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
                 keys.sort_unstable();
                 ensure!(keys == ["cmd", "pgid", "pid", "state", "stdin_open", "tag"], "{sleep}");
                 ensure!(sleep["tag"] == "background" && sleep["stdin_open"].is_boolean() && sleep["pgid"].as_u64().is_some_and(|g| g > 0), "{sleep}");
                 ensure!(["running", "sleeping"].contains(&sleep["state"].as_str().unwrap_or_default()), "{sleep}");
-                let pid = sleep["pid"].as_u64().unwrap_or_default();
-                ensure!(alive(pid), "the listed pid is a live process");
-                snapshot(&ctx, "engine__processes__background", sleep)?;
+                let left = super::support::Left { pid: sleep["pid"].as_u64().unwrap_or_default(), word };
+                ensure!(left.alive(), "the listed sleep is a live process");
+                let mut shape = sleep.clone();
+                shape["cmd"] = json!("sleep [word]");
+                snapshot(&ctx, "engine__processes__background", &shape)?;
                 tokio::time::sleep(Duration::from_millis(300)).await;
-                ensure!(alive(pid), "it keeps running after the command's answer");
+                ensure!(left.alive(), "it keeps running after the command's answer");
                 super::support::kill(&ctx, &id).await;
-                gone(pid, Duration::from_secs(10)).await?;
+                left.gone(Duration::from_secs(10)).await?;
                 Ok(())
             },
         },
@@ -57,7 +60,8 @@ pub fn cases() -> Vec<Case> {
             codes: ["E4001"],
             run: |ctx| async move {
                 let id = sandbox(&ctx).await?;
-                let pids = background(&ctx, &id, 2).await?;
+                let left = background(&ctx, &id, 2).await?;
+                let pids: Vec<u64> = left.iter().map(|l| l.pid).collect();
                 for bad in [json!({"signal": 2}), json!({"signal": 0}), json!({"signal": -9}), json!({"signal": 19}), json!({"signal": "TERM"}), json!({}), json!({"signal": 15, "extra": 1})] {
                     let resp = post(&ctx, &sb(&id, &format!("/processes/{}/signal", pids[0])), &bad).await?;
                     let body = expect_error(&resp, 400, "E4001").with_context(|| format!("body {bad}"))?;
@@ -65,13 +69,14 @@ pub fn cases() -> Vec<Case> {
                         error_snapshot(&ctx, "engine__processes__signal_refused", &body, &[])?;
                     }
                 }
-                ensure!(alive(pids[0]), "a refused signal is not delivered");
-                for (pid, signal) in [(pids[0], 15), (pids[1], 9)] {
+                ensure!(left[0].alive(), "a refused signal is not delivered");
+                for (one, signal) in [(&left[0], 15), (&left[1], 9)] {
+                    let pid = one.pid;
                     let resp = post(&ctx, &sb(&id, &format!("/processes/{pid}/signal")), &json!({"signal": signal})).await?;
                     resp.expect_status(200)?;
                     let body = resp.json()?;
                     ensure!(body == json!({"pid": pid, "signal": signal}), "{body}");
-                    gone(pid, Duration::from_secs(5)).await?;
+                    one.gone(Duration::from_secs(5)).await?;
                 }
                 super::support::kill(&ctx, &id).await;
                 Ok(())
@@ -143,14 +148,14 @@ pub fn cases() -> Vec<Case> {
             codes: [],
             run: |ctx| async move {
                 let id = sandbox(&ctx).await?;
-                let pids = background(&ctx, &id, 1).await?;
-                let resp = delete(&ctx, &sb(&id, &format!("/processes/{}", pids[0]))).await?;
+                let left = background(&ctx, &id, 1).await?;
+                let killed = left[0].pid;
+                let resp = delete(&ctx, &sb(&id, &format!("/processes/{killed}"))).await?;
                 resp.expect_status(200)?;
                 let body = resp.json()?;
-                ensure!(body == json!({"pid": pids[0], "killed": true}), "{body}");
+                ensure!(body == json!({"pid": killed, "killed": true}), "{body}");
                 snapshot(&ctx, "engine__processes__killed", &body)?;
-                gone(pids[0], Duration::from_secs(5)).await?;
-                let killed = pids[0];
+                left[0].gone(Duration::from_secs(5)).await?;
                 super::support::eventually(Duration::from_secs(5), "the killed process leaves the list", || {
                     let (ctx, id) = (ctx.clone(), id.clone());
                     async move { Ok(processes(&ctx, &id).await?.iter().all(|p| p["pid"] != killed).then_some(())) }
@@ -195,20 +200,19 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-/// Leaves `n` `sleep 300` in the background: their pids (each listed by the sandbox).
-async fn background(ctx: &Ctx, id: &str, n: usize) -> anyhow::Result<Vec<u64>> {
-    let line = "sleep 300 >/dev/null 2>&1 & echo $!; ".repeat(n);
-    let out = super::support::sh(ctx, id, &line).await?;
-    let pids: Vec<u64> = out.lines().filter_map(|l| l.trim().parse().ok()).collect();
-    ensure!(pids.len() == n, "{n} pids from {out:?}");
+/// Leaves `n` sleeps in the background, each listed by the sandbox under the pid `$!`
+/// printed.
+async fn background(ctx: &Ctx, id: &str, n: usize) -> anyhow::Result<Vec<super::support::Left>> {
+    let left = super::support::leave_sleeps(ctx, id, n).await?;
     let listed = processes(ctx, id).await?;
-    for pid in &pids {
+    for one in &left {
         ensure!(
-            listed.iter().any(|p| p["pid"] == *pid),
-            "background pid {pid} is listed: {listed:?}"
+            listed.iter().any(|p| p["pid"] == one.pid),
+            "background pid {} is listed: {listed:?}",
+            one.pid
         );
     }
-    Ok(pids)
+    Ok(left)
 }
 
 /// Opens a command stream and reads to its `start`: the stream and the pid.

@@ -2,8 +2,8 @@
 //! provider, list, connect, info, running, kill, and port URLs.
 
 use super::support::{
-    alive, check_record, create, delete, epoch, error_snapshot, expect_error, get, gone, kill,
-    post, processes, q, req, sandbox, sb, sh, snapshot,
+    check_record, create, delete, epoch, error_snapshot, expect_error, get, kill,
+    post, processes, q, req, sandbox, sb, snapshot,
 };
 use crate::{Case, case, profiles};
 use anyhow::{Context as _, anyhow, ensure};
@@ -200,17 +200,16 @@ pub fn cases() -> Vec<Case> {
             codes: ["E2009"],
             run: |ctx| async move {
                 let id = sandbox(&ctx).await?;
-                let out = sh(&ctx, &id, "sleep 300 & echo $!").await?;
-                let bg: u64 = out.trim().parse().with_context(|| format!("a pid from `echo $!`: {out:?}"))?;
-                ensure!(alive(bg), "the background sleep runs");
-                ensure!(processes(&ctx, &id).await?.iter().any(|p| p["pid"] == bg), "it is listed");
+                let bg = super::support::leave_sleeps(&ctx, &id, 1).await?.remove(0);
+                ensure!(bg.alive(), "the background sleep runs");
+                ensure!(processes(&ctx, &id).await?.iter().any(|p| p["pid"] == bg.pid), "it is listed");
                 let resp = delete(&ctx, &sb(&id, "")).await?;
                 resp.expect_status(200)?;
                 let last = resp.json()?;
                 check_record(&last)?;
                 ensure!(last["sandbox_id"] == id.as_str() && (last["status"] == "stopped" || last["status"] == "stopping"), "the last record: {last}");
                 snapshot(&ctx, "engine__sandboxes__killed", &last)?;
-                gone(bg, Duration::from_secs(10)).await?;
+                bg.gone(Duration::from_secs(10)).await?;
                 for path in [sb(&id, ""), sb(&id, "/running")] {
                     expect_error(&get(&ctx, &path).await?, 404, "E2009").with_context(|| path.clone())?;
                 }

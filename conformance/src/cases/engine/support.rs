@@ -408,17 +408,100 @@ pub fn alive(pid: u64) -> bool {
         .is_some_and(|s| s != 'Z' && s != 'X')
 }
 
-/// Waits until `pid` is no longer alive (at most `within`).
-pub async fn gone(pid: u64, within: Duration) -> anyhow::Result<()> {
-    let deadline = Instant::now() + within;
-    while alive(pid) {
-        ensure!(
-            Instant::now() < deadline,
-            "process {pid} still alive after {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+/// A folder of the engine's machine outside every sandbox, for escapes to aim at. Not
+/// under the temp dir: an isolated sandbox has a `/tmp` of its own, so a host path there
+/// names a place inside the sandbox (where it is missing) rather than outside it.
+pub fn outside_dir() -> anyhow::Result<tempfile::TempDir> {
+    let base = std::env::current_dir().context("the runner's working directory")?;
+    tempfile::Builder::new()
+        .prefix(".svc-conformance-outside-")
+        .tempdir_in(base)
+        .context("a folder outside the sandboxes")
+}
+
+/// A process left in a sandbox: the pid the API and the sandbox give it, and a word of
+/// its command line unique to this run, by which the runner finds it on the engine's
+/// machine (profile `LOCAL`) whatever the sandbox numbers it (an isolated sandbox has a
+/// pid namespace of its own, so its pids are not the host's).
+#[derive(Debug, Clone)]
+pub struct Left {
+    pub pid: u64,
+    pub word: String,
+}
+
+impl Left {
+    /// Whether it runs on the machine (a zombie not counting).
+    pub fn alive(&self) -> bool {
+        !host_pids(&self.word).is_empty()
     }
-    Ok(())
+
+    /// Waits until nothing with its word runs on the machine (at most `within`).
+    pub async fn gone(&self, within: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = host_pids(&self.word);
+            if left.is_empty() {
+                return Ok(());
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "{left:?} (`{}`, pid {} in the sandbox) still alive after {within:?}",
+                self.word,
+                self.pid
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// A `sleep` argument of about 300 s no other process of the machine has, so a `sleep`
+/// started with it is found by [`host_pids`].
+pub fn sleep_word() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    // The fraction makes it unique: this run's count, this runner's pid, the time.
+    format!(
+        "300.{}{:07}{nanos:09}",
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        std::process::id()
+    )
+}
+
+/// The live processes of this machine with `word` in their command line (as an argument
+/// or in a script's text).
+pub fn host_pids(word: &str) -> Vec<u64> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.windows(word.len()).any(|w| w == word.as_bytes()))
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
+/// Leaves `n` sleeps in the background of the sandbox with one command: each with its pid
+/// (from `echo $!`) and its word.
+pub async fn leave_sleeps(ctx: &Ctx, id: &str, n: usize) -> anyhow::Result<Vec<Left>> {
+    let words: Vec<String> = (0..n).map(|_| sleep_word()).collect();
+    let line: String = words
+        .iter()
+        .map(|w| format!("sleep {w} >/dev/null 2>&1 & echo $!; "))
+        .collect();
+    let out = sh(ctx, id, &line).await?;
+    let pids: Vec<u64> = out.lines().filter_map(|l| l.trim().parse().ok()).collect();
+    ensure!(pids.len() == n, "{n} pids from {out:?}");
+    Ok(pids
+        .into_iter()
+        .zip(words)
+        .map(|(pid, word)| Left { pid, word })
+        .collect())
 }
 
 /// Polls `probe` until it answers `Some` (at most `within`).

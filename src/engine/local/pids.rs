@@ -1,0 +1,111 @@
+//! The pids the API speaks. An isolated sandbox numbers its processes itself (its own pid
+//! namespace): the API answers and takes those numbers, the ones `$$`, `$!` and `ps` print
+//! inside, so a pid read in a command's output can be listed, signalled and killed. A
+//! sandbox without a machine speaks the host's pids.
+//!
+//! A command of an isolated sandbox is started through `nsenter`, which stays outside (in
+//! the host's numbering) and forks the command inside. The registry holds the outer
+//! process (its stdin, output and exit are the command's); the API shows the inner one.
+//! The pair is noted when the command starts: the inner one is the outer's only child.
+
+use super::sandbox::{Core, lock};
+use crate::services::namespaces;
+use crate::services::proc_scan::{self, Found};
+use std::time::{Duration, Instant};
+
+/// How long a start looks for the command inside its `nsenter`. The child is forked a
+/// few milliseconds after the spawn; the bound only matters on a machine under load.
+const INNER_WAIT: Duration = Duration::from_secs(2);
+/// How often it looks.
+const INNER_TICK: Duration = Duration::from_micros(100);
+
+/// A process of the sandbox as the API shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown {
+    pub found: Found,
+    pub pid: u32,
+    pub pgid: u32,
+}
+
+impl Core {
+    /// Notes the command the registry started as `outer` and answers the pid the API
+    /// gives it: `outer` itself without a machine, else the pid inside of the process
+    /// `nsenter` forked. A command that ended before it was seen inside keeps `outer`:
+    /// nothing can address it any more, and the number is not reused inside.
+    pub async fn note_command(&self, outer: u32) -> u32 {
+        if self.isolated.is_none() {
+            return outer;
+        }
+        let inner = tokio::task::spawn_blocking(move || find_inner(outer))
+            .await
+            .ok()
+            .flatten();
+        let Some(inner) = inner else { return outer };
+        let mut pairs = lock(&self.inner);
+        // Pairs of ended commands go: their inner numbers may be given again.
+        pairs.retain(|outer, _| proc_scan::stat(*outer).is_some_and(|s| !s.is_dead()));
+        pairs.insert(outer, inner);
+        inner
+    }
+
+    /// The registry's pid of the command the API calls `pid`.
+    pub fn outer_of(&self, pid: u32) -> u32 {
+        lock(&self.inner)
+            .iter()
+            .find(|(_, inner)| **inner == pid)
+            .map_or(pid, |(outer, _)| *outer)
+    }
+
+    /// The live processes of the sandbox with the numbers the API gives them. In an
+    /// isolated sandbox those are the processes inside its machine (not the `nsenter`s
+    /// that started them, nor its init); a group led from outside is shown by the command
+    /// that leads it.
+    pub fn shown(&self) -> Vec<Shown> {
+        let live = self.live();
+        if self.isolated.is_none() {
+            return live
+                .into_iter()
+                .map(|found| Shown {
+                    found,
+                    pid: found.stat.pid,
+                    pgid: found.stat.pgid,
+                })
+                .collect();
+        }
+        let inner = lock(&self.inner).clone();
+        live.into_iter()
+            .filter_map(|found| {
+                let (pid, pgid) = namespaces::inner_ids(found.stat.pid)?;
+                let pgid = match pgid {
+                    0 => inner.get(&found.stat.pgid).copied().unwrap_or(pid),
+                    pgid => pgid,
+                };
+                Some(Shown { found, pid, pgid })
+            })
+            .collect()
+    }
+
+    /// The live process the API calls `pid`.
+    pub fn shown_member(&self, pid: u32) -> Option<Shown> {
+        self.shown().into_iter().find(|s| s.pid == pid)
+    }
+}
+
+/// The pid inside the machine of the process `nsenter` (host pid `outer`) forks, once it
+/// has; `None` when `outer` ends first or the wait passes.
+fn find_inner(outer: u32) -> Option<u32> {
+    let deadline = Instant::now() + INNER_WAIT;
+    loop {
+        if let Some(inner) = namespaces::children(outer)
+            .into_iter()
+            .find_map(|child| namespaces::inner_ids(child).map(|(pid, _)| pid))
+        {
+            return Some(inner);
+        }
+        let gone = proc_scan::stat(outer).is_none_or(|s| s.is_dead());
+        if gone || Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(INNER_TICK);
+    }
+}
