@@ -340,6 +340,7 @@ mod tests {
             token: "t".into(),
             version: "0".into(),
             started_at: "2025-01-01T00:00:00Z".into(),
+            e2b_port: None,
         }
     }
 
