@@ -121,6 +121,14 @@ async fn stat(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) 
 async fn make_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
     call(&front, &headers, &body, |r: PathRequest, s| async move {
         let path = required(r.path)?;
+        // envd's MakeDir makes the parents and says when the directory was already there
+        // (the SDKs answer `false`); the engine's `parents` mkdir succeeds on it silently.
+        if s.file_exists(&path).await? {
+            return Err(RpcError::new(
+                ConnectCode::AlreadyExists,
+                format!("directory {path} already exists"),
+            ));
+        }
         let info = s
             .mkdir(MkdirBody {
                 path: path.clone(),

@@ -354,8 +354,10 @@ async fn start_pty(
         while let Some(bytes) = output.next().await {
             tracked.send(Ok(data("pty", &bytes)));
         }
-        // The terminal says only that its shell is gone, not how it ended.
-        tracked.send(Ok(end(Some(0), false)));
+        // The terminal says only that its shell is gone, not how it ended; one the SDK
+        // killed ended by SIGKILL, as envd reports it.
+        let killed = tracked.pty.as_ref().is_some_and(|pty| lock(pty).is_none());
+        tracked.send(Ok(end(if killed { None } else { Some(0) }, false)));
         front.processes.remove(&id, pid);
     });
     Ok(follow(pid, listener))
