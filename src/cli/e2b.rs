@@ -45,7 +45,7 @@ async fn env() -> ExitCode {
         eprintln!("svc: error: the engine started but left no descriptor");
         return ExitCode::FAILURE;
     };
-    let Some(port) = descriptor.e2b_port else {
+    let (Some(port), Some(key)) = (descriptor.e2b_port, &descriptor.e2b_api_key) else {
         eprintln!(
             "svc: error: the running engine (pid {}) has no E2B front: it is older than this \
              svc; stop it (`svc provider engine stop`) and run this again",
@@ -56,9 +56,6 @@ async fn env() -> ExitCode {
     let url = format!("http://127.0.0.1:{port}");
     println!("export E2B_API_URL={url}");
     println!("export E2B_SANDBOX_URL={url}");
-    println!(
-        "export E2B_API_KEY={}",
-        crate::engine::e2b::api_key(&descriptor.token)
-    );
+    println!("export E2B_API_KEY={key}");
     ExitCode::SUCCESS
 }

@@ -93,6 +93,7 @@ pub async fn serve(
         version: env!("CARGO_PKG_VERSION").into(),
         started_at: crate::services::files::rfc3339(SystemTime::now()),
         e2b_port: Some(e2b_port),
+        e2b_api_key: Some(super::e2b::api_key(&state.token)),
     };
     write_private(
         &descriptor_path(dir),

@@ -26,6 +26,9 @@ pub struct Descriptor {
     /// engine that predates it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2b_port: Option<u16>,
+    /// The key the E2B front's control plane asks for in `X-API-KEY`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2b_api_key: Option<String>,
 }
 
 impl Descriptor {
