@@ -83,7 +83,7 @@ pub fn cases() -> Vec<Case> {
                 ensure!(resp.status == 400 && connect_error(&resp.json()?)?.0 == "invalid_argument", "{} {}", resp.status, resp.text());
                 let (status, body) = front.unary(&made, "/process.Process/SendSignal", &json!({"process": {"pid": 1}, "signal": "SIGNAL_SIGHUP"})).await?;
                 ensure!(status == 400 && connect_error(&body)?.0 == "invalid_argument", "{status} {body}");
-                let (status, body) = front.unary(&made, "/filesystem.Filesystem/ListDir", &json!({"path": "/", "depth": 1, "unknownField": "x"})).await?;
+                let (status, body) = front.unary(&made, "/filesystem.Filesystem/ListDir", &json!({"path": "/tmp", "depth": 1, "unknownField": "x"})).await?;
                 ensure!(status == 200 && body["entries"].is_array(), "{status} {body}");
                 Ok(())
             },
