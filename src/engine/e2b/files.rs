@@ -5,7 +5,7 @@
 
 use super::super::provider::{ByteStream, Sandbox};
 use super::super::routes::RouteId;
-use super::errors::{envd_http, sandbox_gone};
+use super::errors::{ApiError, envd_http, sandbox_gone};
 use super::{Front, sandbox_id};
 use crate::error::engine::{Code, EngineError};
 use crate::wire::{SandboxStatus, WriteQuery};
@@ -28,16 +28,20 @@ pub fn router() -> Router<Arc<Front>> {
 
 /// An engine error as envd's HTTP routes answer it: `{code, message}` with the status
 /// envd gives (a sandbox gone is the proxy's 502).
-fn failed(id: &str, e: EngineError) -> Response {
+pub fn envd_error(id: &str, e: EngineError) -> ApiError {
     let status = match e.code {
-        Code::SandboxNotFound => return envd_http(502, sandbox_gone(id)),
+        Code::SandboxNotFound => return ApiError::new(502, sandbox_gone(id)),
         Code::FileNotFound => 404,
         Code::InvalidArgument | Code::WrongFileType | Code::PathNotAllowed => 400,
         Code::FileExists => 409,
         Code::SandboxNotRunning => 502,
         other => other.status().as_u16(),
     };
-    envd_http(status, e.message)
+    ApiError::new(status, e.message)
+}
+
+fn failed(id: &str, e: EngineError) -> Response {
+    envd_error(id, e).into_response()
 }
 
 async fn sandbox(

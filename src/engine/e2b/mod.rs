@@ -10,6 +10,7 @@
 //! - [`process`]: `process.Process`; [`filesystem`]: `filesystem.Filesystem`;
 //!   [`files`]: envd's `/files` and `/health`.
 
+mod code;
 pub mod connect;
 mod control;
 pub mod errors;
@@ -48,6 +49,7 @@ pub struct Front {
     api_key: String,
     pub processes: process::Table,
     pub watchers: filesystem::Watchers,
+    pub code: code::Contexts,
 }
 
 /// The API key of the engine whose descriptor token is `token`: a digest of it, so the
@@ -79,6 +81,7 @@ impl Front {
             engine,
             processes: process::Table::default(),
             watchers: filesystem::Watchers::default(),
+            code: code::Contexts::default(),
         })
     }
 
@@ -120,8 +123,11 @@ pub fn app(front: Arc<Front>) -> Router {
         .merge(filesystem::router())
         .merge(files::router())
         .with_state(front.clone());
+    let code = code::router().with_state(front.clone());
     Router::new()
-        .fallback(move |request: Request| dispatch(control.clone(), envd.clone(), request))
+        .fallback(move |request: Request| {
+            dispatch(control.clone(), envd.clone(), code.clone(), request)
+        })
         .layer(middleware::from_fn_with_state(front, door))
 }
 
@@ -134,12 +140,12 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-async fn dispatch(control: Router, envd: Router, request: Request) -> Response {
+async fn dispatch(control: Router, envd: Router, code: Router, request: Request) -> Response {
     use tower::ServiceExt as _;
-    let router = if request.headers().contains_key(SANDBOX_ID) {
-        envd
-    } else {
-        control
+    let router = match header(request.headers(), SANDBOX_PORT) {
+        _ if !request.headers().contains_key(SANDBOX_ID) => control,
+        Some(CODE_PORT) => code,
+        _ => envd,
     };
     match router.oneshot(request).await {
         Ok(response) => response,
@@ -189,18 +195,23 @@ async fn door(State(front): State<Arc<Front>>, request: Request, next: Next) -> 
         }
         Some(id) => {
             let port = header(headers, SANDBOX_PORT).unwrap_or(ENVD_PORT);
-            if port != ENVD_PORT {
-                // The code interpreter's port and any other: not served (yet) by this front.
+            if port != ENVD_PORT && port != CODE_PORT {
                 return errors::envd_http(
                     502,
                     format!(
-                        "The sandbox {id} port {port} is not open: a local engine serves \
-                         envd ({ENVD_PORT}) only"
+                        "The sandbox {id} port {port} is not open: a local engine serves envd \
+                         ({ENVD_PORT}) and the code interpreter ({CODE_PORT})"
                     ),
                 );
             }
             let token = header(headers, ACCESS_TOKEN).unwrap_or("");
-            if request.uri().path() != "/health" && !same(token, &front.access_token(id)) {
+            // Without a token: envd's `/health`, and the code interpreter's `/contexts`, which
+            // the SDK calls with none (E2B guards that port with the sandbox's network).
+            let open = match port {
+                CODE_PORT => request.uri().path().starts_with("/contexts"),
+                _ => request.uri().path() == "/health",
+            };
+            if !open && !same(token, &front.access_token(id)) {
                 let message = if token.is_empty() {
                     "missing `X-Access-Token`: the sandbox's envdAccessToken"
                 } else {
