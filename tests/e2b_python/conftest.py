@@ -37,7 +37,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     assert set(exported) == {"E2B_API_URL", "E2B_SANDBOX_URL", "E2B_API_KEY"}, out
     os.environ.update(exported)
     try:
-        yield exported
+        yield {**exported, "SVC_STATE_DIR": str(state), "SVC_BIN": str(_binary())}
     finally:
         from e2b import Sandbox
 

@@ -4,6 +4,9 @@ E2B front: each call a program moving from E2B's cloud makes, with the answers i
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
 import time
 
 import pytest
@@ -159,8 +162,18 @@ def test_info_list_metadata_paging_timeout_metrics(sandbox: Sandbox) -> None:
         other.kill()
     sandbox.set_timeout(120)
     assert (sandbox.get_info().end_at - sandbox.get_info().started_at).total_seconds() > 60
+    sandbox.commands.run("sleep 30", background=True)
     metrics = sandbox.get_metrics()
     assert metrics and metrics[0].cpu_count >= 1 and metrics[0].mem_total > 0
+    assert metrics[0].mem_used > 0, "a running process has resident memory"
+
+
+def test_an_e2b_sandbox_is_an_engine_sandbox(sandbox: Sandbox, engine: dict[str, str]) -> None:
+    env = {**os.environ, "SVC_STATE_DIR": engine["SVC_STATE_DIR"]}
+    listed = subprocess.run(
+        [engine["SVC_BIN"], "sandbox", "list", "--json"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert sandbox.sandbox_id in {s["sandbox_id"] for s in json.loads(listed)["sandboxes"]}
 
 
 def test_pause_then_connect_resumes_with_the_background_process(sandbox: Sandbox) -> None:
