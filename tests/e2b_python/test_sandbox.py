@@ -4,6 +4,7 @@ E2B front: each call a program moving from E2B's cloud makes, with the answers i
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import subprocess
@@ -92,6 +93,16 @@ def test_files_write_read_list_stat_rename_remove(sandbox: Sandbox) -> None:
     assert not sandbox.files.exists("/home/user/dir/c.txt")
     with pytest.raises(NotFoundException):
         sandbox.files.read("/home/user/missing.txt")
+
+
+def test_large_files_both_ways(sandbox: Sandbox) -> None:
+    # Over axum's default 2 MiB body limit, by multipart (text) and octet-stream (a file).
+    text = "0123456789abcdef" * (384 * 1024)
+    sandbox.files.write("/home/user/big.txt", text)
+    assert sandbox.files.get_info("/home/user/big.txt").size == len(text)
+    blob = bytes(range(256)) * (32 * 1024)
+    sandbox.files.write("/home/user/big.bin", io.BytesIO(blob))
+    assert sandbox.files.read("/home/user/big.bin", format="bytes") == blob
 
 
 def test_watch_by_polling(sandbox: Sandbox) -> None:

@@ -23,7 +23,14 @@ use std::sync::Arc;
 pub fn router() -> Router<Arc<Front>> {
     Router::new()
         .route("/health", get(health))
-        .route("/files", get(read).post(write))
+        // A file's bytes flow to the provider as they come: no limit here (a multipart
+        // part is held whole, as the SDK sends only in-memory data that way).
+        .route(
+            "/files",
+            get(read)
+                .post(write)
+                .layer(axum::extract::DefaultBodyLimit::disable()),
+        )
 }
 
 /// An engine error as envd's HTTP routes answer it: `{code, message}` with the status

@@ -119,8 +119,11 @@ impl Front {
 /// The router of the front.
 pub fn app(front: Arc<Front>) -> Router {
     let control = control::router().with_state(front.clone());
+    // A Connect message is held whole: as large as the framing accepts, no larger.
+    let messages = axum::extract::DefaultBodyLimit::max(connect::MAX_MESSAGE + 5);
     let envd = process::router()
         .merge(filesystem::router())
+        .layer(messages)
         .merge(files::router())
         .with_state(front.clone());
     let code = code::router().with_state(front.clone());
