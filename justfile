@@ -11,6 +11,7 @@ test: fmt-check one-build lint
     cargo build --workspace --bins
     cargo test --workspace
     just test-python
+    just test-e2b-python
     just test-ts
     just test-real
     just fuzz
@@ -109,6 +110,25 @@ python-env:
 fuzz *args: python-env
     cargo build --workspace --bins
     "${SVC_VENV:-$HOME/.cache/svc/venv}/bin/python" tests/fuzz/run.py {{args}}
+
+# The E2B SDK check: the unchanged, pinned `e2b` Python SDK against the engine's E2B front (an engine of its own, started by `svc e2b env` in a temporary state folder).
+test-e2b-python: e2b-python-env
+    cargo build --workspace --bins
+    "${SVC_E2B_VENV:-$HOME/.cache/svc/e2b-venv}/bin/python" -m pytest -q tests/e2b_python
+
+# The venv of the E2B SDK check (pinned tests/e2b_python/requirements.txt); reinstalled only when it changes.
+e2b-python-env:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    venv="${SVC_E2B_VENV:-$HOME/.cache/svc/e2b-venv}"
+    reqs="tests/e2b_python/requirements.txt"
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    want="$(sha256sum $reqs | cut -d' ' -f1)"
+    if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
+        echo "installing $reqs into $venv"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check -r $reqs
+        echo "$want" >"$venv/.requirements.sha256"
+    fi
 
 # The official client check for TypeScript: the npm openai SDK against our server, typechecked with tsc, run by node:test.
 test-ts: ts-env

@@ -56,6 +56,10 @@ struct ServeArgs {
     /// The port on 127.0.0.1; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// The port of the E2B-compatible front on 127.0.0.1 (`svc e2b env`); 0 picks a free
+    /// one.
+    #[arg(long, default_value_t = 0)]
+    e2b_port: u16,
 }
 
 pub fn main(args: ProviderArgs) -> ExitCode {
@@ -98,6 +102,7 @@ fn serve(args: ServeArgs) -> ExitCode {
     let options = DaemonOptions {
         state_dir: wire::state_dir(),
         port: args.port,
+        e2b_port: args.e2b_port,
         idle_timeout: Duration::from_secs(args.idle_timeout),
         session_idle: daemon::SESSION_IDLE,
     };

@@ -3,6 +3,7 @@
 //! client (`sandbox.rs`, with `exec.rs`, `cp.rs`, `terminal.rs`).
 
 mod cp;
+mod e2b;
 mod engine;
 mod exec;
 mod sandbox;
@@ -59,6 +60,9 @@ enum Command {
     /// Sandboxes through the local engine (started on demand): create, list, info, kill,
     /// pause, resume, exec, cp, terminal.
     Sandbox(sandbox::SandboxArgs),
+    /// The E2B-compatible front: `eval "$(svc e2b env)"` points the unchanged E2B SDKs at
+    /// the local engine.
+    E2b(e2b::E2bArgs),
 }
 
 #[derive(clap::Args)]
@@ -127,6 +131,7 @@ pub fn main() -> ExitCode {
         }
         Command::Provider(args) => engine::main(args),
         Command::Sandbox(args) => sandbox::main(args),
+        Command::E2b(args) => e2b::main(args),
     }
 }
 

@@ -340,6 +340,8 @@ mod tests {
             token: "t".into(),
             version: "0".into(),
             started_at: "2025-01-01T00:00:00Z".into(),
+            e2b_port: None,
+            e2b_api_key: None,
         }
     }
 

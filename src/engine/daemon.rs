@@ -32,6 +32,8 @@ pub struct DaemonOptions {
     pub state_dir: PathBuf,
     /// 0: any free port.
     pub port: u16,
+    /// The E2B-compatible front's port; 0: any free port.
+    pub e2b_port: u16,
     pub idle_timeout: Duration,
     pub session_idle: Duration,
 }
@@ -62,6 +64,15 @@ pub async fn serve(
         .await
         .with_context(|| format!("cannot listen on 127.0.0.1:{}", options.port))?;
     let port = listener.local_addr()?.port();
+    let e2b_listener = tokio::net::TcpListener::bind(("127.0.0.1", options.e2b_port))
+        .await
+        .with_context(|| {
+            format!(
+                "cannot listen on 127.0.0.1:{} (the E2B front)",
+                options.e2b_port
+            )
+        })?;
+    let e2b_port = e2b_listener.local_addr()?.port();
     let local = LocalProvider::open(dir).context("cannot open the local provider")?;
     // Every kind behind the one trait: builtin, node (in-process), rest, exec (plugins).
     let mut providers: Vec<Arc<dyn Provider>> = vec![local.clone()];
@@ -81,13 +92,15 @@ pub async fn serve(
         token: state.token.clone(),
         version: env!("CARGO_PKG_VERSION").into(),
         started_at: crate::services::files::rfc3339(SystemTime::now()),
+        e2b_port: Some(e2b_port),
+        e2b_api_key: Some(super::e2b::api_key(&state.token)),
     };
     write_private(
         &descriptor_path(dir),
         &serde_json::to_vec_pretty(&descriptor)?,
     )
     .context("cannot write the engine descriptor")?;
-    tracing::info!(port, pid = descriptor.pid, "engine listening");
+    tracing::info!(port, e2b_port, pid = descriptor.pid, "engine listening");
     on_ready(&descriptor);
 
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
@@ -101,6 +114,18 @@ pub async fn serve(
         })
         .into_future(),
     );
+    // The E2B front: a second door of this process over the same state.
+    let (front_stop_tx, front_stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let front = tokio::spawn(
+        axum::serve(
+            e2b_listener,
+            super::e2b::app(super::e2b::Front::new(state.clone())),
+        )
+        .with_graceful_shutdown(async {
+            let _ = front_stop_rx.await;
+        })
+        .into_future(),
+    );
     let keeping = local.clone();
     let reason = stop_reason(&state, options.idle_timeout, move || {
         keeping.sandbox_count() > 0
@@ -108,7 +133,11 @@ pub async fn serve(
     .await;
     tracing::info!(reason, "engine stopping");
     let _ = stopped_tx.send(());
-    let _ = tokio::time::timeout(DRAIN, server).await;
+    let _ = front_stop_tx.send(());
+    let _ = tokio::time::timeout(DRAIN, async {
+        let _ = tokio::join!(server, front);
+    })
+    .await;
     local.shutdown().await;
     // The descriptor goes before the lock, so the next engine never sees a stale one.
     if Descriptor::read(dir).is_some_and(|d| d.pid == descriptor.pid) {

@@ -12,6 +12,7 @@
 
 pub mod app;
 pub mod daemon;
+pub mod e2b;
 pub mod errors;
 mod extract;
 mod guard;

@@ -294,6 +294,13 @@ pub trait Sandbox: Send + Sync {
         unsupported(Feature::Processes)
     }
 
+    /// The host pids of the sandbox's live processes, for readings of this machine's
+    /// `/proc` (metrics); `None` from a provider whose processes are not this machine's
+    /// or whose API pids are (a sandbox without a pid namespace of its own).
+    async fn host_pids(&self) -> ProviderResult<Option<Vec<u32>>> {
+        Ok(None)
+    }
+
     /// `signal` is 15 or 9 (checked before the call).
     async fn signal(&self, _pid: u32, _signal: i32) -> ProviderResult<()> {
         unsupported(Feature::Processes)

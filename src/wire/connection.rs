@@ -22,6 +22,13 @@ pub struct Descriptor {
     pub token: String,
     pub version: String,
     pub started_at: String,
+    /// The port of the E2B-compatible front on 127.0.0.1 (`svc e2b env`); absent from an
+    /// engine that predates it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2b_port: Option<u16>,
+    /// The key the E2B front's control plane asks for in `X-API-KEY`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2b_api_key: Option<String>,
 }
 
 impl Descriptor {

@@ -42,6 +42,7 @@ groups! {
     browser: Server,
     agents: Server,
     engine: Engine,
+    e2b: Engine,
 }
 
 pub fn all() -> Vec<Case> {

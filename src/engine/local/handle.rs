@@ -65,6 +65,11 @@ impl Sandbox for LocalSandbox {
         processes::list(&self.core)
     }
 
+    async fn host_pids(&self) -> ProviderResult<Option<Vec<u32>>> {
+        self.core.life.alive()?;
+        Ok(Some(self.core.live().iter().map(|f| f.stat.pid).collect()))
+    }
+
     async fn signal(&self, pid: u32, signal: i32) -> ProviderResult<()> {
         processes::signal(&self.core, pid, signal)
     }

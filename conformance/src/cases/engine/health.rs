@@ -42,7 +42,7 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "engine/health/002",
-            spec: "The descriptor `<state_dir>/engine.json` has mode 0600 and holds `{protocol: \"svc-engine/1\", pid, host: \"127.0.0.1\", port, token, version, started_at}` (ISO 8601 UTC); the lock `engine.lock` and the log `engine.log` are beside it.",
+            spec: "The descriptor `<state_dir>/engine.json` has mode 0600 and holds `{protocol: \"svc-engine/1\", pid, host: \"127.0.0.1\", port, token, version, started_at}` (ISO 8601 UTC), and `e2b_port` and `e2b_api_key` (the E2B front) when the engine has that front; the lock `engine.lock` and the log `engine.log` are beside it.",
             profile: &profiles::ENGINE,
             tags: ["needs:own-engine"],
             endpoints: ["health"],
@@ -56,7 +56,10 @@ pub fn cases() -> Vec<Case> {
                 let d: Value = serde_json::from_slice(&std::fs::read(&path)?)?;
                 let mut keys: Vec<&str> = d.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
                 keys.sort_unstable();
+                // An engine without the E2B front writes neither of its two fields.
+                keys.retain(|k| !matches!(*k, "e2b_api_key" | "e2b_port"));
                 ensure!(keys == ["host", "pid", "port", "protocol", "started_at", "token", "version"], "the descriptor's fields: {d}");
+                ensure!(d.get("e2b_port").is_none() == d.get("e2b_api_key").is_none(), "`e2b_port` and `e2b_api_key` come together: {d}");
                 ensure!(d["protocol"] == "svc-engine/1" && d["host"] == "127.0.0.1", "{d}");
                 ensure!(Some(d["token"].as_str().unwrap_or_default()) == ctx.token(), "the descriptor's token is the one that opens the door");
                 let port = reqwest::Url::parse(ctx.base_url())?.port();

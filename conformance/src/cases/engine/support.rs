@@ -604,7 +604,7 @@ fn walk(v: &Value, ids: &[(String, &'static str)]) -> anyhow::Result<Value> {
                             .ok_or_else(|| at("a positive pid"))?;
                         Value::from("[pid]")
                     }
-                    "uptime_s" | "sessions" | "port" => {
+                    "uptime_s" | "sessions" | "port" | "e2b_port" => {
                         v.as_u64().ok_or_else(|| at("a non-negative integer"))?;
                         Value::from(format!("[{k}]"))
                     }
@@ -614,11 +614,11 @@ fn walk(v: &Value, ids: &[(String, &'static str)]) -> anyhow::Result<Value> {
                             .ok_or_else(|| at("a version"))?;
                         Value::from("[version]")
                     }
-                    "token" => {
+                    "token" | "e2b_api_key" => {
                         v.as_str()
                             .filter(|s| s.len() >= 16)
                             .ok_or_else(|| at("a token"))?;
-                        Value::from("[token]")
+                        Value::from(format!("[{k}]"))
                     }
                     "modified_at" => {
                         v.as_str()

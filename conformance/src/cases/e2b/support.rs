@@ -1,0 +1,155 @@
+//! Helpers of the `e2b/*` cases (no cases here): the front's address and key
+//! from the engine's descriptor, a sandbox made through it, and Connect calls
+//! with their envelopes read back.
+
+use crate::Ctx;
+use anyhow::{Context as _, anyhow, ensure};
+use reqwest::{Method, RequestBuilder};
+use serde_json::{Value, json};
+
+/// The E2B front of the case's engine.
+pub struct Front {
+    pub ctx: Ctx,
+    pub url: String,
+    pub key: String,
+}
+
+/// A sandbox of the front: its id and its envd access token.
+pub struct Made {
+    pub id: String,
+    pub token: String,
+}
+
+/// The flag of a stream's end frame.
+pub const END: u8 = 0x02;
+
+impl Front {
+    /// The front named by the descriptor in the engine's state folder.
+    pub fn of(ctx: &Ctx) -> anyhow::Result<Front> {
+        let dir = ctx
+            .dir()
+            .ok_or_else(|| anyhow!("needs the state folder (launch the engine with --engine-cmd)"))?;
+        let text = std::fs::read_to_string(dir.join("engine.json")).context("reading engine.json")?;
+        let descriptor: Value = serde_json::from_str(&text)?;
+        let port = descriptor["e2b_port"]
+            .as_u64()
+            .ok_or_else(|| anyhow!("engine.json names no `e2b_port`: {descriptor}"))?;
+        let key = descriptor["e2b_api_key"]
+            .as_str()
+            .ok_or_else(|| anyhow!("engine.json names no `e2b_api_key`"))?
+            .to_owned();
+        Ok(Front {
+            ctx: ctx.clone(),
+            url: format!("http://127.0.0.1:{port}"),
+            key,
+        })
+    }
+
+    /// A control-plane request without the key.
+    pub fn anonymous(&self, method: Method, path: &str) -> RequestBuilder {
+        self.ctx.client().request(method, format!("{}{path}", self.url))
+    }
+
+    /// A control-plane request with the key.
+    pub fn control(&self, method: Method, path: &str) -> RequestBuilder {
+        self.anonymous(method, path).header("x-api-key", &self.key)
+    }
+
+    /// A sandbox made through the control plane (tracked, so it is killed after the case).
+    pub async fn create(&self) -> anyhow::Result<Made> {
+        let resp = self
+            .ctx
+            .send(self.control(Method::POST, "/v2/sandboxes").json(&json!({"templateID": "base", "timeout": 120})))
+            .await?;
+        resp.expect_status(201)?;
+        let body = resp.json()?;
+        let id = body["sandboxID"].as_str().ok_or_else(|| anyhow!("no sandboxID: {body}"))?.to_owned();
+        self.ctx.track_sandbox(None, &id);
+        let token = body["envdAccessToken"]
+            .as_str()
+            .ok_or_else(|| anyhow!("no envdAccessToken: {body}"))?
+            .to_owned();
+        Ok(Made { id, token })
+    }
+
+    /// An envd request to `made`'s sandbox with its token.
+    pub fn envd(&self, made: &Made, path: &str) -> RequestBuilder {
+        self.envd_as(&made.id, Some(&made.token), path)
+    }
+
+    /// An envd request naming sandbox `id`, with `token` when given.
+    pub fn envd_as(&self, id: &str, token: Option<&str>, path: &str) -> RequestBuilder {
+        let rb = self
+            .anonymous(Method::POST, path)
+            .header("e2b-sandbox-id", id)
+            .header("e2b-sandbox-port", "49983");
+        match token {
+            Some(token) => rb.header("x-access-token", token),
+            None => rb,
+        }
+    }
+
+    /// A unary Connect call: the status and the JSON answer.
+    pub async fn unary(&self, made: &Made, method: &str, body: &Value) -> anyhow::Result<(u16, Value)> {
+        let resp = self
+            .ctx
+            .send(self.envd(made, method).header("content-type", "application/json").body(body.to_string()))
+            .await?;
+        Ok((resp.status, resp.json().unwrap_or(Value::Null)))
+    }
+}
+
+/// One envelope of `json`.
+pub fn envelope(flags: u8, json: &Value) -> Vec<u8> {
+    let bytes = json.to_string().into_bytes();
+    let mut out = vec![flags];
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(&bytes);
+    out
+}
+
+/// The envelopes of a stream's answer, each its flags and its JSON.
+pub fn frames(mut body: &[u8]) -> anyhow::Result<Vec<(u8, Value)>> {
+    let mut out = Vec::new();
+    while !body.is_empty() {
+        ensure!(body.len() >= 5, "a truncated envelope prefix: {body:?}");
+        let length = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+        ensure!(body.len() >= 5 + length, "a truncated envelope");
+        let json: Value = serde_json::from_slice(&body[5..5 + length]).context("an envelope that is not JSON")?;
+        out.push((body[0], json));
+        body = &body[5 + length..];
+    }
+    Ok(out)
+}
+
+/// A server-stream call: its status, content type and envelopes; the last must be the
+/// one end frame.
+pub async fn stream(
+    front: &Front,
+    rb: RequestBuilder,
+    request: &[u8],
+) -> anyhow::Result<(u16, Vec<(u8, Value)>)> {
+    let resp = front
+        .ctx
+        .send(rb.header("content-type", "application/connect+json").body(request.to_vec()))
+        .await?;
+    let content_type = resp.header("content-type").unwrap_or("").to_owned();
+    ensure!(
+        content_type.starts_with("application/connect+json"),
+        "a stream answered `{content_type}`: {}",
+        resp.text()
+    );
+    let frames = frames(&resp.body)?;
+    let ends = frames.iter().filter(|(flags, _)| flags & END != 0).count();
+    ensure!(ends == 1, "{ends} end frames: {frames:?}");
+    ensure!(frames.last().is_some_and(|(flags, _)| flags & END != 0), "the end frame is not last: {frames:?}");
+    Ok((resp.status, frames))
+}
+
+/// The Connect error of a unary answer or an end frame: its code and message.
+pub fn connect_error(body: &Value) -> anyhow::Result<(&str, &str)> {
+    let code = body["code"].as_str().ok_or_else(|| anyhow!("no string `code`: {body}"))?;
+    let message = body["message"].as_str().ok_or_else(|| anyhow!("no `message`: {body}"))?;
+    ensure!(!message.is_empty(), "an empty message: {body}");
+    Ok((code, message))
+}

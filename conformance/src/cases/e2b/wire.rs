@@ -1,0 +1,156 @@
+//! envd's wire (`E2B_SANDBOX_URL`): the Connect protocol with the JSON codec, a
+//! sandbox named by `E2b-Sandbox-Id` and opened by its `X-Access-Token`.
+
+use super::support::{END, Front, connect_error, envelope, stream};
+use crate::{Case, case, profiles};
+use anyhow::{anyhow, ensure};
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+fn start(cmd: &str) -> Value {
+    json!({"process": {"cmd": "/bin/sh", "args": ["-c", cmd]}})
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case! {
+            id: "e2b/wire/001",
+            spec: "A server stream (`process.Process/Start`) answers 200 `application/connect+json` in envelopes: `start` with the pid, `data` with the output as base64, `end` with the exit code, then one end frame (flag 2) `{}`; a request field the front does not know is ignored.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                let front = Front::of(&ctx)?;
+                let made = front.create().await?;
+                let mut request = start("echo hi; exit 3");
+                request["aFieldFromTheFuture"] = json!(true);
+                let (status, frames) = stream(&front, front.envd(&made, "/process.Process/Start"), &envelope(0, &request)).await?;
+                ensure!(status == 200, "status {status}");
+                let events: Vec<&Value> = frames.iter().filter(|(f, _)| f & END == 0).map(|(_, v)| &v["event"]).collect();
+                ensure!(events.first().is_some_and(|e| e["start"]["pid"].as_u64().is_some_and(|p| p > 0)), "{frames:?}");
+                let stdout: Vec<u8> = events.iter().filter_map(|e| e["data"]["stdout"].as_str())
+                    .flat_map(|b| base64::engine::general_purpose::STANDARD.decode(b).unwrap_or_default()).collect();
+                ensure!(stdout == b"hi\n", "stdout {stdout:?}");
+                let end = events.iter().find(|e| e.get("end").is_some()).ok_or_else(|| anyhow!("no end event: {frames:?}"))?;
+                ensure!(end["end"]["exitCode"] == 3 && end["end"]["exited"] == true, "{end}");
+                ensure!(frames.last().is_some_and(|(_, v)| *v == json!({})), "{frames:?}");
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/wire/002",
+            spec: "A stream that fails still answers 200, its error in the end frame `{\"error\": {code, message}}`: `Connect` to a pid that does not exist is `not_found`; a truncated envelope is `invalid_argument`, a compressed one `unimplemented`.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                let front = Front::of(&ctx)?;
+                let made = front.create().await?;
+                let missing = envelope(0, &json!({"process": {"pid": 4_000_000}}));
+                let mut truncated = envelope(0, &start("true"));
+                truncated.truncate(truncated.len() - 2);
+                let mut compressed = envelope(0, &start("true"));
+                compressed[0] = 0x01;
+                for (method, body, want) in [
+                    ("/process.Process/Connect", missing, "not_found"),
+                    ("/process.Process/Start", truncated, "invalid_argument"),
+                    ("/process.Process/Start", compressed, "unimplemented"),
+                ] {
+                    let (status, frames) = stream(&front, front.envd(&made, method), &body).await?;
+                    ensure!(status == 200, "{method}: status {status}");
+                    ensure!(frames.len() == 1, "{method}: {frames:?}");
+                    let (code, _) = connect_error(&frames[0].1["error"])?;
+                    ensure!(code == want, "{method}: `{code}`, want `{want}`");
+                }
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/wire/003",
+            spec: "A unary call answers `application/json`; its errors have the code's HTTP status and `{code: \"not_found\", message}`: `Stat` of a missing path 404 `not_found`, a body that is not JSON 400 `invalid_argument`, a `SendSignal` of an unknown signal 400; unknown fields are ignored.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                let front = Front::of(&ctx)?;
+                let made = front.create().await?;
+                let (status, body) = front.unary(&made, "/filesystem.Filesystem/Stat", &json!({"path": "/tmp/no-such-file", "future": 1})).await?;
+                ensure!(status == 404 && connect_error(&body)?.0 == "not_found", "{status} {body}");
+                let resp = ctx.send(front.envd(&made, "/filesystem.Filesystem/Stat").header("content-type", "application/json").body("{nope")).await?;
+                ensure!(resp.status == 400 && connect_error(&resp.json()?)?.0 == "invalid_argument", "{} {}", resp.status, resp.text());
+                let (status, body) = front.unary(&made, "/process.Process/SendSignal", &json!({"process": {"pid": 1}, "signal": "SIGNAL_SIGHUP"})).await?;
+                ensure!(status == 400 && connect_error(&body)?.0 == "invalid_argument", "{status} {body}");
+                let (status, body) = front.unary(&made, "/filesystem.Filesystem/ListDir", &json!({"path": "/tmp", "depth": 1, "unknownField": "x"})).await?;
+                ensure!(status == 200 && body["entries"].is_array(), "{status} {body}");
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/wire/004",
+            spec: "int64 fields are JSON strings (proto3 JSON): an entry's `size` from `Stat` is `\"5\"` for a file of 5 bytes written through `POST /files`; `mode` (uint32) is a number.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                let front = Front::of(&ctx)?;
+                let made = front.create().await?;
+                let path = "/tmp/five.txt";
+                let written = ctx.send(front.envd(&made, &format!("/files?path={path}")).header("content-type", "application/octet-stream").body("12345")).await?;
+                written.expect_status(200)?;
+                let (status, body) = front.unary(&made, "/filesystem.Filesystem/Stat", &json!({"path": path})).await?;
+                ensure!(status == 200, "{status} {body}");
+                ensure!(body["entry"]["size"] == json!("5"), "size is not the string \"5\": {body}");
+                ensure!(body["entry"]["mode"].is_u64() && body["entry"]["type"] == "FILE_TYPE_FILE", "{body}");
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/wire/005",
+            spec: "A quiet stream gets keep-alive messages (`{\"event\": {\"keepalive\": {}}}`) at the `Keepalive-Ping-Interval` the client asks for, before its end.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                let front = Front::of(&ctx)?;
+                let made = front.create().await?;
+                let rb = front.envd(&made, "/process.Process/Start").header("keepalive-ping-interval", "0.2");
+                let (_, frames) = stream(&front, rb, &envelope(0, &start("sleep 1.2"))).await?;
+                let pings = frames.iter().filter(|(_, v)| v["event"].get("keepalive").is_some()).count();
+                ensure!(pings >= 2, "{pings} keep-alives in a 1.2 s quiet stream at 0.2 s: {frames:?}");
+                let end = frames.iter().position(|(_, v)| v["event"].get("end").is_some()).ok_or_else(|| anyhow!("no end"))?;
+                ensure!(end == frames.len() - 2, "the end event is not just before the end frame: {frames:?}");
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/wire/006",
+            spec: "envd refuses a missing or wrong `X-Access-Token` (another sandbox's included) with 401 `unauthenticated` on a unary call and 401 `{code: 401}` on `/files`; `/health` answers 204 without one while the sandbox runs and 502 \"was not found\" once it is killed.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                let front = Front::of(&ctx)?;
+                let made = front.create().await?;
+                let other = front.create().await?;
+                for token in [None, Some("wrong"), Some(other.token.as_str())] {
+                    let resp = ctx.send(front.envd_as(&made.id, token, "/filesystem.Filesystem/Stat").header("content-type", "application/json").body(r#"{"path":"/"}"#)).await?;
+                    ensure!(resp.status == 401 && connect_error(&resp.json()?)?.0 == "unauthenticated", "{token:?}: {} {}", resp.status, resp.text());
+                    let files = ctx.send(front.envd_as(&made.id, token, "/files?path=/etc/hostname").header("content-type", "application/octet-stream").body("x")).await?;
+                    ensure!(files.status == 401 && files.json()?["code"] == 401, "{token:?}: {} {}", files.status, files.text());
+                }
+                let health = |id: &str| front.anonymous(reqwest::Method::GET, "/health").header("e2b-sandbox-id", id.to_owned());
+                ctx.send(health(&made.id)).await?.expect_status(204)?;
+                ctx.send(front.control(reqwest::Method::DELETE, &format!("/sandboxes/{}", made.id))).await?.expect_status(204)?;
+                let gone = ctx.send(health(&made.id)).await?;
+                ensure!(gone.status == 502 && gone.text().contains("was not found"), "{} {}", gone.status, gone.text());
+                Ok(())
+            },
+        },
+    ]
+}

@@ -1,0 +1,204 @@
+//! envd's plain HTTP routes: `GET /health` (what `is_running()` asks: 204 while the
+//! sandbox runs, 502 "was not found" once it is gone, as E2B's proxy answers), and
+//! `GET`/`POST /files` (a file's bytes; a write from a raw `application/octet-stream` body
+//! or from the parts of a `multipart/form-data` one, each part's file name its path).
+
+use super::super::provider::{ByteStream, Sandbox};
+use super::super::routes::RouteId;
+use super::errors::{ApiError, envd_http, sandbox_gone};
+use super::{Front, sandbox_id};
+use crate::error::engine::{Code, EngineError};
+use crate::wire::{SandboxStatus, WriteQuery};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{FromRequest, Multipart, Query, Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures::TryStreamExt;
+use http::{HeaderMap, StatusCode, header};
+use serde::Deserialize;
+use serde_json::json;
+use std::sync::Arc;
+
+pub fn router() -> Router<Arc<Front>> {
+    Router::new()
+        .route("/health", get(health))
+        // A file's bytes flow to the provider as they come: no limit here (a multipart
+        // part is held whole, as the SDK sends only in-memory data that way).
+        .route(
+            "/files",
+            get(read)
+                .post(write)
+                .layer(axum::extract::DefaultBodyLimit::disable()),
+        )
+}
+
+/// An engine error as envd's HTTP routes answer it: `{code, message}` with the status
+/// envd gives (a sandbox gone is the proxy's 502).
+pub fn envd_error(id: &str, e: EngineError) -> ApiError {
+    let status = match e.code {
+        Code::SandboxNotFound => return ApiError::new(502, sandbox_gone(id)),
+        Code::FileNotFound => 404,
+        Code::InvalidArgument | Code::WrongFileType | Code::PathNotAllowed => 400,
+        Code::FileExists => 409,
+        Code::SandboxNotRunning => 502,
+        other => other.status().as_u16(),
+    };
+    ApiError::new(status, e.message)
+}
+
+fn failed(id: &str, e: EngineError) -> Response {
+    envd_error(id, e).into_response()
+}
+
+async fn sandbox(
+    front: &Front,
+    headers: &HeaderMap,
+    route: RouteId,
+) -> Result<(String, Arc<dyn Sandbox>), Response> {
+    let id = sandbox_id(headers);
+    match front.sandbox(&id, route).await {
+        Ok(sandbox) => Ok((id, sandbox)),
+        Err(e) => Err(failed(&id, e)),
+    }
+}
+
+async fn health(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    let (id, sandbox) = match sandbox(&front, &headers, RouteId::SandboxesInfo).await {
+        Ok(found) => found,
+        Err(refused) => return refused,
+    };
+    match sandbox.info().await {
+        Ok(record) if record.status == SandboxStatus::Running => {
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Ok(_) => envd_http(502, sandbox_gone(&id)),
+        Err(e) => failed(&id, e),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct FileQuery {
+    path: Option<String>,
+    /// Who reads or writes: the engine's file calls act as the sandbox's user.
+    #[allow(dead_code)]
+    username: Option<String>,
+}
+
+async fn read(
+    State(front): State<Arc<Front>>,
+    headers: HeaderMap,
+    Query(query): Query<FileQuery>,
+) -> Response {
+    let Some(path) = query.path.filter(|p| !p.is_empty()) else {
+        return envd_http(400, "`path` is required");
+    };
+    let (id, sandbox) = match sandbox(&front, &headers, RouteId::FilesRead).await {
+        Ok(found) => found,
+        Err(refused) => return refused,
+    };
+    match sandbox.read_file(&path).await {
+        Ok(file) => (
+            [
+                (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
+                (header::CONTENT_LENGTH, file.size.to_string()),
+            ],
+            Body::from_stream(file.body.into_stream()),
+        )
+            .into_response(),
+        Err(e) => failed(&id, e),
+    }
+}
+
+fn written(info: &crate::wire::EntryInfo) -> serde_json::Value {
+    json!({"name": info.name, "type": if info.is_dir() { "directory" } else { "file" }, "path": info.path})
+}
+
+fn query(path: String) -> WriteQuery {
+    WriteQuery {
+        path: Some(path),
+        overwrite: Some(true),
+        parents: Some(true),
+    }
+}
+
+async fn write(
+    State(front): State<Arc<Front>>,
+    Query(asked): Query<FileQuery>,
+    request: Request,
+) -> Response {
+    let headers = request.headers().clone();
+    let (id, sandbox) = match sandbox(&front, &headers, RouteId::FilesWrite).await {
+        Ok(found) => found,
+        Err(refused) => return refused,
+    };
+    if headers
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| v != "identity")
+    {
+        return envd_http(
+            415,
+            "compressed uploads are not accepted by a local engine: upload without `gzip`",
+        );
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let path = asked.path.filter(|p| !p.is_empty());
+    if content_type.starts_with("multipart/form-data") {
+        let multipart = match Multipart::from_request(request, &()).await {
+            Ok(m) => m,
+            Err(e) => return envd_http(400, format!("a bad multipart body: {}", e.body_text())),
+        };
+        return write_parts(&id, sandbox, path, multipart).await;
+    }
+    let Some(path) = path else {
+        return envd_http(400, "`path` is required for an octet-stream upload");
+    };
+    let body: ByteStream = Box::pin(
+        request
+            .into_body()
+            .into_data_stream()
+            .map_err(std::io::Error::other),
+    );
+    match sandbox.write_file(query(path), body).await {
+        Ok(info) => axum::Json(json!([written(&info)])).into_response(),
+        Err(e) => failed(&id, e),
+    }
+}
+
+/// Each part is a file: its name the query's `path` when one file is sent, else the part's
+/// file name.
+async fn write_parts(
+    id: &str,
+    sandbox: Arc<dyn Sandbox>,
+    path: Option<String>,
+    mut multipart: Multipart,
+) -> Response {
+    let mut answers = Vec::new();
+    loop {
+        let field = match multipart.next_field().await {
+            Ok(Some(field)) => field,
+            Ok(None) => break,
+            Err(e) => return envd_http(400, format!("a bad multipart body: {}", e.body_text())),
+        };
+        let target = match (&path, field.file_name()) {
+            (Some(path), _) => path.clone(),
+            (None, Some(name)) if !name.is_empty() => name.to_owned(),
+            _ => return envd_http(400, "a part without a file name, and no `path`"),
+        };
+        let bytes = match field.bytes().await {
+            Ok(bytes) => bytes,
+            Err(e) => return envd_http(400, format!("a bad multipart body: {}", e.body_text())),
+        };
+        let body: ByteStream = Box::pin(futures::stream::once(async move { Ok(bytes) }));
+        match sandbox.write_file(query(target), body).await {
+            Ok(info) => answers.push(written(&info)),
+            Err(e) => return failed(id, e),
+        }
+    }
+    axum::Json(answers).into_response()
+}

@@ -1,0 +1,388 @@
+//! envd's `filesystem.Filesystem` over the engine's file calls: stat, make, move, list,
+//! remove, and watching a directory either as a stream (`WatchDir`) or by polling a
+//! watcher the front keeps (`CreateWatcher`, `GetWatcherEvents`, `RemoveWatcher`).
+
+use super::super::provider::{Event, EventStream};
+use super::super::routes::RouteId;
+use super::connect::{self, Messages};
+use super::errors::{ConnectCode, RpcError};
+use super::messages::{ListDirRequest, MoveRequest, PathRequest, WatchRequest, WatcherRequest};
+use super::process::gone_or;
+use super::{Front, sandbox_id};
+use crate::wire::{EntryInfo, LIST_DEPTH_MAX, MkdirBody, MoveBody};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::response::Response;
+use axum::routing::post;
+use futures::StreamExt;
+use http::HeaderMap;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Events a polling watcher keeps between two reads; older ones are dropped first.
+const WATCHER_EVENTS: usize = 10_000;
+
+pub fn router() -> Router<Arc<Front>> {
+    Router::new()
+        .route("/filesystem.Filesystem/Stat", post(stat))
+        .route("/filesystem.Filesystem/MakeDir", post(make_dir))
+        .route("/filesystem.Filesystem/Move", post(move_entry))
+        .route("/filesystem.Filesystem/ListDir", post(list_dir))
+        .route("/filesystem.Filesystem/Remove", post(remove))
+        .route("/filesystem.Filesystem/WatchDir", post(watch_dir))
+        .route("/filesystem.Filesystem/CreateWatcher", post(create_watcher))
+        .route(
+            "/filesystem.Filesystem/GetWatcherEvents",
+            post(watcher_events),
+        )
+        .route("/filesystem.Filesystem/RemoveWatcher", post(remove_watcher))
+}
+
+/// The engine's entry info as envd's `EntryInfo`.
+pub fn entry(info: &EntryInfo) -> Value {
+    let mode = u32::from_str_radix(info.mode.trim_start_matches("0o"), 8).unwrap_or(0) & 0o7777;
+    let kind = match info.type_.as_str() {
+        "dir" => "FILE_TYPE_DIRECTORY",
+        "symlink" => "FILE_TYPE_SYMLINK",
+        "file" => "FILE_TYPE_FILE",
+        _ => "FILE_TYPE_UNSPECIFIED",
+    };
+    let mut value = json!({
+        "name": info.name,
+        "type": kind,
+        "path": info.path,
+        "size": connect::int64(i64::try_from(info.size).unwrap_or(i64::MAX)),
+        "mode": mode,
+        "permissions": permissions(&info.type_, mode),
+        "modifiedTime": info.modified_at,
+        "isSymlink": info.type_ == "symlink",
+    });
+    if let Some(target) = &info.symlink_target {
+        value["symlinkTarget"] = json!(target);
+    }
+    value
+}
+
+/// `-rw-r--r--`, as Go's `FileMode.String` writes it (envd's `permissions`).
+fn permissions(kind: &str, mode: u32) -> String {
+    let mut out = String::from(match kind {
+        "dir" => "d",
+        "symlink" => "L",
+        _ => "-",
+    });
+    for shift in [6, 3, 0] {
+        let bits = (mode >> shift) & 7;
+        out.push(if bits & 4 != 0 { 'r' } else { '-' });
+        out.push(if bits & 2 != 0 { 'w' } else { '-' });
+        out.push(if bits & 1 != 0 { 'x' } else { '-' });
+    }
+    out
+}
+
+/// Runs a unary filesystem call on the request's sandbox.
+async fn call<Req, F, Fut>(front: &Front, headers: &HeaderMap, body: &[u8], op: F) -> Response
+where
+    Req: serde::de::DeserializeOwned,
+    F: FnOnce(Req, Arc<dyn super::super::provider::Sandbox>) -> Fut,
+    Fut: std::future::Future<Output = Result<Value, RpcError>>,
+{
+    connect::unary(
+        async {
+            let request: Req = connect::unary_request(headers, body)?;
+            let id = sandbox_id(headers);
+            let sandbox = front
+                .sandbox(&id, RouteId::FilesInfo)
+                .await
+                .map_err(|e| gone_or(&id, e))?;
+            op(request, sandbox).await
+        }
+        .await,
+    )
+}
+
+fn required(path: String) -> Result<String, RpcError> {
+    if path.is_empty() {
+        Err(RpcError::invalid("`path` is required"))
+    } else {
+        Ok(path)
+    }
+}
+
+async fn stat(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
+    call(&front, &headers, &body, |r: PathRequest, s| async move {
+        let info = s.file_info(&required(r.path)?).await?;
+        Ok(json!({"entry": entry(&info)}))
+    })
+    .await
+}
+
+async fn make_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
+    call(&front, &headers, &body, |r: PathRequest, s| async move {
+        let path = required(r.path)?;
+        // envd's MakeDir makes the parents and says when the directory was already there
+        // (the SDKs answer `false`); the engine's `parents` mkdir succeeds on it silently.
+        if s.file_exists(&path).await? {
+            return Err(RpcError::new(
+                ConnectCode::AlreadyExists,
+                format!("directory {path} already exists"),
+            ));
+        }
+        let info = s
+            .mkdir(MkdirBody {
+                path: path.clone(),
+                parents: Some(true),
+            })
+            .await
+            .map_err(|e| match e.code {
+                crate::error::engine::Code::FileExists => RpcError::new(
+                    ConnectCode::AlreadyExists,
+                    format!("directory {path} already exists"),
+                ),
+                _ => e.into(),
+            })?;
+        Ok(json!({"entry": entry(&info)}))
+    })
+    .await
+}
+
+async fn move_entry(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
+    call(&front, &headers, &body, |r: MoveRequest, s| async move {
+        let info = s
+            .rename(MoveBody {
+                from: required(r.source)?,
+                to: required(r.destination)?,
+                overwrite: Some(true),
+            })
+            .await?;
+        Ok(json!({"entry": entry(&info)}))
+    })
+    .await
+}
+
+async fn list_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
+    call(&front, &headers, &body, |r: ListDirRequest, s| async move {
+        let depth = r.depth.clamp(1, LIST_DEPTH_MAX);
+        let entries = s.list_files(&required(r.path)?, depth).await?;
+        let entries: Vec<Value> = entries.iter().map(entry).collect();
+        Ok(json!({"entries": entries}))
+    })
+    .await
+}
+
+async fn remove(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
+    call(&front, &headers, &body, |r: PathRequest, s| async move {
+        s.remove(&required(r.path)?, true).await?;
+        Ok(json!({}))
+    })
+    .await
+}
+
+/// An engine watch event as envd's `FilesystemEvent`, its name relative to the watched
+/// directory; `None` for what envd has no event for (an overflow notice).
+fn fs_event(watched: &str, event: &Event, include_entry: bool) -> Option<Value> {
+    let kind = match event.name {
+        "create" => "EVENT_TYPE_CREATE",
+        "modify" => "EVENT_TYPE_WRITE",
+        "delete" => "EVENT_TYPE_REMOVE",
+        "rename" => "EVENT_TYPE_RENAME",
+        _ => return None,
+    };
+    let path = event.data.get("path")?.as_str()?;
+    let name = std::path::Path::new(path)
+        .strip_prefix(watched)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| path.to_owned());
+    let mut value = json!({"name": name, "type": kind});
+    if include_entry
+        && let Some(info) = event.data.get("entry")
+        && let Ok(info) = serde_json::from_value::<EntryInfo>(info.clone())
+    {
+        value["entry"] = entry(&info);
+    }
+    Some(value)
+}
+
+/// The engine's watch of a request, and the directory as the sandbox names it.
+async fn open_watch(
+    front: &Front,
+    headers: &HeaderMap,
+    request: &WatchRequest,
+) -> Result<(String, EventStream), RpcError> {
+    let id = sandbox_id(headers);
+    let path = required(request.path.clone())?;
+    let sandbox = front
+        .sandbox(&id, RouteId::FilesWatch)
+        .await
+        .map_err(|e| gone_or(&id, e))?;
+    // The directory as the engine shows paths, so event paths can be made relative.
+    let shown = sandbox.file_info(&path).await?;
+    if !shown.is_dir() {
+        return Err(RpcError::invalid(format!("path {path} is not a directory")));
+    }
+    let events = sandbox.watch(&path, request.recursive).await?;
+    Ok((shown.path, events))
+}
+
+async fn watch_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
+    let opened = async {
+        let request: WatchRequest = connect::stream_request(&headers, &body)?;
+        let (watched, events) = open_watch(&front, &headers, &request).await?;
+        let include = request.include_entry;
+        let changes = events.filter_map(move |event| {
+            let message = match event {
+                Ok(event) => {
+                    fs_event(&watched, &event, include).map(|e| Ok(json!({"filesystem": e})))
+                }
+                Err(e) => Some(Err(RpcError::from(e))),
+            };
+            futures::future::ready(message)
+        });
+        let first = futures::stream::once(async { Ok(json!({"start": {}})) });
+        Ok::<Messages, RpcError>(Box::pin(first.chain(changes)))
+    };
+    match opened.await {
+        Ok(messages) => {
+            let keepalive = connect::keepalive_interval(&headers)
+                .map(|every| (every, json!({"keepalive": {}})));
+            connect::stream_response(messages, keepalive, front.engine.activity.open())
+        }
+        Err(e) => connect::stream_error(e),
+    }
+}
+
+/// A watch read by polling: its events so far, and the task that gathers them.
+struct Watcher {
+    sandbox: String,
+    events: Arc<Mutex<Vec<Result<Value, RpcError>>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// The polling watchers, by id.
+#[derive(Default)]
+pub struct Watchers {
+    map: Mutex<HashMap<String, Watcher>>,
+}
+
+impl Watchers {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Watcher>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// After a kill: its watchers end with it.
+    pub fn forget_sandbox(&self, sandbox: &str) {
+        self.map().retain(|_, w| {
+            let keep = w.sandbox != sandbox;
+            if !keep {
+                w.task.abort();
+            }
+            keep
+        });
+    }
+}
+
+async fn create_watcher(
+    State(front): State<Arc<Front>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    connect::unary(
+        async {
+            let request: WatchRequest = connect::unary_request(&headers, &body)?;
+            let (watched, mut events) = open_watch(&front, &headers, &request).await?;
+            let gathered = Arc::new(Mutex::new(Vec::new()));
+            let into = gathered.clone();
+            let include = request.include_entry;
+            let task = tokio::spawn(async move {
+                while let Some(event) = events.next().await {
+                    let message = match event {
+                        Ok(event) => match fs_event(&watched, &event, include) {
+                            Some(e) => Ok(e),
+                            None => continue,
+                        },
+                        Err(e) => Err(RpcError::from(e)),
+                    };
+                    let mut kept = into.lock().unwrap_or_else(|e| e.into_inner());
+                    if kept.len() >= WATCHER_EVENTS {
+                        kept.drain(..1);
+                    }
+                    kept.push(message);
+                }
+            });
+            let watcher_id = uuid::Uuid::new_v4().to_string();
+            front.watchers.map().insert(
+                watcher_id.clone(),
+                Watcher {
+                    sandbox: sandbox_id(&headers),
+                    events: gathered,
+                    task,
+                },
+            );
+            Ok(json!({"watcherId": watcher_id}))
+        }
+        .await,
+    )
+}
+
+fn unknown_watcher(id: &str) -> RpcError {
+    RpcError::new(
+        ConnectCode::NotFound,
+        format!("watcher with id {id} not found"),
+    )
+}
+
+async fn watcher_events(
+    State(front): State<Arc<Front>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    connect::unary((|| {
+        let request: WatcherRequest = connect::unary_request(&headers, &body)?;
+        let sandbox = sandbox_id(&headers);
+        let map = front.watchers.map();
+        let watcher = map
+            .get(&request.watcher_id)
+            .filter(|w| w.sandbox == sandbox)
+            .ok_or_else(|| unknown_watcher(&request.watcher_id))?;
+        let taken: Vec<_> =
+            std::mem::take(&mut *watcher.events.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut events = Vec::new();
+        for event in taken {
+            events.push(event?);
+        }
+        Ok(json!({"events": events}))
+    })())
+}
+
+async fn remove_watcher(
+    State(front): State<Arc<Front>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    connect::unary((|| {
+        let request: WatcherRequest = connect::unary_request(&headers, &body)?;
+        let sandbox = sandbox_id(&headers);
+        let mut map = front.watchers.map();
+        match map.get(&request.watcher_id) {
+            Some(w) if w.sandbox == sandbox => {
+                if let Some(w) = map.remove(&request.watcher_id) {
+                    w.task.abort();
+                }
+                Ok(json!({}))
+            }
+            _ => Err(unknown_watcher(&request.watcher_id)),
+        }
+    })())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permissions_read_as_go_writes_them() {
+        assert_eq!(permissions("file", 0o644), "-rw-r--r--");
+        assert_eq!(permissions("dir", 0o755), "drwxr-xr-x");
+    }
+}

@@ -1,0 +1,295 @@
+//! The E2B-compatible front: a second door of the engine process, on a loopback listener
+//! of its own, that speaks what the unchanged E2B SDKs speak, over the same providers and
+//! sessions as `/v1` (a sandbox made here is an ordinary engine sandbox). One listener
+//! serves both of the SDKs' URLs: a request naming a sandbox (`E2b-Sandbox-Id`) goes to
+//! that sandbox's envd, any other is the control plane (`docs/e2b.md`).
+//!
+//! - [`control`]: the control plane (`X-API-KEY`): create, list, info, kill, timeout,
+//!   pause, connect, metrics; [`errors`]: its error table and envd's;
+//! - [`connect`]: the Connect protocol's framing; [`messages`]: envd's messages;
+//! - [`process`]: `process.Process`; [`filesystem`]: `filesystem.Filesystem`;
+//!   [`files`]: envd's `/files` and `/health`.
+
+mod code;
+pub mod connect;
+mod control;
+pub mod errors;
+mod files;
+mod filesystem;
+mod messages;
+mod process;
+
+use super::provider::{ProviderResult, Sandbox};
+use super::routes::{RouteId, route};
+use super::state::Shared;
+use crate::error::engine::{Code, EngineError};
+use crate::wire::Connection;
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use errors::{ApiError, ConnectCode, RpcError};
+use http::HeaderMap;
+use sha2::{Digest, Sha256};
+use std::future::Future;
+use std::sync::Arc;
+use subtle::ConstantTimeEq;
+
+/// The envd port every SDK call names unless it reaches another port of the sandbox.
+pub const ENVD_PORT: &str = "49983";
+/// The port of the code interpreter's server (`e2b-code-interpreter`).
+pub const CODE_PORT: &str = "49999";
+/// What the control plane reports as each sandbox's envd version: the SDKs turn features
+/// off below the versions they know (0.6.4 is the newest gate of `e2b` 2.63.0).
+pub const ENVD_VERSION: &str = "0.6.4";
+
+/// What the front's handlers share.
+pub struct Front {
+    pub engine: Shared,
+    api_key: String,
+    pub processes: process::Table,
+    pub watchers: filesystem::Watchers,
+    pub code: code::Contexts,
+}
+
+/// The API key of the engine whose descriptor token is `token`: a digest of it, so the
+/// key lives as long as the engine and `svc e2b env` can print it from the descriptor.
+pub fn api_key(token: &str) -> String {
+    format!(
+        "e2b_{}",
+        digest(&["svc e2b api key", token])[..40].to_owned()
+    )
+}
+
+fn digest(parts: &[&str]) -> String {
+    let mut hash = Sha256::new();
+    for part in parts {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn same(a: &str, b: &str) -> bool {
+    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+impl Front {
+    pub fn new(engine: Shared) -> Arc<Front> {
+        Arc::new(Front {
+            api_key: api_key(&engine.token),
+            engine,
+            processes: process::Table::default(),
+            watchers: filesystem::Watchers::default(),
+            code: code::Contexts::default(),
+        })
+    }
+
+    /// A sandbox's `envdAccessToken`: derived from the engine's secret and the id, so no
+    /// table holds it and no other sandbox's token opens it.
+    pub fn access_token(&self, sandbox_id: &str) -> String {
+        digest(&["svc envd access token", &self.engine.token, sandbox_id])[..40].to_owned()
+    }
+
+    /// The connection every front call uses: the engine's default provider, no account.
+    pub fn conn() -> Connection {
+        Connection::default()
+    }
+
+    /// Runs `op` on the sandbox through its session, as the `/v1` route `route` would.
+    pub async fn on<T, F, Fut>(&self, id: &str, route_id: RouteId, op: F) -> ProviderResult<T>
+    where
+        F: Fn(Arc<dyn Sandbox>) -> Fut,
+        Fut: Future<Output = ProviderResult<T>>,
+    {
+        let row = route(route_id.as_str())
+            .ok_or_else(|| EngineError::new(Code::Internal, "a front call without a route"))?;
+        let conn = Front::conn();
+        let provider = self.engine.provider(row, &conn)?;
+        self.engine.sessions.call(&*provider, &conn, id, op).await
+    }
+
+    /// The sandbox's handle, for a call that consumes a body or keeps the handle.
+    pub async fn sandbox(&self, id: &str, route_id: RouteId) -> ProviderResult<Arc<dyn Sandbox>> {
+        self.on(id, route_id, |s| async move { s.info().await.map(|_| s) })
+            .await
+    }
+}
+
+/// The router of the front.
+pub fn app(front: Arc<Front>) -> Router {
+    let control = control::router().with_state(front.clone());
+    // A Connect message is held whole: as large as the framing accepts, no larger.
+    let messages = axum::extract::DefaultBodyLimit::max(connect::MAX_MESSAGE + 5);
+    let envd = process::router()
+        .merge(filesystem::router())
+        .layer(messages)
+        .merge(files::router())
+        .with_state(front.clone());
+    let code = code::router().with_state(front.clone());
+    Router::new()
+        .fallback(move |request: Request| {
+            dispatch(control.clone(), envd.clone(), code.clone(), request)
+        })
+        .layer(middleware::from_fn_with_state(front, door))
+}
+
+/// The header naming the sandbox of an envd request.
+const SANDBOX_ID: &str = "e2b-sandbox-id";
+const SANDBOX_PORT: &str = "e2b-sandbox-port";
+const ACCESS_TOKEN: &str = "x-access-token";
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn dispatch(control: Router, envd: Router, code: Router, request: Request) -> Response {
+    use tower::ServiceExt as _;
+    let router = match header(request.headers(), SANDBOX_PORT) {
+        _ if !request.headers().contains_key(SANDBOX_ID) => control,
+        Some(CODE_PORT) => code,
+        _ => envd,
+    };
+    match router.oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// The engine door's rules (no `Origin`, a loopback `Host`), then the token of the side the
+/// request is for: the API key on the control plane, the sandbox's access token on envd
+/// (`/health` needs none, as envd's does not). Counted for the engine's idle exit.
+async fn door(State(front): State<Arc<Front>>, request: Request, next: Next) -> Response {
+    let _open = front.engine.activity.open();
+    let headers = request.headers();
+    if headers.contains_key(http::header::ORIGIN) {
+        return ApiError::new(
+            403,
+            "requests with an Origin header (web pages) are refused",
+        )
+        .into_response();
+    }
+    let hosts: Vec<&str> = headers
+        .get_all(http::header::HOST)
+        .iter()
+        .map(|h| h.to_str().unwrap_or(""))
+        .collect();
+    if hosts.len() != 1 || !super::guard::host_is_loopback(hosts[0]) {
+        return ApiError::new(
+            403,
+            format!(
+                "Host `{}` is not a loopback name or address",
+                hosts.join(", ")
+            ),
+        )
+        .into_response();
+    }
+    match header(headers, SANDBOX_ID) {
+        None => {
+            let key = header(headers, "x-api-key").unwrap_or("");
+            if !same(key, &front.api_key) {
+                let message = if key.is_empty() {
+                    "missing `X-API-KEY`: `eval \"$(svc e2b env)\"` sets E2B_API_KEY"
+                } else {
+                    "wrong API key: the engine was restarted, run `eval \"$(svc e2b env)\"` again"
+                };
+                return ApiError::new(401, message).into_response();
+            }
+        }
+        Some(id) => {
+            let port = header(headers, SANDBOX_PORT).unwrap_or(ENVD_PORT);
+            if port != ENVD_PORT && port != CODE_PORT {
+                return errors::envd_http(
+                    502,
+                    format!(
+                        "The sandbox {id} port {port} is not open: a local engine serves envd \
+                         ({ENVD_PORT}) and the code interpreter ({CODE_PORT})"
+                    ),
+                );
+            }
+            let token = header(headers, ACCESS_TOKEN).unwrap_or("");
+            // Without a token: envd's `/health`, and the code interpreter's `/contexts`, which
+            // the SDK calls with none (E2B guards that port with the sandbox's network).
+            let open = match port {
+                CODE_PORT => request.uri().path().starts_with("/contexts"),
+                _ => request.uri().path() == "/health",
+            };
+            if !open && !same(token, &front.access_token(id)) {
+                let message = if token.is_empty() {
+                    "missing `X-Access-Token`: the sandbox's envdAccessToken"
+                } else {
+                    "wrong `X-Access-Token` for this sandbox"
+                };
+                return refuse(
+                    request.uri().path(),
+                    ConnectCode::Unauthenticated,
+                    401,
+                    message,
+                );
+            }
+        }
+    }
+    next.run(request).await
+}
+
+/// A refusal in the form of the route it refuses: Connect for a service call, `{code,
+/// message}` for envd's HTTP routes.
+fn refuse(path: &str, code: ConnectCode, status: u16, message: &str) -> Response {
+    if is_rpc(path) {
+        RpcError::new(code, message).into_response()
+    } else {
+        errors::envd_http(status, message)
+    }
+}
+
+fn is_rpc(path: &str) -> bool {
+    path.starts_with("/process.") || path.starts_with("/filesystem.")
+}
+
+/// The sandbox id of an envd request (the door made sure there is one).
+pub fn sandbox_id(headers: &HeaderMap) -> String {
+    header(headers, SANDBOX_ID).unwrap_or("").to_owned()
+}
+
+/// The user an envd call runs as: `Authorization: Basic base64("name:")`, else `user`.
+pub fn user_of(headers: &HeaderMap) -> Result<Option<String>, RpcError> {
+    use base64::Engine as _;
+    let Some(value) = header(headers, "authorization") else {
+        return Ok(None);
+    };
+    let encoded = value.strip_prefix("Basic ").ok_or_else(|| {
+        RpcError::new(
+            ConnectCode::Unauthenticated,
+            "`Authorization` must be Basic",
+        )
+    })?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(|| {
+            RpcError::new(
+                ConnectCode::Unauthenticated,
+                "`Authorization` is not base64 of `user:`",
+            )
+        })?;
+    let name = decoded.split(':').next().unwrap_or("");
+    Ok((!name.is_empty()).then(|| name.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_stable_per_engine_and_tokens_per_sandbox() {
+        assert_eq!(api_key("t"), api_key("t"));
+        assert_ne!(api_key("t"), api_key("u"));
+        assert!(api_key("t").starts_with("e2b_"));
+        let mut headers = HeaderMap::new();
+        headers.insert("authorization", "Basic cm9vdDo=".parse().unwrap());
+        assert_eq!(user_of(&headers).unwrap().as_deref(), Some("root"));
+        headers.insert("authorization", "Bearer x".parse().unwrap());
+        assert!(user_of(&headers).is_err());
+    }
+}
