@@ -628,8 +628,8 @@ process:
 };
 
 /// The process group under an allow list and identities: only `{dir}/work` for `cwd`;
-/// programs `echo`, `cat`, `sleep`, `sh`, `true`, and `git` for callers holding
-/// `vcs:write`; variables `APP_*` only.
+/// programs `echo`, `cat`, `sleep`, `sh`, `true`, `make`, `curl`, `kubectl`, and `git` for
+/// callers holding `vcs:write`; variables `APP_*` only.
 pub static PROCESS_GUARD: Profile = Profile {
     name: "process-guard",
     contract: Contract::Server,
@@ -644,7 +644,7 @@ identities:
 paths:
   allow: ["{dir}/work"]
 process:
-  allow_commands: [echo, cat, sleep, sh, "true", {command: git, scopes: ["vcs:write"]}]
+  allow_commands: [echo, cat, sleep, sh, "true", make, curl, kubectl, {command: git, scopes: ["vcs:write"]}]
   allow_env: ["APP_*"]
 "#,
     ),

@@ -111,6 +111,25 @@ const EXACT: &[(&[&str], &str)] = &[
         ],
         "package registry settings decide where code is downloaded from",
     ),
+    (
+        &[
+            "MAKEFLAGS",
+            "MFLAGS",
+            "GNUMAKEFLAGS",
+            "MAKEFILES",
+            "KUBECONFIG",
+            "CURL_HOME",
+            "WGETRC",
+            "NETRC",
+            "DOCKER_CONFIG",
+            "DOCKER_HOST",
+            "AWS_CONFIG_FILE",
+            "AWS_SHARED_CREDENTIALS_FILE",
+            "HGRCPATH",
+            "SSH_AUTH_SOCK",
+        ],
+        "the variable names options or a configuration file that can run programs or redirect traffic",
+    ),
 ];
 
 /// Name prefixes, by family. `keep` lists names under a prefix that only tune output.
@@ -320,6 +339,10 @@ mod tests {
             "XDG_CONFIG_HOME",
             "XDG_DATA_HOME",
             "xdg_config_dirs",
+            // Options and configuration files that run programs.
+            "MAKEFLAGS",
+            "KUBECONFIG",
+            "CURL_HOME",
         ] {
             assert!(refused_env_name(name).is_some(), "{name}");
         }
