@@ -134,6 +134,22 @@ pub static CODE_LAYER: Profile = Profile {
     files: &[],
 };
 
+/// A low connection cap and a short header timeout (`server.connections`).
+pub static CONNECTIONS: Profile = Profile {
+    name: "connections",
+    contract: Contract::Server,
+    provider: None,
+    env: &[],
+    template: Some(
+        r#"
+server:
+  connections: {max: 8, header_timeout_secs: 3}
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
 /// Rate, concurrency and body limits on a few endpoints.
 pub static LIMITS: Profile = Profile {
     name: "limits",
