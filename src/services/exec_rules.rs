@@ -444,6 +444,14 @@ impl ExecRules {
                     why: why.into(),
                 });
             }
+            if super::env_rules::secret_value(value) {
+                return Err(ExecRefusal::EnvDenied {
+                    name: name.clone(),
+                    why: "the value holds a password in a URL: secrets reach runtimes only \
+                          through vault credentials"
+                        .into(),
+                });
+            }
             let upper = name.to_ascii_uppercase();
             if let Some((pattern, _)) = self.deny_env.iter().find(|(_, m)| m.is_match(&upper)) {
                 return Err(ExecRefusal::EnvDenied {
