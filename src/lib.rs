@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod connections;
 pub mod engine;
 pub mod error;
 pub mod server;

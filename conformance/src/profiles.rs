@@ -134,6 +134,22 @@ pub static CODE_LAYER: Profile = Profile {
     files: &[],
 };
 
+/// A low connection cap and a short header timeout (`server.connections`).
+pub static CONNECTIONS: Profile = Profile {
+    name: "connections",
+    contract: Contract::Server,
+    provider: None,
+    env: &[],
+    template: Some(
+        r#"
+server:
+  connections: {max: 8, header_timeout_secs: 3}
+"#,
+    ),
+    args: &[],
+    files: &[],
+};
+
 /// Rate, concurrency and body limits on a few endpoints.
 pub static LIMITS: Profile = Profile {
     name: "limits",
@@ -628,8 +644,8 @@ process:
 };
 
 /// The process group under an allow list and identities: only `{dir}/work` for `cwd`;
-/// programs `echo`, `cat`, `sleep`, `sh`, `true`, and `git` for callers holding
-/// `vcs:write`; variables `APP_*` only.
+/// programs `echo`, `cat`, `sleep`, `sh`, `true`, `make`, `curl`, `kubectl`, and `git` for
+/// callers holding `vcs:write`; variables `APP_*` only.
 pub static PROCESS_GUARD: Profile = Profile {
     name: "process-guard",
     contract: Contract::Server,
@@ -644,7 +660,7 @@ identities:
 paths:
   allow: ["{dir}/work"]
 process:
-  allow_commands: [echo, cat, sleep, sh, "true", {command: git, scopes: ["vcs:write"]}]
+  allow_commands: [echo, cat, sleep, sh, "true", make, curl, kubectl, {command: git, scopes: ["vcs:write"]}]
   allow_env: ["APP_*"]
 "#,
     ),

@@ -97,3 +97,99 @@ pub fn framed_after_write(answer: &str, len: usize, took: Duration) -> anyhow::R
     }
     Ok(())
 }
+
+/// One answer read off a kept connection: its status, whether it said `Connection: close`.
+struct Answer {
+    status: u16,
+    closing: bool,
+}
+
+/// Reads one answer framed by `Content-Length` from `conn` (`buf` keeps what came after
+/// it); `None` when the connection ended or failed first (the answer was lost).
+async fn read_answer(
+    conn: &mut (impl tokio::io::AsyncRead + Unpin),
+    buf: &mut Vec<u8>,
+) -> Option<Answer> {
+    let mut chunk = [0u8; 16 * 1024];
+    let head_end = loop {
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        match tokio::time::timeout(Duration::from_secs(10), conn.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+            _ => return None,
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + length {
+        match tokio::time::timeout(Duration::from_secs(10), conn.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+            _ => return None,
+        }
+    }
+    buf.drain(..head_end + length);
+    Some(Answer {
+        status,
+        closing: head.contains("\r\nconnection: close"),
+    })
+}
+
+/// `rounds` times on kept connections to `base_url`: `refused` (a request the server
+/// refuses before reading its body, with the body), then `next`. A refusal that says
+/// `Connection: close` sends the next request on a fresh connection, as a client does;
+/// one that does not promises the connection goes on. Answers how many requests got no
+/// answer at all (lost), and checks that every refusal was `refused_status`.
+pub async fn lost_after_refusals(
+    base_url: &str,
+    refused: &[u8],
+    refused_status: u16,
+    next: &[u8],
+    rounds: usize,
+) -> anyhow::Result<usize> {
+    let authority = base_url
+        .strip_prefix("http://")
+        .ok_or_else(|| anyhow!("raw requests need an http:// base URL"))?
+        .trim_end_matches('/')
+        .to_owned();
+    let mut lost = 0;
+    let mut conn: Option<(TcpStream, Vec<u8>)> = None;
+    for _ in 0..rounds {
+        for (wire, is_refused) in [(refused, true), (next, false)] {
+            if conn.is_none() {
+                conn = Some((TcpStream::connect(&authority).await?, Vec::new()));
+            }
+            let Some((stream, buf)) = conn.as_mut() else {
+                continue;
+            };
+            // The body is written while the answer is read: the server may answer first.
+            let (mut read_half, mut write_half) = stream.split();
+            let write = tokio::time::timeout(Duration::from_secs(10), write_half.write_all(wire));
+            let (_, answer) = tokio::join!(write, read_answer(&mut read_half, buf));
+            match answer {
+                Some(answer) => {
+                    if is_refused {
+                        ensure!(
+                            answer.status == refused_status,
+                            "the refused request was answered {}",
+                            answer.status
+                        );
+                    }
+                    if answer.closing {
+                        conn = None;
+                    }
+                }
+                None => {
+                    lost += 1;
+                    conn = None;
+                }
+            }
+        }
+    }
+    Ok(lost)
+}

@@ -7,8 +7,9 @@ use super::app::app;
 use super::local::LocalProvider;
 use super::provider::Provider;
 use super::state::{EngineState, Shared};
+use crate::error::engine::EngineError;
 use crate::wire::{Descriptor, PROTOCOL, descriptor_path, lock_path, log_path};
-use crate::zero_copy::{self, FileChannel};
+use crate::zero_copy;
 use anyhow::Context as _;
 use nix::fcntl::{Flock, FlockArg};
 use std::fs::{File, OpenOptions};
@@ -104,28 +105,32 @@ pub async fn serve(
     on_ready(&descriptor);
 
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        axum::serve(
-            zero_copy::Listener(listener),
-            app(state.clone()).into_make_service_with_connect_info::<FileChannel>(),
-        )
-        .with_graceful_shutdown(async {
+    let router = app(state.clone());
+    let server = tokio::spawn(crate::connections::serve(
+        zero_copy::Listener(listener),
+        connection_limits(crate::connections::default_max_connections()),
+        move |io: &zero_copy::Stream| {
+            tower::Layer::layer(
+                &axum::Extension(axum::extract::ConnectInfo(io.channel().clone())),
+                router.clone(),
+            )
+        },
+        async {
             let _ = stopped_rx.await;
-        })
-        .into_future(),
-    );
-    // The E2B front: a second door of this process over the same state.
+        },
+    ));
+    // The E2B front: a second door of this process over the same state, with the same
+    // connection rules (header timeout, cap, refused-body close).
     let (front_stop_tx, front_stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let front = tokio::spawn(
-        axum::serve(
-            e2b_listener,
-            super::e2b::app(super::e2b::Front::new(state.clone())),
-        )
-        .with_graceful_shutdown(async {
+    let front_router = super::e2b::app(super::e2b::Front::new(state.clone()));
+    let front = tokio::spawn(crate::connections::serve(
+        e2b_listener,
+        connection_limits(crate::connections::default_max_connections()),
+        move |_: &tokio::net::TcpStream| front_router.clone(),
+        async {
             let _ = front_stop_rx.await;
-        })
-        .into_future(),
-    );
+        },
+    ));
     let keeping = local.clone();
     let reason = stop_reason(&state, options.idle_timeout, move || {
         keeping.sandbox_count() > 0
@@ -145,6 +150,25 @@ pub async fn serve(
     }
     drop(lock);
     Ok(Outcome::Stopped { reason })
+}
+
+/// The engine's connection limits: the defaults of the server's `server.connections`
+/// (`max` is the machine's default, 1,024 or half the descriptor limit).
+fn connection_limits(max: usize) -> crate::connections::Limits {
+    use crate::connections::{self as conns, Limits};
+    let refusal = EngineError::new(
+        crate::error::engine::Code::Busy,
+        format!("more than {max} connections are open; retry shortly"),
+    );
+    Limits {
+        header_timeout: conns::DEFAULT_HEADER_TIMEOUT,
+        open: Arc::new(tokio::sync::Semaphore::new(max)),
+        busy: conns::raw_answer(
+            crate::error::engine::Code::Busy.status(),
+            conns::BUSY_RETRY_AFTER_SECS,
+            &serde_json::to_vec(&refusal.body()).unwrap_or_default(),
+        ),
+    }
 }
 
 /// The engine lock, or `None` when another engine holds it.
@@ -249,4 +273,40 @@ fn init_log(dir: &Path) {
         .with_writer(std::sync::Mutex::new(file))
         .with_ansi(false)
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connection_limits;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Past the cap a connection is answered 503 `E9003` before its request is read; the
+    /// engine's cap is the machine's default, which no conformance case can reach.
+    #[tokio::test]
+    async fn past_the_cap_a_connection_is_answered_busy() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let router = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
+        tokio::spawn(crate::connections::serve(
+            listener,
+            connection_limits(1),
+            move |_: &tokio::net::TcpStream| router.clone(),
+            std::future::pending(),
+        ));
+        let _held = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut refused = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let _ = refused
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await;
+        let mut answer = String::new();
+        tokio::time::timeout(Duration::from_secs(5), refused.read_to_string(&mut answer))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(answer.contains("retry-after: 1\r\n"), "{answer}");
+        assert!(answer.contains("\"E9003\""), "{answer}");
+    }
 }

@@ -55,6 +55,18 @@ pub fn check(headers: &HeaderMap, token: &str) -> Option<EngineError> {
     None
 }
 
+/// Why an absolute-form request line (`GET http://host/...`) is refused: its authority is
+/// what a proxy or the URL's own reading acts on, so it must be loopback as `Host` must.
+pub fn check_authority(uri: &http::Uri) -> Option<EngineError> {
+    let authority = uri.authority()?;
+    (!host_is_loopback(authority.as_str())).then(|| {
+        EngineError::new(
+            Code::Forbidden,
+            format!("the request line names `{authority}`, not a loopback name or address"),
+        )
+    })
+}
+
 /// `localhost`, an address of 127.0.0.0/8 or `::1`, with or without a port (`[::1]:8080`).
 pub fn host_is_loopback(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
@@ -121,6 +133,18 @@ mod tests {
         ] {
             assert!(!host_is_loopback(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_empty_host_and_a_foreign_request_line_are_refused() {
+        assert!(!host_is_loopback(""));
+        assert!(!host_is_loopback(" "));
+        let foreign: http::Uri = "http://evil.example/v1/health".parse().unwrap();
+        assert!(check_authority(&foreign).is_some());
+        let own: http::Uri = "http://127.0.0.1:4000/v1/health".parse().unwrap();
+        assert!(check_authority(&own).is_none());
+        let origin_form: http::Uri = "/v1/health".parse().unwrap();
+        assert!(check_authority(&origin_form).is_none());
     }
 
     #[test]

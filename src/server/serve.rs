@@ -1,17 +1,21 @@
 //! Start-up and shutdown: two listeners (the API and the terminal WebSocket), one shared
-//! state, a clean stop on SIGINT or SIGTERM.
+//! state, a clean stop on SIGINT or SIGTERM. Both listeners' connections are served by
+//! [`connections::serve`] under `server.connections` (one count for both).
 
 use super::SharedState;
 use super::router;
-use crate::zero_copy::{self, FileChannel};
-use axum::Router;
-use axum::extract::connect_info::{ConnectInfo, IntoMakeServiceWithConnectInfo};
-use axum::middleware::AddExtension;
+use crate::connections::{self, Limits};
+use crate::error::{ApiError, Code};
+use crate::zero_copy;
+use axum::Extension;
+use axum::extract::connect_info::ConnectInfo;
 use axum::serve::ListenerExt;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tower::Layer;
 
 /// How long open streams may keep the server up after a stop signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -54,19 +58,51 @@ fn no_delay(tcp: &mut tokio::net::TcpStream) {
     }
 }
 
+/// The connection limits of `state`'s settings, with a count of their own.
+fn limits(state: &SharedState) -> Limits {
+    let settings = &state.settings.connections;
+    let refusal = ApiError::new(
+        Code::TooManyConnections,
+        format!(
+            "more than {} connections are open (`server.connections.max`); retry shortly",
+            settings.max
+        ),
+    );
+    Limits {
+        header_timeout: settings.header_timeout,
+        open: Arc::new(tokio::sync::Semaphore::new(settings.max)),
+        busy: connections::raw_answer(
+            Code::TooManyConnections.status(),
+            connections::BUSY_RETRY_AFTER_SECS,
+            &serde_json::to_vec(&refusal.flat_body()).unwrap_or_default(),
+        ),
+    }
+}
+
 /// The main listener's server: the API routes, over connections that send file answers
-/// with `sendfile` ([`zero_copy`]).
+/// with `sendfile` ([`zero_copy`]), until the process ends.
 pub fn serve_main(
     listener: TcpListener,
     state: SharedState,
-) -> axum::serve::Serve<
-    zero_copy::Listener,
-    IntoMakeServiceWithConnectInfo<Router, FileChannel>,
-    AddExtension<Router, ConnectInfo<FileChannel>>,
-> {
-    axum::serve(
+) -> impl Future<Output = std::io::Result<()>> + Send {
+    let limits = limits(&state);
+    serve_main_until(listener, state, limits, std::future::pending())
+}
+
+fn serve_main_until(
+    listener: TcpListener,
+    state: SharedState,
+    limits: Limits,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> impl Future<Output = std::io::Result<()>> + Send {
+    let app = router::app(state);
+    connections::serve(
         zero_copy::Listener(listener),
-        router::app(state).into_make_service_with_connect_info::<FileChannel>(),
+        limits,
+        move |io: &zero_copy::Stream| {
+            Extension(ConnectInfo(io.channel().clone())).layer(app.clone())
+        },
+        stop,
     )
 }
 
@@ -80,16 +116,24 @@ pub async fn run(
     let signal = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stopped| *stopped).await;
     };
-    let main = serve_main(listeners.main, state.clone()).with_graceful_shutdown(signal(rx.clone()));
+    let limits = limits(&state);
+    let main = serve_main_until(
+        listeners.main,
+        state.clone(),
+        limits.clone(),
+        signal(rx.clone()),
+    );
     // Streams write many small frames; without TCP_NODELAY each can wait on the peer's
     // delayed ACK (40 ms on Linux).
-    let terminal = axum::serve(
+    let terminal_app = router::terminal_app(state.clone());
+    let terminal = connections::serve(
         listeners.terminal.tap_io(no_delay),
-        router::terminal_app(state.clone()),
-    )
-    .with_graceful_shutdown(signal(rx));
-    let main = tokio::spawn(async move { main.await });
-    let terminal = tokio::spawn(async move { terminal.await });
+        limits,
+        move |_: &tokio::net::TcpStream| terminal_app.clone(),
+        signal(rx),
+    );
+    let main = tokio::spawn(main);
+    let terminal = tokio::spawn(terminal);
     stop.await;
     tracing::info!("stopping: no new connections, open ones get {SHUTDOWN_GRACE:?}");
     let _ = tx.send(true);

@@ -111,6 +111,25 @@ const EXACT: &[(&[&str], &str)] = &[
         ],
         "package registry settings decide where code is downloaded from",
     ),
+    (
+        &[
+            "MAKEFLAGS",
+            "MFLAGS",
+            "GNUMAKEFLAGS",
+            "MAKEFILES",
+            "KUBECONFIG",
+            "CURL_HOME",
+            "WGETRC",
+            "NETRC",
+            "DOCKER_CONFIG",
+            "DOCKER_HOST",
+            "AWS_CONFIG_FILE",
+            "AWS_SHARED_CREDENTIALS_FILE",
+            "HGRCPATH",
+            "SSH_AUTH_SOCK",
+        ],
+        "the variable names options or a configuration file that can run programs or redirect traffic",
+    ),
 ];
 
 /// Name prefixes, by family. `keep` lists names under a prefix that only tune output.
@@ -229,6 +248,30 @@ const SECRET_WORDS: &[&str] = &[
     "AUTH",
     "PRIVATE",
     "COOKIE",
+    "PRIVATEKEY",
+    "SECRETKEY",
+    "PASSPHRASE",
+    "PAT",
+    "AUTHORIZATION",
+    "JWT",
+    "BEARER",
+    "DSN",
+    "WEBHOOK",
+];
+
+/// Endings that make a name secret-like even without an underscore before them
+/// (`MYSQL_PWD` but not `PWD` or `OLDPWD`, `DATABASE_URL`).
+const SECRET_ENDINGS: &[&str] = &[
+    "APIKEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PRIVATEKEY",
+    "SECRETKEY",
+    "_PWD",
+    "DATABASE_URL",
+    "_DSN",
 ];
 
 /// Why a caller may not set the variable `name` for a child, or `None` when it may.
@@ -260,14 +303,63 @@ pub fn refused_env_name(name: &str) -> Option<&'static str> {
 pub fn secret_like(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     upper.split('_').any(|w| SECRET_WORDS.contains(&w))
-        || ["APIKEY", "TOKEN", "SECRET", "PASSWORD"]
-            .iter()
-            .any(|w| upper.ends_with(w))
+        || SECRET_ENDINGS.iter().any(|w| upper.ends_with(w))
+}
+
+/// Whether `value` carries a credential in a URL (`postgres://user:password@host/db`): a
+/// password in the authority of any URL in it. Refused as a caller's value and masked where
+/// the server shows one, whatever the name.
+pub fn secret_value(value: &str) -> bool {
+    value.match_indices("://").any(|(at, _)| {
+        let rest = &value[at + 3..];
+        let authority = rest.split(['/', '?', '#', ' ']).next().unwrap_or_default();
+        authority
+            .rsplit_once('@')
+            .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::refused_env_name;
+    use super::{refused_env_name, secret_like, secret_value};
+
+    #[test]
+    fn secret_names_and_values_the_probe_found() {
+        for name in [
+            "PRIVATEKEY",
+            "SECRETKEY",
+            "MYSQL_PWD",
+            "GITHUB_PAT",
+            "GH_PAT",
+            "AUTHORIZATION",
+            "JWT",
+            "BEARER",
+            "DATABASE_URL",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "MY_PRIVATEKEY",
+        ] {
+            assert!(secret_like(name), "{name}");
+        }
+        for name in ["PWD", "OLDPWD", "PATH", "PATTERN", "LANG", "KEYBOARD"] {
+            assert!(!secret_like(name), "{name}");
+        }
+        for value in [
+            "postgres://u:pw@h/db",
+            "redis://:pw@cache:6379",
+            "see https://user:tok@example.com/x",
+        ] {
+            assert!(secret_value(value), "{value}");
+        }
+        for value in [
+            "https://example.com/a@b",
+            "https://user@example.com/",
+            "plain",
+            "a:b@c",
+        ] {
+            assert!(!secret_value(value), "{value}");
+        }
+    }
 
     #[test]
     fn refused_families() {
@@ -320,6 +412,10 @@ mod tests {
             "XDG_CONFIG_HOME",
             "XDG_DATA_HOME",
             "xdg_config_dirs",
+            // Options and configuration files that run programs.
+            "MAKEFLAGS",
+            "KUBECONFIG",
+            "CURL_HOME",
         ] {
             assert!(refused_env_name(name).is_some(), "{name}");
         }

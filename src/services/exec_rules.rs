@@ -302,7 +302,7 @@ impl ExecRules {
                         "`cmd` is empty: give a shell line, or a program with `args`".into(),
                     ));
                 }
-                shell_programs(line).map_err(ExecRefusal::CommandInvalid)?
+                shell_seen(line).map_err(ExecRefusal::CommandInvalid)?
             }
             CommandLine::Direct { program, args } => {
                 check_text(program, "the program").map_err(ExecRefusal::ProcessInvalid)?;
@@ -315,7 +315,7 @@ impl ExecRules {
                 }
                 let mut words = vec![program.clone()];
                 words.extend(args.iter().cloned());
-                let mut seen = Vec::new();
+                let mut seen = Seen::default();
                 unwrap_words(&words, &mut seen, 0).map_err(ExecRefusal::ProcessInvalid)?;
                 if resolve(program, search_path, cwd).is_none() {
                     return Err(ExecRefusal::ProcessInvalid(format!(
@@ -325,8 +325,19 @@ impl ExecRules {
                 seen
             }
         };
-        for word in &seen {
-            self.judge_program(word, holds, search_path, cwd)?;
+        for (word, args) in &seen.programs {
+            self.judge_program(word, args, holds, search_path, cwd)?;
+        }
+        if self.allow.is_some() {
+            // A variable the line sets reaches what it runs as surely as a caller's `env`
+            // (`MAKEFLAGS=--eval=... make`), so it meets the same rules.
+            for (name, value) in &seen.assignments {
+                self.judge_env([(name, value)])
+                    .map_err(|refusal| ExecRefusal::NotAllowed {
+                        program: format!("{name}=…"),
+                        why: format!("the line sets a variable for what it runs: {refusal}"),
+                    })?;
+            }
         }
         Ok(())
     }
@@ -334,6 +345,7 @@ impl ExecRules {
     fn judge_program(
         &self,
         word: &Word,
+        args: &[String],
         holds: &dyn Fn(&str) -> bool,
         search_path: &str,
         cwd: &Path,
@@ -372,6 +384,15 @@ impl ExecRules {
         if HARMLESS_BUILTINS.contains(&name.as_str()) {
             return Ok(());
         }
+        if let Some(why) = program
+            .names()
+            .find_map(|(name, _)| code_args::runs_code(name, args))
+        {
+            return Err(ExecRefusal::NotAllowed {
+                program: name.clone(),
+                why: why.into(),
+            });
+        }
         let matching: Vec<&Allowed> = allow
             .iter()
             .filter(|a| a.pattern.matches(&program))
@@ -406,8 +427,10 @@ impl ExecRules {
             if name.is_empty() {
                 return Err(invalid("the name is empty"));
             }
-            if name.contains('=') || name.contains('\0') {
-                return Err(invalid("a name holds neither `=` nor a NUL byte"));
+            if !is_identifier(name) {
+                return Err(invalid(
+                    "a name is a letter or `_`, then letters, digits and `_` (no `=`, spaces or NUL)",
+                ));
             }
             if value.contains('\0') {
                 return Err(invalid("the value holds a NUL byte"));
@@ -421,6 +444,14 @@ impl ExecRules {
                     why: why.into(),
                 });
             }
+            if super::env_rules::secret_value(value) {
+                return Err(ExecRefusal::EnvDenied {
+                    name: name.clone(),
+                    why: "the value holds a password in a URL: secrets reach runtimes only \
+                          through vault credentials"
+                        .into(),
+                });
+            }
             let upper = name.to_ascii_uppercase();
             if let Some((pattern, _)) = self.deny_env.iter().find(|(_, m)| m.is_match(&upper)) {
                 return Err(ExecRefusal::EnvDenied {
@@ -428,9 +459,14 @@ impl ExecRules {
                     why: format!("`process.deny_env` lists `{pattern}`"),
                 });
             }
-            if let Some(allow) = &self.allow_env
-                && !allow.iter().any(|m| m.is_match(&upper))
-            {
+            // Under a command allow list a variable is refused unless `allow_env` names it:
+            // what a listed program runs can depend on any variable it reads.
+            let allowed = match (&self.allow_env, &self.allow) {
+                (Some(allow_env), _) => allow_env.iter().any(|m| m.is_match(&upper)),
+                (None, Some(_)) => false,
+                (None, None) => true,
+            };
+            if !allowed {
                 return Err(ExecRefusal::EnvNotAllowed { name: name.clone() });
             }
         }
@@ -519,14 +555,22 @@ impl Word {
 /// How deep `sh -c 'sh -c ...'` is followed before the line counts as invalid.
 const MAX_NESTING: usize = 8;
 
-/// The programs a shell line runs, as far as they can be seen.
-fn shell_programs(line: &str) -> Result<Vec<Word>, String> {
-    let mut seen = Vec::new();
+/// What a command runs, as far as it can be seen: each program with its arguments, and the
+/// variables the line itself sets (before a program, through `env`, or alone).
+#[derive(Debug, Default)]
+struct Seen {
+    programs: Vec<(Word, Vec<String>)>,
+    assignments: Vec<(String, String)>,
+}
+
+/// What a shell line runs, as far as it can be seen.
+fn shell_seen(line: &str) -> Result<Seen, String> {
+    let mut seen = Seen::default();
     shell_programs_into(line, &mut seen, 0)?;
     Ok(seen)
 }
 
-fn shell_programs_into(line: &str, seen: &mut Vec<Word>, depth: usize) -> Result<(), String> {
+fn shell_programs_into(line: &str, seen: &mut Seen, depth: usize) -> Result<(), String> {
     if depth > MAX_NESTING {
         return Err("shells nested too deep to judge".into());
     }
@@ -695,12 +739,13 @@ fn take_balanced(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result
 
 /// Words of a simple command after quote removal: skips assignments and redirections, then
 /// follows wrappers to the program they run.
-fn unwrap_tokens(tokens: &[Token], seen: &mut Vec<Word>, depth: usize) -> Result<(), String> {
+fn unwrap_tokens(tokens: &[Token], seen: &mut Seen, depth: usize) -> Result<(), String> {
     let mut i = 0;
     // Leading assignments (`A=1 cmd`) and redirections (`>out cmd`, `2> err cmd`).
     while i < tokens.len() {
         let (text, _) = &tokens[i];
         if is_assignment(text) {
+            seen.assignments.push(split_assignment(text));
             i += 1;
         } else if let Some(rest) = redirection(text) {
             i += if rest.is_empty() { 2 } else { 1 };
@@ -712,7 +757,8 @@ fn unwrap_tokens(tokens: &[Token], seen: &mut Vec<Word>, depth: usize) -> Result
         return Ok(());
     };
     if !literal {
-        seen.push(Word::Opaque(first.clone()));
+        seen.programs
+            .push((Word::Opaque(first.clone()), Vec::new()));
         return Ok(());
     }
     let words: Vec<String> = tokens[i..].iter().map(|(t, _)| t.clone()).collect();
@@ -720,19 +766,20 @@ fn unwrap_tokens(tokens: &[Token], seen: &mut Vec<Word>, depth: usize) -> Result
 }
 
 /// `words[0]` is a program; a wrapper's wrapped command is judged too.
-fn unwrap_words(words: &[String], seen: &mut Vec<Word>, depth: usize) -> Result<(), String> {
+fn unwrap_words(words: &[String], seen: &mut Seen, depth: usize) -> Result<(), String> {
     if depth > MAX_NESTING {
         return Err("wrappers nested too deep to judge".into());
     }
     let Some(program) = words.first() else {
         return Ok(());
     };
-    seen.push(Word::Literal(program.clone()));
+    let rest = &words[1..];
+    seen.programs
+        .push((Word::Literal(program.clone()), rest.to_vec()));
     let name = Path::new(program)
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or(program);
-    let rest = &words[1..];
     let wrapped: Option<&[String]> = match name {
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" => {
             // `sh -c LINE`: the line is judged as a line of its own.
@@ -744,7 +791,15 @@ fn unwrap_words(words: &[String], seen: &mut Vec<Word>, depth: usize) -> Result<
             }
             None
         }
-        "env" => Some(skip_while(rest, |w| w.starts_with('-') || is_assignment(w))),
+        "env" => {
+            let inner = skip_while(rest, |w| w.starts_with('-') || is_assignment(w));
+            let set = rest[..rest.len() - inner.len()].iter();
+            seen.assignments.extend(
+                set.filter(|w| is_assignment(w))
+                    .map(|w| split_assignment(w)),
+            );
+            Some(inner)
+        }
         "sudo" | "doas" => Some(skip_options(
             rest,
             &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
@@ -791,14 +846,21 @@ fn skip_options<'a>(words: &'a [String], with_value: &[&str]) -> &'a [String] {
 }
 
 fn is_assignment(word: &str) -> bool {
-    match word.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-        }
-        None => false,
-    }
+    word.split_once('=')
+        .is_some_and(|(name, _)| is_identifier(name))
+}
+
+/// `NAME=VALUE` as its two halves (`word` is an assignment).
+fn split_assignment(word: &str) -> (String, String) {
+    let (name, value) = word.split_once('=').unwrap_or((word, ""));
+    (name.to_owned(), value.to_owned())
+}
+
+/// A name a shell can export: a letter or `_`, then letters, digits and `_`.
+fn is_identifier(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// For a redirection word (`>`, `2>>`, `<in`, `&>out`), what follows the operator in the
@@ -809,5 +871,6 @@ fn redirection(word: &str) -> Option<&str> {
     Some(rest.trim_start_matches(['>', '<', '&', '|']))
 }
 
+mod code_args;
 #[cfg(test)]
 mod tests;

@@ -394,6 +394,16 @@ mod tests {
             "3ffe:ffff::1",
             "4000::1",
             "fbff::1",
+            // Each differs from a refused block only in the top bit, so a mask that loses
+            // bit 127 (`u128::MAX >> 1` for the IPv6 width) would judge it inside that block.
+            "7c00::1",
+            "7dff:ffff::1",
+            "7e80::1",
+            "7f00::1",
+            "8000::",
+            "8000::1",
+            "8064:ff9b::a00:1",
+            "a001:db8::1",
         ];
         for addr in reachable {
             let ip: IpAddr = addr.parse().expect(addr);

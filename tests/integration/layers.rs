@@ -123,6 +123,9 @@ fn broken(import: &Import) -> Option<&'static str> {
             "services import only other services (no HTTP, no error table, no server or engine)",
         ),
         "error" if target != "error" => Some("error imports nothing else of the crate"),
+        "connections" if target != "connections" => {
+            Some("connections imports nothing else of the crate")
+        }
         "wire" if !matches!(target, "wire" | "services") => {
             Some("wire is a leaf: it imports only services")
         }

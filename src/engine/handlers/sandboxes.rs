@@ -32,6 +32,13 @@ fn check_create(body: &mut CreateSandbox) -> Result<(), EngineError> {
     {
         return Err(invalid("`template` must not be empty (default `base`)"));
     }
+    // An empty `gpu` asks for nothing a provider could give: refused rather than read as a
+    // GPU request (or as none) by each provider in its own way.
+    if body.gpu.as_deref().is_some_and(|g| g.trim().is_empty()) {
+        return Err(invalid(
+            "`gpu` must not be empty: name a GPU kind, or leave `gpu` out for none",
+        ));
+    }
     if body.cpu == Some(0) {
         return Err(invalid("`cpu` is a number of cores, at least 1"));
     }

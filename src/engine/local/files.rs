@@ -47,7 +47,14 @@ async fn blocking<T: Send + 'static>(
     let files = core.files.clone();
     tokio::task::spawn_blocking(move || op(files))
         .await
-        .map_err(|e| EngineError::new(Code::Internal, format!("a file operation failed: {e}")))?
+        .map_err(|e| {
+            // The panic's text goes to the log, never into an answer (it can quote the input).
+            tracing::error!("a file operation stopped: {e}");
+            EngineError::new(
+                Code::Internal,
+                "a file operation stopped on a bug; the engine log has the details",
+            )
+        })?
         .map_err(|e| domain(core, e))
 }
 

@@ -61,6 +61,40 @@ pub struct LoadOptions {
     pub code_groups: Vec<(Group, bool)>,
 }
 
+/// `server.connections`, resolved.
+#[derive(Debug, Clone)]
+pub struct ConnectionSettings {
+    pub max: usize,
+    pub header_timeout: std::time::Duration,
+}
+
+impl ConnectionSettings {
+    fn from_section(section: &template::ConnectionsSection) -> Result<Self, ConfigError> {
+        let max = match section.max {
+            Some(0) => {
+                return Err(ConfigError(
+                    "server.connections.max: must be at least 1".into(),
+                ));
+            }
+            Some(n) => n,
+            None => crate::connections::default_max_connections(),
+        };
+        let header_timeout = match section.header_timeout_secs {
+            Some(0) => {
+                return Err(ConfigError(
+                    "server.connections.header_timeout_secs: must be at least 1".into(),
+                ));
+            }
+            Some(secs) => std::time::Duration::from_secs(secs),
+            None => crate::connections::DEFAULT_HEADER_TIMEOUT,
+        };
+        Ok(ConnectionSettings {
+            max,
+            header_timeout,
+        })
+    }
+}
+
 #[derive(Debug)]
 pub struct Settings {
     pub source: Option<String>,
@@ -84,6 +118,8 @@ pub struct Settings {
     pub child_env: crate::services::child_env::ChildEnv,
     /// `code_run` languages and `http_fetch` hosts (`dev_tools:`).
     pub dev_tools: DevToolsSettings,
+    /// What the listeners allow a connection (`server.connections`).
+    pub connections: ConnectionSettings,
     pub warnings: Vec<String>,
     pub revision: String,
 }
@@ -217,6 +253,7 @@ fn resolve(
         agents: Default::default(),
         child_env: Default::default(),
         dev_tools,
+        connections: ConnectionSettings::from_section(&server.connections)?,
         warnings: Vec::new(),
         revision: String::new(),
     };

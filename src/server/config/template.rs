@@ -80,10 +80,27 @@ pub struct ServerSection {
     pub audit: Option<AuditMode>,
     pub audit_file: Option<PathBuf>,
     pub max_body_bytes: Option<u64>,
+    /// How long a request head may take and how many connections may be open.
+    #[serde(default)]
+    pub connections: ConnectionsSection,
     /// Variables of the server's environment passed on to every child (names, or prefixes
     /// ending in `*`), besides the login basics; `SVC_*` never.
     #[serde(default)]
     pub child_env: Vec<String>,
+}
+
+/// `server.connections`: what the main and terminal listeners allow a connection.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionsSection {
+    /// Connections open at once on both listeners together; past it a new one is answered
+    /// 503 `too_many_connections` and closed. Default 1024, or half the process's
+    /// descriptor limit when that is less.
+    pub max: Option<usize>,
+    /// Seconds a request head may take to arrive whole, counted from the connection's
+    /// start or the previous answer's end (so also how long a kept connection may idle).
+    /// Default 30.
+    pub header_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -25,10 +25,11 @@ fn direct(program: &str, args: &[&str]) -> CommandLine {
 }
 
 fn programs(line: &str) -> Vec<String> {
-    shell_programs(line)
+    shell_seen(line)
         .unwrap()
+        .programs
         .iter()
-        .map(|w| match w {
+        .map(|(w, _)| match w {
             Word::Literal(s) => s.clone(),
             Word::Opaque(s) => format!("?{s}"),
         })
@@ -61,7 +62,7 @@ fn a_shell_line_is_split_into_the_programs_it_runs() {
 #[test]
 fn malformed_lines_are_invalid() {
     for line in ["echo 'open", "echo \"open", "echo $(open", "echo `open"] {
-        assert!(shell_programs(line).is_err(), "{line}");
+        assert!(shell_seen(line).is_err(), "{line}");
     }
     let r = ExecRules::default();
     assert!(matches!(
@@ -210,4 +211,60 @@ fn bad_patterns_are_configuration_errors() {
     let section: ProcessRules = serde_saphyr::from_str("deny_commands: ['a[']").unwrap();
     assert!(ExecRules::from_section(&section).is_err());
     assert!(serde_saphyr::from_str::<ProcessRules>("allow_command: [ls]").is_err());
+}
+
+#[test]
+fn under_an_allow_list_what_a_line_sets_and_code_running_arguments_are_refused() {
+    let r = rules("allow_commands: [make, git, ls]\nallow_env: [APP_*]\ndeny_programs: []");
+    for line in [
+        "MAKEFLAGS='--eval=$(shell id)' make",
+        "env MAKEFLAGS=-E make",
+        "GIT_CONFIG_COUNT=1 git x",
+        "OTHER=1 ls",
+        "PATH=/tmp; ls",
+        "make --eval='$(shell id)'",
+        "git -c alias.x='!id' x",
+    ] {
+        assert!(
+            matches!(
+                judge(&r, shell(line), &[]),
+                Err(ExecRefusal::NotAllowed { .. })
+            ),
+            "{line}"
+        );
+    }
+    assert!(matches!(
+        judge(&r, direct("git", &["-c", "core.pager=id", "log"]), &[]),
+        Err(ExecRefusal::NotAllowed { .. })
+    ));
+    assert!(judge(&r, shell("APP_MODE=1 make all && git -C . status"), &[]).is_ok());
+    // Without an allow list a shell line's own variables are the caller's business.
+    assert!(
+        judge(
+            &rules("deny_programs: []"),
+            shell("OTHER=1 make --eval=x"),
+            &[]
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn under_an_allow_list_a_callers_variables_are_refused_unless_listed() {
+    let one = |name: &str| BTreeMap::from([(name.to_string(), "1".to_string())]);
+    let r = rules("allow_commands: [ls]");
+    assert!(matches!(
+        r.judge_env(&one("LANG")),
+        Err(ExecRefusal::EnvNotAllowed { .. })
+    ));
+    assert!(rules("{}").judge_env(&one("LANG")).is_ok());
+    for name in ["A B", "1ABC", "A-B", "A.B", "É"] {
+        assert!(
+            matches!(
+                rules("{}").judge_env(&one(name)),
+                Err(ExecRefusal::EnvInvalid { .. })
+            ),
+            "{name}"
+        );
+    }
 }

@@ -293,6 +293,10 @@ impl FileService {
         let fd = located.open(flags).map_err(|e| located.error(e))?;
         let stat = fstat(&fd).map_err(|e| located.error(e))?;
         match kind_of(&stat) {
+            // `a.txt/` names a directory, as the kernel reads it (ENOTDIR), never `a.txt`.
+            EntryKind::File if names_directory(raw) => {
+                return Err(FileError::NotDirectory(located.path));
+            }
             EntryKind::File => {}
             EntryKind::Dir => return Err(FileError::IsDirectory(located.path)),
             _ => return Err(FileError::NotRegular(located.path)),
@@ -322,9 +326,19 @@ impl FileService {
         })
     }
 
+    /// The normalized path of a file to write: `x.txt/` names a directory, so a file is
+    /// never written there (as the kernel answers EISDIR), whatever normalizing drops.
+    fn file_target(&self, raw: &str) -> Result<PathBuf, FileError> {
+        let path = self.lexical(raw)?;
+        if names_directory(raw) {
+            return Err(FileError::IsDirectory(path));
+        }
+        Ok(path)
+    }
+
     /// Starts an atomic write of `raw` (see [`PendingWrite`]).
     pub fn begin_write(&self, raw: &str, options: WriteOptions) -> Result<PendingWrite, FileError> {
-        let path = self.lexical(raw)?;
+        let path = self.file_target(raw)?;
         self.begin_write_path(path, options)
     }
 
@@ -396,7 +410,7 @@ impl FileService {
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
         F: FnOnce(&std::fs::File) + Send + 'static,
     {
-        let path = self.lexical(raw)?;
+        let path = self.file_target(raw)?;
         self.write_pieces_path(path, body, options, on_open).await
     }
 
@@ -905,4 +919,11 @@ fn clear_nonblock(fd: OwnedFd) -> OwnedFd {
         let _ = fcntl(&fd, FcntlArg::F_SETFL(flags));
     }
     fd
+}
+
+/// Whether `raw` ends in a `/` (or `/.`) after a name: it names a directory, whatever the
+/// normalized path drops.
+fn names_directory(raw: &str) -> bool {
+    let trimmed = raw.trim_end_matches("/.");
+    (trimmed.ends_with('/') || trimmed.len() < raw.len()) && !trimmed.trim_matches('/').is_empty()
 }

@@ -7,7 +7,7 @@
 use super::error::FileError;
 use super::walk::DIR;
 use crate::services::paths::PathGuard;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::GlobBuilder;
 use nix::dir::{Dir, Type};
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, SFlag, fstat};
@@ -26,6 +26,18 @@ pub const MAX_RESULTS: usize = 10_000;
 pub const MAX_MATCH_TEXT: usize = 512;
 /// Bytes read to decide that a file is binary.
 pub const BINARY_PROBE: usize = 8 * 1024;
+
+/// The longest glob accepted, and the deepest nesting of `{...}` alternations in it: a
+/// longer or deeper one expands to a regular expression too large to build.
+pub const MAX_GLOB_BYTES: usize = 1024;
+pub const MAX_GLOB_NESTING: usize = 8;
+/// The longest regular expression accepted, and the deepest nesting of its groups.
+pub const MAX_PATTERN_BYTES: usize = 4096;
+pub const MAX_PATTERN_NESTING: u32 = 64;
+/// What the compiled forms of a glob or pattern may take: a larger one is refused.
+const COMPILED_BYTES: usize = 1 << 20;
+/// The longest compiler message quoted in a refusal (they can quote the whole input).
+const MAX_WHY_BYTES: usize = 512;
 
 /// What to search for. At least one of `glob` and `pattern`.
 #[derive(Debug, Clone)]
@@ -96,7 +108,7 @@ pub struct SearchResult {
 }
 
 pub(crate) struct Compiled {
-    glob: Option<GlobMatcher>,
+    glob: Option<Regex>,
     glob_on_path: bool,
     pattern: Option<Regex>,
     max_results: usize,
@@ -116,23 +128,11 @@ impl Compiled {
             return Err(invalid("glob", "give a glob, a pattern or both".into()));
         }
         let glob = match &query.glob {
-            Some(g) => Some(
-                GlobBuilder::new(g)
-                    .literal_separator(true)
-                    .build()
-                    .map_err(|e| invalid("glob", format!("`{g}` is not a glob: {e}")))?
-                    .compile_matcher(),
-            ),
+            Some(g) => Some(compile_glob(g).map_err(|why| invalid("glob", why))?),
             None => None,
         };
         let pattern = match &query.pattern {
-            Some(p) => Some(
-                RegexBuilder::new(p)
-                    .size_limit(1 << 20)
-                    .dfa_size_limit(8 << 20)
-                    .build()
-                    .map_err(|e| invalid("pattern", format!("not a regular expression: {e}")))?,
-            ),
+            Some(p) => Some(compile_pattern(p).map_err(|why| invalid("pattern", why))?),
             None => None,
         };
         Ok(Compiled {
@@ -212,10 +212,13 @@ impl Search<'_> {
     fn name_matches(&self, name: &std::ffi::OsStr, path: &Path) -> bool {
         match &self.query.glob {
             None => true,
-            Some(glob) if self.query.glob_on_path => {
-                glob.is_match(path.strip_prefix(self.root).unwrap_or(path))
-            }
-            Some(glob) => glob.is_match(Path::new(name)),
+            Some(glob) if self.query.glob_on_path => glob.is_match(
+                path.strip_prefix(self.root)
+                    .unwrap_or(path)
+                    .as_os_str()
+                    .as_bytes(),
+            ),
+            Some(glob) => glob.is_match(name.as_bytes()),
         }
     }
 
@@ -385,4 +388,71 @@ pub(crate) fn type_of(mode: u32) -> Type {
         SFlag::S_IFCHR => Type::CharacterDevice,
         _ => Type::BlockDevice,
     }
+}
+
+/// A glob as the regular expression `globset` translates it to, built here under a size
+/// limit: `globset`'s own matcher builds it without one and panics past the regex crate's
+/// default limit (a deeply nested or 90,000-character glob did).
+fn compile_glob(glob: &str) -> Result<Regex, String> {
+    if glob.len() > MAX_GLOB_BYTES {
+        return Err(format!(
+            "`glob` is {} bytes; at most {MAX_GLOB_BYTES}",
+            glob.len()
+        ));
+    }
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    for c in glob.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > MAX_GLOB_NESTING {
+        return Err(format!(
+            "`glob` nests `{{...}}` {deepest} deep; at most {MAX_GLOB_NESTING}"
+        ));
+    }
+    let parsed = GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| cut(format!("`{glob}` is not a glob: {e}")))?;
+    RegexBuilder::new(parsed.regex())
+        .size_limit(COMPILED_BYTES)
+        .dfa_size_limit(8 * COMPILED_BYTES)
+        .build()
+        .map_err(|_| format!("`glob` expands to a matcher over {COMPILED_BYTES} bytes"))
+}
+
+/// A regular expression, bounded in length, nesting and compiled size.
+fn compile_pattern(pattern: &str) -> Result<Regex, String> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(format!(
+            "`pattern` is {} bytes; at most {MAX_PATTERN_BYTES}",
+            pattern.len()
+        ));
+    }
+    RegexBuilder::new(pattern)
+        .size_limit(COMPILED_BYTES)
+        .dfa_size_limit(8 * COMPILED_BYTES)
+        .nest_limit(MAX_PATTERN_NESTING)
+        .build()
+        .map_err(|e| cut(format!("`pattern` is not a regular expression: {e}")))
+}
+
+/// `text` cut to [`MAX_WHY_BYTES`] on a char boundary.
+fn cut(mut text: String) -> String {
+    if text.len() > MAX_WHY_BYTES {
+        let mut end = MAX_WHY_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
 }

@@ -181,6 +181,31 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/door/008",
+            spec: "The authority a request names is judged wherever it is written: an empty `Host:` is 403 `E1003`, and so is an absolute-form request line naming another host (`GET http://evil.example/v1/health` with a loopback `Host`); an absolute-form line naming the engine itself is answered (issue 30, item 7).",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: ["health"],
+            codes: ["E1003"],
+            run: |ctx| async move {
+                let token = ctx.token().ok_or_else(|| anyhow!("the engine's token is unknown"))?.to_owned();
+                let port = port(&ctx)?;
+                for request in [
+                    format!("GET /v1/health HTTP/1.0\r\nHost:\r\nAuthorization: Bearer {token}\r\n\r\n"),
+                    format!("GET /v1/health HTTP/1.0\r\nHost: \r\nAuthorization: Bearer {token}\r\n\r\n"),
+                    format!("GET http://evil.example/v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"),
+                    format!("GET http://evil.example:{port}/v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"),
+                ] {
+                    let (status, body) = raw(&ctx, &request).await?;
+                    ensure!(status == 403, "expected 403 for {request:?}, got {status}: {body}");
+                    super::support::check_error_body(&serde_json::from_str(&body).with_context(|| format!("not JSON: {body}"))?, "E1003")?;
+                }
+                let (status, body) = raw(&ctx, &format!("GET http://127.0.0.1:{port}/v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n")).await?;
+                ensure!(status == 200, "an absolute-form line naming the engine: expected 200, got {status}: {body}");
+                Ok(())
+            },
+        },
     ]
 }
 

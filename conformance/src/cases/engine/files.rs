@@ -357,6 +357,27 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/files/014",
+            spec: "A write refused before its body is read (`path=../escape.txt`, 400 `E4005`) never costs the next request on a kept connection: 200 times a refused PUT with a 1-byte body and then `GET /v1/health`, and 200 times with a 100 KB body, lose no answer: either the connection goes on, or the refusal says `Connection: close` and the next request goes on a new one (issue 30, item 5).",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_write", "health"],
+            codes: [],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let health = raw_wire::head(&req(&ctx, Method::GET, "/v1/health").build()?, "").into_bytes();
+                for len in [1, 100_000] {
+                    let request = req(&ctx, Method::PUT, &sb(&id, "/files/content?path=../escape.txt")).build()?;
+                    let mut refused = raw_wire::head(&request, &format!("Content-Length: {len}\r\n")).into_bytes();
+                    refused.extend(std::iter::repeat_n(b'x', len));
+                    let lost = raw_wire::lost_after_refusals(ctx.base_url(), &refused, 400, &health, 200).await?;
+                    ensure!(lost == 0, "{lost} of 400 requests got no answer after refused {len}-byte writes");
+                }
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
 

@@ -100,12 +100,17 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "engine/sandboxes/003",
-            spec: "A create asking for what the provider cannot give is 501 `E8004`: `gpu` on the `local` provider.",
+            spec: "A create asking for what the provider cannot give is 501 `E8004`: `gpu` on the `local` provider; an empty `gpu` (`\"\"`, blanks) asks for nothing and is 400 `E4001`, never taken as a GPU request (issue 30, item 7).",
             profile: &profiles::LOCAL,
             tags: ["feature:sandboxes"],
             endpoints: ["sandboxes_create"],
-            codes: ["E8004"],
+            codes: ["E8004", "E4001"],
             run: |ctx| async move {
+                for empty in ["", "  "] {
+                    let resp = post(&ctx, "/v1/sandboxes", &json!({"timeout": 60, "gpu": empty, "metadata": {"case": "sandboxes-003"}})).await?;
+                    let body = expect_error(&resp, 400, "E4001")?;
+                    ensure!(body.to_string().contains("gpu"), "names `gpu`: {body}");
+                }
                 let resp = post(&ctx, "/v1/sandboxes", &json!({"timeout": 60, "gpu": "a100", "metadata": {"case": "sandboxes-003"}})).await?;
                 let body = expect_error(&resp, 501, "E8004")?;
                 error_snapshot(&ctx, "engine__sandboxes__gpu_refused", &body, &[])?;

@@ -174,5 +174,25 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "files/read/008",
+            spec: "A trailing `/` names a directory, as the kernel reads it: `GET a.txt/` (or `a.txt/.`) of a file is 400 `not_a_directory`, never `a.txt`'s bytes; `PUT x.txt/` is 400 `is_a_directory` and writes nothing (issue 30, item 7).",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_read", "files_write"],
+            codes: ["not_a_directory", "is_a_directory"],
+            run: |ctx| async move {
+                let dir = area(&ctx, "read-008")?;
+                let file = s(&put(&dir, "a.txt", "inside\n")?);
+                for raw in [format!("{file}/"), format!("{file}/.")] {
+                    refused(&read(&ctx, &raw).await?, 400, "not_a_directory", &raw)?;
+                }
+                let target = dir.join("x.txt");
+                let resp = super::support::write(&ctx, &format!("{}/", s(&target)), "x", "").await?;
+                refused(&resp, 400, "is_a_directory", "x.txt/")?;
+                ensure!(!target.exists(), "nothing was written");
+                Ok(())
+            },
+        },
     ]
 }

@@ -132,5 +132,31 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "files/search/004",
+            spec: "A pathological glob or pattern is 400 `invalid_request` naming the member, never a 500: a glob of 125 nested `{a,...}` alternations, a 90,000-character `*...*` glob, a 90,000-character pattern and one nested 300 groups deep; no error body echoes a panic or exceeds 4 KiB (issue 30, item 6).",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_search"],
+            codes: ["invalid_request"],
+            run: |ctx| async move {
+                let dir = tree(&ctx, "search-004")?;
+                let nested = (0..125).fold("b".to_owned(), |inner, _| format!("{{a,{inner}}}"));
+                for (body, member) in [
+                    (json!({"path": s(&dir), "glob": nested}), "glob"),
+                    (json!({"path": s(&dir), "glob": "*".repeat(90_000)}), "glob"),
+                    (json!({"path": s(&dir), "pattern": "a".repeat(90_000)}), "pattern"),
+                    (json!({"path": s(&dir), "pattern": format!("{}a{}", "(".repeat(300), ")".repeat(300))}), "pattern"),
+                ] {
+                    let resp = search(&ctx, &body).await?;
+                    let text = resp.text();
+                    ensure!(text.len() <= 4096, "an error body of {} bytes for a pathological `{member}`", text.len());
+                    ensure!(!text.contains("panic"), "the body echoes a panic: {text}");
+                    let err = refused(&resp, 400, "invalid_request", member)?;
+                    ensure!(err.to_string().contains(member), "names `{member}`: {err}");
+                }
+                Ok(())
+            },
+        },
     ]
 }

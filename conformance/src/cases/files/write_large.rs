@@ -5,7 +5,7 @@
 //! connection that said so; a body its client cuts off leaves nothing behind (issue 11,
 //! `files_write`).
 
-use super::support::{area, entry_of, first_difference, names_in, patterned, q, s, write};
+use super::support::{area, base, entry_of, first_difference, names_in, patterned, q, s, write};
 use crate::{Case, Ctx, case, profiles, raw_wire};
 use anyhow::{anyhow, ensure};
 use reqwest::Method;
@@ -151,6 +151,26 @@ pub fn cases() -> Vec<Case> {
                 raw_wire::framed_after_write(&answer, len, took)?;
                 same_file(&target, &content, "large")?;
                 cut_off_write(&ctx, &dir.join("cut.bin"), 12 * MIB, &content[..10 * MIB], &["large.bin"]).await
+            },
+        },
+        case! {
+            id: "files/write_large/004",
+            spec: "A write refused before its body is read (403 `read_only`) never costs the next request on a kept connection: 300 times a refused PUT with a 1-byte body and then `GET /health`, and 300 times with a 100 KB body, lose no answer: either the connection goes on, or the refusal says `Connection: close` and the next request goes on a new one (issue 30, item 5).",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_write", "health"],
+            codes: ["read_only"],
+            run: |ctx| async move {
+                let frozen = base(&ctx)?.join("root/ro/frozen.txt");
+                let health = raw_wire::head(&ctx.request(Method::GET, "/health").build()?, "").into_bytes();
+                for len in [1, 100_000] {
+                    let mut refused = head(&ctx, Method::PUT, "/files/content", &s(&frozen), &format!("Content-Length: {len}\r\n"))?.into_bytes();
+                    refused.extend(std::iter::repeat_n(b'x', len));
+                    let lost = raw_wire::lost_after_refusals(ctx.base_url(), &refused, 403, &health, 300).await?;
+                    ensure!(lost == 0, "{lost} of 600 requests got no answer after refused {len}-byte writes");
+                }
+                ensure!(std::fs::read(&frozen)? == b"frozen\n", "nothing was written");
+                Ok(())
             },
         },
     ]

@@ -7,6 +7,7 @@ use crate::Case;
 mod audit;
 mod auth;
 mod body;
+mod connections;
 mod errors;
 mod fuzz;
 mod limits;
@@ -28,6 +29,7 @@ pub fn cases() -> Vec<Case> {
     all.extend(errors::cases());
     all.extend(local::cases());
     all.extend(limits::cases());
+    all.extend(connections::cases());
     all.extend(auth::cases());
     all.extend(scope::cases());
     all.extend(policy::cases());

@@ -204,6 +204,47 @@ pub fn cases() -> Vec<Case> {
             },
         },
         case! {
+            id: "process/guard/008",
+            spec: "An allow list means what it says (issue 30, item 3): with `make`, `git`, `curl` and `kubectl` allowed, a line that sets a variable which makes them run code or read another configuration (`MAKEFLAGS`, `GIT_CONFIG_*`, `GIT_EXTERNAL_DIFF`, `KUBECONFIG`, `CURL_HOME`, before the program or through `env`), and arguments known to run code (`make --eval`/`-E`, `git -c`, `git --config-env`) are 403 and run nothing; a caller's `env` name that is not an identifier (`A B`, `1ABC`) is 400 `env_invalid`.",
+            profile: &profiles::PROCESS_GUARD,
+            tags: [],
+            endpoints: ["shell", "shell_stream", "process_start"],
+            codes: ["command_not_allowed", "env_invalid"],
+            run: |ctx| async move {
+                let dir = area(&ctx, "guard-008")?;
+                std::fs::write(dir.join("kc"), "apiVersion: v1\nkind: Config\nusers: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: touch, args: [pwned]}}}]\n")?;
+                std::fs::write(dir.join(".curlrc"), "output = pwned\n")?;
+                let touch = "touch pwned";
+                for cmd in [
+                    json!({"cmd": format!("MAKEFLAGS='--eval=$(shell {touch})' make -f /dev/null")}),
+                    json!({"cmd": format!("env MAKEFLAGS='--eval=$(shell {touch})' make -f /dev/null")}),
+                    json!({"cmd": format!("make --eval='$(shell {touch})' -f /dev/null")}),
+                    json!({"cmd": format!("make -E '$(shell {touch})' -f /dev/null")}),
+                    json!({"cmd": "make", "args": [format!("--eval=$(shell {touch})"), "-f", "/dev/null"]}),
+                    json!({"cmd": format!("git -c alias.x='!{touch}' x")}),
+                    json!({"cmd": "git", "args": ["-c", format!("alias.x=!{touch}"), "x"]}),
+                    json!({"cmd": format!("APP_X='!{touch}' git --config-env=alias.x=APP_X x")}),
+                    json!({"cmd": format!("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!{touch}' git x")}),
+                    json!({"cmd": format!("GIT_EXTERNAL_DIFF='{touch}' git diff --no-index --ext-diff kc .curlrc")}),
+                    json!({"cmd": "KUBECONFIG=kc kubectl get pods --request-timeout=1s"}),
+                    json!({"cmd": "CURL_HOME=. curl -s file:///dev/null"}),
+                ] {
+                    let mut body = cmd.clone();
+                    body["cwd"] = json!(s(&dir));
+                    for (route, resp) in every_start(&ctx, "admin", &body).await? {
+                        ensure!(resp.status == 403, "{route} with {body}: {}", resp.describe());
+                        ensure!(!dir.join("pwned").exists(), "{route} with {body} created a file");
+                    }
+                }
+                for name in ["A B", "1ABC", "A-B", "A.B"] {
+                    let body = json!({"cmd": "true", "cwd": s(&dir), "env": {name: "1"}});
+                    let err = refused_everywhere(&ctx, "admin", &body, 400, "env_invalid").await?;
+                    ensure!(err["param"] == "env", "{err}");
+                }
+                Ok(())
+            },
+        },
+        case! {
             id: "process/guard/006",
             spec: "`process.deny_env` refuses the variables it lists (403 `env_var_denied`), in any case.",
             profile: &profiles::PROCESS,

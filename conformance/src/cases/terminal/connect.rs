@@ -166,5 +166,29 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "terminal/connect/008",
+            spec: "A handshake carrying an `Origin` (a web page: a browser sends one on every WebSocket, and lets any page open one to any host) is 403 `origin_refused` before any terminal is looked up, whatever the origin, even with a good token; the same handshake without `Origin` attaches (issue 30, item 7).",
+            profile: &TERMINAL,
+            tags: ["needs:terminal-port"],
+            endpoints: ["pty_connect"],
+            codes: ["origin_refused"],
+            run: |ctx| async move {
+                let id = id_of(&terminal(&ctx, json!({})).await?);
+                let path = format!("/pty/{id}/connect");
+                let bearer = format!("Bearer {ALICE}");
+                let own = ctx.terminal_url()?.to_owned();
+                for origin in ["https://evil.example", own.as_str(), "null"] {
+                    let resp = ctx.ws_terminal_refused(&path, &[("authorization", &bearer), ("origin", origin)]).await?;
+                    refused(&resp, 403, "origin_refused", None)?;
+                }
+                let resp = ctx.ws_terminal_refused("/pty/no-such-terminal/connect", &[("authorization", &bearer), ("origin", "https://evil.example")]).await?;
+                refused(&resp, 403, "origin_refused", None)?;
+                let mut ws = attach(&ctx, &id, ALICE).await?;
+                type_line(&mut ws, "printf '%s-%s\\n' no origin").await?;
+                read_until(&mut ws, b"no-origin").await?;
+                Ok(())
+            },
+        },
     ]
 }

@@ -54,9 +54,13 @@ pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, FileError> + Send + 'static,
 ) -> Result<T, FileError> {
     tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        // The panic's text goes to the log, never into an answer (it can quote the input).
+        tracing::error!("a file operation stopped: {e}");
         Err(FileError::Io {
             path: Default::default(),
-            source: std::io::Error::other(e),
+            source: std::io::Error::other(
+                "the operation stopped on a bug; the server log has the details",
+            ),
         })
     })
 }

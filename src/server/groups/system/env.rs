@@ -1,11 +1,12 @@
 //! The environment view both `env` routes answer: what a child started now gets (the
 //! operator's child base with the changes made through `POST /system/env`), never the
 //! server's own variables; values of secret-like names (the variable rule's
-//! `env_rules::secret_like`) shown as `***`.
+//! `env_rules::secret_like`) and values holding a URL's password (`secret_value`) shown
+//! as `***`.
 
 use crate::server::AppState;
 use crate::server::openapi::op::{Schema, SchemaGenerator, json_schema};
-use crate::services::env_rules::secret_like;
+use crate::services::env_rules::{secret_like, secret_value};
 use serde_json::{Map, Value, json};
 
 /// The view both routes answer, for the OpenAPI document.
@@ -31,7 +32,7 @@ pub fn view(app: &AppState) -> Value {
         .view(&app.settings.child_env)
         .into_iter()
         .map(|(name, value)| {
-            let shown = if secret_like(&name) {
+            let shown = if secret_like(&name) || secret_value(&value) {
                 MASK.to_owned()
             } else {
                 value

@@ -43,6 +43,13 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| ApiError::new(Code::Internal, format!("the reading failed: {e}")))?
+        .map_err(|e| {
+            // The panic's text goes to the log, never into an answer.
+            tracing::error!("a reading stopped: {e}");
+            ApiError::new(
+                Code::Internal,
+                "the reading stopped on a bug; the server log has the details",
+            )
+        })?
         .map_err(reading)
 }

@@ -1,0 +1,320 @@
+//! What every listener (the server's main and terminal ports, the engine's) does for its
+//! connections besides HTTP itself, so that one client cannot cost another its requests.
+//!
+//! [`serve`] is the accept loop: a request head must arrive within the header timeout (a
+//! silent, half-sent or idle kept connection ends there), and past the connection cap a new
+//! connection is answered `503` with `Retry-After` and closed, so a flood of connections
+//! meets the cap rather than the process's descriptor limit (where `accept` itself fails
+//! and every client waits).
+//!
+//! A request refused before its body was read ([`close_after_refused_body`]): hyper cannot
+//! go on to a next request on that connection until the rest of the body has gone by, and
+//! when it has not arrived yet hyper ends the connection, which a keep-alive client only
+//! learns when its next request is lost. So such an answer says `Connection: close`, and the
+//! connection's stream closes lingering (`zero_copy::Stream`): its sending side first, then
+//! the client's unread bytes drained for a moment, so the kernel does not answer them with
+//! a reset that would destroy the answer on its way.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::service::TowerToHyperService;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io::IoSlice;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::sync::{Semaphore, watch};
+use tower::{Service, ServiceExt};
+
+/// Marks an error answer to a request that carries a body as its connection's last: the
+/// body may not have been read (a refusal by the pipeline, the path guard, a bad query),
+/// and a client told opens a new connection instead of losing its next request.
+pub async fn close_after_refused_body(request: Request, next: Next) -> Response {
+    let has_body = request.headers().contains_key(header::TRANSFER_ENCODING)
+        || request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|len| len.as_bytes() != b"0");
+    let mut answer = next.run(request).await;
+    let refused = answer.status().is_client_error() || answer.status().is_server_error();
+    if has_body && refused {
+        answer
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    answer
+}
+
+/// The limits of a listener's connections ([`serve`]).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// A request head must arrive whole within this long of the connection opening or of the
+    /// previous answer's end: a half-sent head and an idle kept connection both end there.
+    pub header_timeout: Duration,
+    /// The connections open at once; the server's two listeners share one count.
+    pub open: Arc<Semaphore>,
+    /// The whole HTTP/1.1 answer (`503`, `Retry-After`, `Connection: close`) to a connection
+    /// past the cap, rendered by the caller from its error table.
+    pub busy: Bytes,
+}
+
+/// The default of `server.connections.header_timeout_secs`.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Seconds a client is told to wait past the cap.
+pub const BUSY_RETRY_AFTER_SECS: u64 = 1;
+
+/// The default connection cap: 1,024, or half the descriptors the process may open when
+/// that is less (so the cap, not the descriptor limit, is what a flood meets: the other
+/// half stays for files, children and the listener's own accept).
+pub fn default_max_connections() -> usize {
+    use nix::sys::resource::{Resource, getrlimit};
+    let soft = getrlimit(Resource::RLIMIT_NOFILE).map_or(u64::MAX, |(soft, _)| soft);
+    usize::try_from(soft / 2)
+        .unwrap_or(usize::MAX)
+        .clamp(16, 1024)
+}
+
+/// An HTTP/1.1 answer as bytes: `status` with a JSON `body`, `Retry-After`, and
+/// `Connection: close`.
+pub fn raw_answer(status: StatusCode, retry_after_secs: u64, body: &[u8]) -> Bytes {
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         retry-after: {retry_after_secs}\r\nconnection: close\r\n\r\n",
+        status.as_str(),
+        status.canonical_reason().unwrap_or(""),
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    Bytes::from(out)
+}
+
+/// Serves `listener`'s connections with `service_for(connection)` until `stop` resolves,
+/// then lets open ones finish (the caller bounds how long it waits). Each connection is
+/// HTTP/1 or HTTP/2 (upgrades, WebSockets included) under `limits`.
+pub async fn serve<L, S>(
+    mut listener: L,
+    limits: Limits,
+    mut service_for: impl FnMut(&L::Io) -> S,
+    stop: impl Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    L: axum::serve::Listener,
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    let (stopping_tx, stopping_rx) = watch::channel(false);
+    let (done_tx, done_rx) = watch::channel(());
+    let mut burst = Burst::default();
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let (io, _peer) = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stop => break,
+        };
+        let Ok(permit) = limits.open.clone().try_acquire_owned() else {
+            burst.refused();
+            tokio::spawn(refuse(io, limits.busy.clone()));
+            continue;
+        };
+        burst.accepted();
+        let service = service_for(&io);
+        let header_timeout = limits.header_timeout;
+        let mut stopping = stopping_rx.clone();
+        let done = done_rx.clone();
+        tokio::spawn(async move {
+            let io = TokioIo::new(FirstBytes::new(io, header_timeout));
+            let service = TowerToHyperService::new(
+                service.map_request(|request: http::Request<Incoming>| request.map(Body::new)),
+            );
+            let mut builder = Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .enable_connect_protocol();
+            let mut conn = std::pin::pin!(builder.serve_connection_with_upgrades(io, service));
+            loop {
+                tokio::select! {
+                    served = conn.as_mut() => {
+                        if let Err(e) = served {
+                            tracing::trace!("connection ended: {e}");
+                        }
+                        break;
+                    }
+                    _ = stopping.wait_for(|s| *s) => conn.as_mut().graceful_shutdown(),
+                }
+            }
+            drop((permit, done));
+        });
+    }
+    drop(listener);
+    let _ = stopping_tx.send(true);
+    drop(done_rx);
+    done_tx.closed().await;
+    Ok(())
+}
+
+/// Answers a connection past the cap and closes it (a short wait: the answer is small).
+async fn refuse<I: AsyncWrite + Unpin>(mut io: I, answer: Bytes) {
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        let _ = io.write_all(&answer).await;
+        let _ = io.shutdown().await;
+    })
+    .await;
+}
+
+/// Accepts and refusals, logged once per burst (at most one line every [`BURST_LOG`]).
+#[derive(Default)]
+struct Burst {
+    accepted: u64,
+    refused: u64,
+    logged: Option<Instant>,
+}
+
+const BURST_LOG: Duration = Duration::from_secs(10);
+
+impl Burst {
+    fn accepted(&mut self) {
+        self.accepted += 1;
+        self.log(false);
+    }
+
+    fn refused(&mut self) {
+        self.refused += 1;
+        self.log(true);
+    }
+
+    fn log(&mut self, warn: bool) {
+        if self.logged.is_some_and(|at| at.elapsed() < BURST_LOG) {
+            return;
+        }
+        if warn || self.refused > 0 {
+            tracing::warn!(
+                accepted = self.accepted,
+                refused = self.refused,
+                "connections past the cap are refused (503); raise server.connections.max or find the client holding them"
+            );
+        } else {
+            tracing::debug!(accepted = self.accepted, "connections accepted");
+        }
+        self.accepted = 0;
+        self.refused = 0;
+        self.logged = Some(Instant::now());
+    }
+}
+
+/// A connection whose first bytes must come within the header timeout: hyper's own timer
+/// starts only once it knows the connection is HTTP/1, and it learns that from the bytes
+/// (HTTP/2's preface starts `PRI`), so a silent connection, or one that sent `P` and no
+/// more, would wait forever. Past the first byte that cannot start the preface (or the
+/// whole preface) the deadline is off, and hyper's header timer and HTTP/2's own rules
+/// take over.
+struct FirstBytes<I> {
+    io: I,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    seen: usize,
+}
+
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+impl<I> FirstBytes<I> {
+    fn new(io: I, timeout: Duration) -> FirstBytes<I> {
+        FirstBytes {
+            io,
+            deadline: Some(Box::pin(tokio::time::sleep(timeout))),
+            seen: 0,
+        }
+    }
+
+    fn saw(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.seen >= H2_PREFACE.len() || H2_PREFACE[self.seen] != b {
+                self.deadline = None;
+                return;
+            }
+            self.seen += 1;
+        }
+        if self.seen >= H2_PREFACE.len() {
+            self.deadline = None;
+        }
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for FirstBytes<I> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        match Pin::new(&mut this.io).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                if this.deadline.is_some() {
+                    let new = buf.filled()[before..].to_vec();
+                    this.saw(&new);
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending => {
+                let expired = this
+                    .deadline
+                    .as_mut()
+                    .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready());
+                if expired {
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "no request within the header timeout",
+                    )));
+                }
+                Poll::Pending
+            }
+            other => other,
+        }
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for FirstBytes<I> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    // Passed through whole: the zero-copy stream recognises its placeholder slices there.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
