@@ -408,11 +408,17 @@ pub fn alive(pid: u64) -> bool {
         .is_some_and(|s| s != 'Z' && s != 'X')
 }
 
-/// A folder of the engine's machine outside every sandbox, for escapes to aim at. Not
-/// under the temp dir: an isolated sandbox has a `/tmp` of its own, so a host path there
-/// names a place inside the sandbox (where it is missing) rather than outside it.
+/// A folder of the engine's machine outside every sandbox, for escapes to aim at: under
+/// `/var/tmp`, which no sandbox shows. Not under the temp dir or the runner's checkout: an
+/// isolated sandbox has a `/tmp` (and a `/home/user`) of its own, so a host path there
+/// names a place inside the sandbox (where it is missing) rather than one outside it.
 pub fn outside_dir() -> anyhow::Result<tempfile::TempDir> {
-    let base = std::env::current_dir().context("the runner's working directory")?;
+    let base = std::path::Path::new("/var/tmp");
+    let base = if base.is_dir() {
+        base.to_path_buf()
+    } else {
+        std::env::current_dir().context("the runner's working directory")?
+    };
     tempfile::Builder::new()
         .prefix(".svc-conformance-outside-")
         .tempdir_in(base)
