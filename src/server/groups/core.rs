@@ -66,7 +66,9 @@ const HEALTH: Doc = Doc::new(EndpointId::Health, "Health")
             },
             "additionalProperties": false,
         })
-    })]);
+    })])
+    // Past the connection cap, any route answers this before it is reached.
+    .errors(&[&[crate::error::Code::TooManyConnections]]);
 
 const CAPABILITIES: Doc = Doc::new(EndpointId::Capabilities, "What the caller may do")
     .describe("Every endpoint of the table with whether it is on and whether this caller may call it (and why not), its limits, the path rules of the routes that take paths, and each group's summary.")

@@ -56,7 +56,7 @@ const EXAMPLE: Example = Example {
 pub(super) const DOC: Doc = Doc::new(EndpointId::PtyConnect, "Attach to a terminal (WebSocket)")
     .describe("On the terminal port. The token travels in `Authorization` or `X-Access-Token`, never in the query. Without the upgrade handshake: 400 `invalid_request`.")
     .answers(&[Answer::websocket("Attached. Server to client: the replay buffer first, then live output, as binary frames; when the shell exits, the last output and a close frame (1000, saying how it exited); a client that does not keep up is dropped (1008). Client to server: binary frames are the shell's input (at most 1 MiB each); a text frame `{\"type\":\"resize\",\"cols\":C,\"rows\":R}` resizes; any other text frame closes the socket (1003, or 1007 for a size out of range).")])
-    .errors(&[&[Code::NotFound]]);
+    .errors(&[&[Code::NotFound, Code::OriginRefused]]);
 
 /// The largest frame (and message) a client may send: input is typed or pasted.
 const MAX_INPUT_FRAME: usize = 1024 * 1024;
