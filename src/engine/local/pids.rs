@@ -48,12 +48,17 @@ impl Core {
         inner
     }
 
-    /// The registry's pid of the command the API calls `pid`.
-    pub fn outer_of(&self, pid: u32) -> u32 {
+    /// The registry's pid of the command the API calls `pid`: the same number without a
+    /// machine; in an isolated sandbox only through a noted pair, since a number of the
+    /// sandbox is no host pid (an `nsenter`'s host pid named by a caller must not reach it).
+    pub fn outer_of(&self, pid: u32) -> Option<u32> {
+        if self.isolated.is_none() {
+            return Some(pid);
+        }
         lock(&self.inner)
             .iter()
             .find(|(_, inner)| **inner == pid)
-            .map_or(pid, |(outer, _)| *outer)
+            .map(|(outer, _)| *outer)
     }
 
     /// The live processes of the sandbox with the numbers the API gives them. In an

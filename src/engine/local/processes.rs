@@ -39,7 +39,7 @@ fn process_not_found(id: &str, pid: u32) -> EngineError {
 /// The running command (or code run) the API calls `pid`, and its tag (an exited one's
 /// pid may have been reused by another process of the sandbox).
 fn registered(core: &Core, pid: u32) -> Option<(String, supervisor::ProcessHandle)> {
-    let pid = core.outer_of(pid);
+    let pid = core.outer_of(pid)?;
     let record = core.registry.get(&core.id, pid).ok()?;
     if record.status != Status::Running {
         return None;

@@ -299,5 +299,36 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/isolation/012",
+            spec: "The host's pids of what starts a sandbox's commands (its `nsenter`s) are no pids of the sandbox: signal and kill by such a number are 404 `E2005`, and the command it started goes on; the command is reached by the pid its `start` event gave, the sandbox's own.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:isolation", "feature:commands", "feature:processes"],
+            endpoints: ["commands_stream", "processes_signal", "processes_kill"],
+            codes: ["E2005"],
+            run: |ctx| async move {
+                let id = isolated(&ctx).await?;
+                let word = super::support::sleep_word();
+                let mut stream = ctx.sse(req(&ctx, Method::POST, &sb(&id, "/commands/stream")).json(&json!({"cmd": format!("sleep {word}")}))).await?;
+                let start = stream.next_event_within(Duration::from_secs(10)).await?.ok_or_else(|| anyhow!("the stream ended before `start`"))?;
+                let pid = start.json()?["pid"].as_u64().ok_or_else(|| anyhow!("`start` has a pid: {start:?}"))?;
+                let left = super::support::Left { pid, word: word.clone() };
+                let listed: Vec<u64> = processes(&ctx, &id).await?.iter().filter_map(|p| p["pid"].as_u64()).collect();
+                // The host's numbers of the command's processes: its `nsenter` and what runs inside.
+                let hosts: Vec<u64> = super::support::host_pids(&word).into_iter().filter(|h| !listed.contains(h)).collect();
+                ensure!(!hosts.is_empty(), "the command runs on the host under numbers of its own");
+                for host in hosts {
+                    let signal = post(&ctx, &sb(&id, &format!("/processes/{host}/signal")), &json!({"signal": 9})).await?;
+                    expect_error(&signal, 404, "E2005").map_err(|e| anyhow!("signal to host pid {host}: {e:#}"))?;
+                    let killed = super::support::delete(&ctx, &sb(&id, &format!("/processes/{host}"))).await?;
+                    expect_error(&killed, 404, "E2005").map_err(|e| anyhow!("kill of host pid {host}: {e:#}"))?;
+                }
+                ensure!(left.alive(), "nothing was delivered to the command");
+                post(&ctx, &sb(&id, &format!("/processes/{pid}/signal")), &json!({"signal": 9})).await?.expect_status(200)?;
+                left.gone(Duration::from_secs(5)).await?;
+                kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
