@@ -72,23 +72,26 @@ async fn an_isolated_sandbox_has_one_tree_for_commands_and_files() {
         "{}",
         outside.message
     );
+    // Found on the host by a word of its command line: the API's pids are the sandbox's own
+    // numbering, not the host's.
+    let word = format!("300.{}", std::process::id());
     sandbox
-        .run(shell("sleep 300 >/dev/null 2>&1 &", None))
+        .run(shell(&format!("sleep {word} >/dev/null 2>&1 &"), None))
         .await
         .unwrap();
-    let pids: Vec<u32> = sandbox
-        .processes()
-        .await
-        .unwrap()
-        .iter()
-        .map(|p| p.pid)
-        .collect();
-    assert!(!pids.is_empty());
+    let listed = sandbox.processes().await.unwrap();
+    assert!(
+        listed.iter().any(|p| p.cmd == format!("sleep {word}")),
+        "{listed:?}"
+    );
+    let on_host = || {
+        crate::services::proc_scan::pids()
+            .into_iter()
+            .filter(|pid| crate::services::proc_scan::cmdline(*pid) == format!("sleep {word}"))
+            .filter(|pid| crate::services::proc_scan::stat(*pid).is_some_and(|s| !s.is_dead()))
+            .collect::<Vec<u32>>()
+    };
+    assert!(!on_host().is_empty(), "the sleep runs on the host");
     sandbox.kill().await.unwrap();
-    for pid in pids {
-        assert!(
-            crate::services::proc_scan::stat(pid).is_none_or(|s| s.is_dead()),
-            "{pid} outlived its sandbox"
-        );
-    }
+    assert_eq!(on_host(), Vec::<u32>::new(), "outlived its sandbox");
 }
