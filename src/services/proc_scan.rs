@@ -29,6 +29,9 @@ pub struct ProcStat {
     pub state: char,
     /// CPU time used, user plus system, in clock ticks.
     pub cpu_ticks: u64,
+    /// When it started, in clock ticks after boot: with the pid, it names one process for
+    /// good (a pid is reused, a pid with its start time is not).
+    pub started: u64,
 }
 
 impl ProcStat {
@@ -66,7 +69,7 @@ pub fn stat(pid: u32) -> Option<ProcStat> {
 
 /// Parses a stat line. The command name may hold spaces and parentheses, so the fields
 /// are counted from the last `)`: state, ppid, pgrp, session, then utime and stime as the
-/// 12th and 13th after it.
+/// 12th and 13th after it and starttime as the 20th.
 fn parse_stat(pid: u32, text: &str) -> Option<ProcStat> {
     let (_, rest) = text.rsplit_once(')')?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -78,6 +81,7 @@ fn parse_stat(pid: u32, text: &str) -> Option<ProcStat> {
         pgid: u32::try_from(number(2)?).ok()?,
         sid: u32::try_from(number(3)?).ok()?,
         cpu_ticks: number(11)?.saturating_add(number(12)?),
+        started: number(19)?,
     })
 }
 
@@ -248,6 +252,7 @@ mod tests {
                 sid: 40,
                 state: 'S',
                 cpu_ticks: 42,
+                started: 99,
             }
         );
         assert_eq!(state_name(parsed.state), "sleeping");

@@ -226,13 +226,21 @@ impl Core {
         };
         let known = self.cgroup.as_ref().map(Cgroup::procs).unwrap_or_default();
         let mark = env::mark_entry(&self.id);
-        let found = proc_scan::find(&Marks {
-            env: &mark,
-            groups: &groups,
-            sessions: &sessions,
-            known: &known,
-            pidns: self.isolated.as_ref().map(|i| i.machine.pidns),
-        });
+        let find = |pidns| {
+            proc_scan::find(&Marks {
+                env: &mark,
+                groups: &groups,
+                sessions: &sessions,
+                known: &known,
+                pidns,
+            })
+        };
+        // By its namespace only while its machine runs: a dead machine's number may be the
+        // next sandbox's already, whose processes this sandbox's end would kill.
+        let found = match &self.isolated {
+            Some(isolated) => isolated.machine.while_alive(find),
+            None => find(None),
+        };
         let live = |id: u32, of: fn(&Found) -> u32| found.iter().any(|f| of(f) == id);
         let kept_groups: Vec<u32> = groups
             .iter()

@@ -99,11 +99,15 @@ pub async fn start(tools: &Tools, plan: &Plan<'_>) -> io::Result<Machine> {
         let keeper = ready(pid).await?;
         let pidns = ns_inode(pid, "pid")
             .ok_or_else(|| io::Error::other("the machine's init has no pid namespace"))?;
+        let started = crate::services::proc_scan::stat(pid)
+            .ok_or_else(|| io::Error::other("the machine's init ended at its start"))?
+            .started;
         io::Result::Ok(Machine {
             pid,
             keeper,
             pidns,
             own_network: plan.network == Network::Loopback,
+            started,
         })
     };
     let started = tokio::time::timeout(READY_WAIT, started).await;

@@ -251,8 +251,9 @@ pub fn children(host: u32) -> Vec<u32> {
         .collect()
 }
 
-/// One running machine: its init (pid 1 inside, by its host pid) and its pid namespace,
-/// which together name it even after an engine restart (a reused pid has another one).
+/// One running machine: its init (pid 1 inside, by its host pid and start time) and its
+/// pid namespace. The namespace's number alone names nothing for long: the kernel gives a
+/// dead namespace's number to the next one made, often at once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Machine {
     /// The host pid of the machine's pid 1.
@@ -264,17 +265,29 @@ pub struct Machine {
     pub pidns: u64,
     /// It has a network namespace of its own (loopback only).
     pub own_network: bool,
+    /// Its init's start time (`ProcStat::started`); 0 in records of engines before it was
+    /// kept, which are then known by pid and namespace only.
+    #[serde(default)]
+    pub started: u64,
 }
 
 impl Machine {
-    /// Its init still runs (the same one: its pid was not reused).
+    /// Its init still runs: the same process (pid and start time) in the same namespace.
     pub fn alive(&self) -> bool {
-        self.holds(self.pid)
+        crate::services::proc_scan::stat(self.pid)
+            .is_some_and(|s| !s.is_dead() && (self.started == 0 || s.started == self.started))
+            && ns_inode(self.pid, "pid") == Some(self.pidns)
     }
 
-    /// Process `pid` (a host pid) is inside.
-    pub fn holds(&self, pid: u32) -> bool {
-        ns_inode(pid, "pid") == Some(self.pidns)
+    /// Runs `look` with the machine's pid namespace while its init runs, else with `None`.
+    /// Its init is asked again afterwards: had it ended meanwhile, the number may already be
+    /// another machine's, and `look` runs once more without it.
+    pub fn while_alive<T>(&self, look: impl Fn(Option<u64>) -> T) -> T {
+        if !self.alive() {
+            return look(None);
+        }
+        let seen = look(Some(self.pidns));
+        if self.alive() { seen } else { look(None) }
     }
 
     /// Pid 1 or its keeper: the machine itself, never listed, signalled or paused.
@@ -282,12 +295,17 @@ impl Machine {
         pid == self.pid || pid == self.keeper
     }
 
-    /// Every process inside, by host pid (the init included).
+    /// Every process inside, by host pid (the init included); none once its init ended.
     pub fn members(&self) -> Vec<u32> {
-        crate::services::proc_scan::pids()
-            .into_iter()
-            .filter(|pid| self.holds(*pid))
-            .collect()
+        self.while_alive(|pidns| {
+            let Some(pidns) = pidns else {
+                return Vec::new();
+            };
+            crate::services::proc_scan::pids()
+                .into_iter()
+                .filter(|pid| ns_inode(*pid, "pid") == Some(pidns))
+                .collect()
+        })
     }
 
     /// Ends it: KILL to its pid 1, after which the kernel kills every process inside.

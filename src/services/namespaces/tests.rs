@@ -211,3 +211,34 @@ async fn a_machine_sees_only_itself_and_ends_whole() {
     );
     assert!(!machine.alive());
 }
+
+/// A dead machine whose namespace number the kernel gave to a new machine (it does, often at
+/// once) is not alive and has no members: else its end would kill the new machine.
+#[tokio::test]
+async fn a_dead_machine_owns_nothing_of_the_machine_with_its_number() {
+    let Some((_, first, _first_dir)) = machine().await else {
+        return;
+    };
+    let Some((_, second, _second_dir)) = machine().await else {
+        return;
+    };
+    first.end();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while crate::services::proc_scan::stat(first.pid).is_some_and(|s| !s.is_dead())
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // What the first machine's record reads like once its number is the second's.
+    let dead = Machine {
+        pidns: second.pidns,
+        ..first.clone()
+    };
+    assert!(!dead.alive());
+    assert_eq!(dead.members(), Vec::<u32>::new());
+    assert_eq!(dead.while_alive(|pidns| pidns), None);
+    assert!(second.alive());
+    assert!(second.members().len() >= 2, "{:?}", second.members());
+    assert_eq!(second.while_alive(|pidns| pidns), Some(second.pidns));
+    second.end();
+}

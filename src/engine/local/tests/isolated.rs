@@ -95,3 +95,98 @@ async fn an_isolated_sandbox_has_one_tree_for_commands_and_files() {
     sandbox.kill().await.unwrap();
     assert_eq!(on_host(), Vec::<u32>::new(), "outlived its sandbox");
 }
+
+/// The host's live processes whose command line is `line`.
+fn on_host(line: &str) -> Vec<u32> {
+    use crate::services::proc_scan;
+    proc_scan::pids()
+        .into_iter()
+        .filter(|pid| proc_scan::cmdline(*pid) == line)
+        .filter(|pid| proc_scan::stat(*pid).is_some_and(|s| !s.is_dead()))
+        .collect()
+}
+
+/// The kernel hands a dead pid namespace's inode number to the next one made: a sandbox
+/// whose machine died must not take the next sandbox's machine for its own (its kill used
+/// to end the other sandbox's processes, init included).
+#[tokio::test]
+async fn a_dead_machine_does_not_claim_the_next_machine() {
+    if let Support::Unavailable(why) = namespaces::support().await {
+        eprintln!("no namespaces on this machine, not tried: {why}");
+        return;
+    }
+    let f = fixture();
+    let isolated = || CreateSandbox {
+        isolation: Some(Isolation::Namespaces),
+        timeout: Some(60),
+        ..CreateSandbox::default()
+    };
+    let first = f.provider.create(&conn("a"), isolated()).await.unwrap();
+    let first_handle = f
+        .provider
+        .connect(&conn("a"), &first.sandbox_id)
+        .await
+        .unwrap();
+    let stored =
+        crate::engine::local::store::load(&f.dir.path().join("sandboxes").join(&first.sandbox_id))
+            .unwrap();
+    let machine = stored.machine.expect("an isolated sandbox has a machine");
+    crate::services::proc_scan::signal(machine.pid, nix::sys::signal::Signal::SIGKILL);
+    for _ in 0..200 {
+        if !machine.alive() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(!machine.alive(), "the first machine's init did not end");
+
+    // The kernel reuses the number often but not always: new machines are made (and the
+    // others ended) until one has it.
+    let machine_of = |id: &str| {
+        crate::engine::local::store::load(&f.dir.path().join("sandboxes").join(id))
+            .unwrap()
+            .machine
+            .unwrap()
+    };
+    let mut tries = 0;
+    let (second, second_handle) = loop {
+        tries += 1;
+        let second = f.provider.create(&conn("a"), isolated()).await.unwrap();
+        let handle = f
+            .provider
+            .connect(&conn("a"), &second.sandbox_id)
+            .await
+            .unwrap();
+        if machine_of(&second.sandbox_id).pidns == machine.pidns || tries == 50 {
+            break (second, handle);
+        }
+        handle.kill().await.unwrap();
+    };
+    if machine_of(&second.sandbox_id).pidns != machine.pidns {
+        eprintln!(
+            "the kernel gave no new machine the dead one's namespace number in {tries} tries"
+        );
+    }
+    let word = format!("sleep 301.{}", std::process::id());
+    second_handle
+        .run(shell(&format!("{word} >/dev/null 2>&1 &"), None))
+        .await
+        .unwrap();
+    assert_eq!(on_host(&word).len(), 1, "the second sandbox's sleep runs");
+
+    if let Ok(listed) = first_handle.processes().await {
+        assert!(
+            listed.iter().all(|p| p.cmd != word),
+            "the first sandbox lists the second's process: {listed:?}"
+        );
+    }
+    let _ = first_handle.kill().await;
+    assert_eq!(
+        on_host(&word).len(),
+        1,
+        "the first sandbox's end killed the second's process"
+    );
+    let still = second_handle.run(shell("echo alive", None)).await.unwrap();
+    assert_eq!(still.stdout, b"alive\n");
+    second_handle.kill().await.unwrap();
+}
