@@ -314,6 +314,7 @@ impl CommandSpec {
                 output_bytes: OUTPUT_CAP_BYTES,
                 ..supervisor::Limits::default()
             },
+            join_cgroup: Vec::new(),
         };
         let outcome = supervisor::run(&spec)
             .await

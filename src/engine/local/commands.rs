@@ -64,16 +64,13 @@ fn prepare(
         Some(args) => (inside::program(core, &env, &body.cmd, &cwd)?, args.clone()),
         None => (SHELL.to_owned(), vec!["-c".to_owned(), body.cmd.clone()]),
     };
-    let (program, args, spawn_dir) = inside::confiner(core).apply(who, &cwd, program, args);
+    let confined = inside::confiner(core).apply(who, &cwd, program, args);
     let stdin = match (&body.stdin, open_stdin) {
         (Some(text), _) => Stdin::Bytes(text.clone().into_bytes()),
         (None, true) => Stdin::Stream,
         (None, false) => Stdin::None,
     };
     let spec = Spec {
-        program,
-        args,
-        cwd: spawn_dir,
         env,
         stdin,
         limits: Limits {
@@ -82,6 +79,7 @@ fn prepare(
             group_end: GroupEnd::Leave,
             ..Limits::default()
         },
+        ..confined
     };
     let label = Label {
         tag: "command".into(),

@@ -12,6 +12,7 @@ use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::Cgroup;
 use crate::services::files::Op;
 use crate::services::namespaces::{Identity, Machine, Tools, View};
+use crate::services::supervisor::Spec;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -207,17 +208,18 @@ pub fn confiner(core: &Core) -> Confiner {
 }
 
 impl Confiner {
-    /// `program args` made to start as `who` (checked by [`identity`]) in `cwd`: answers
-    /// the program, its arguments and the folder to spawn it in (none when the machine
-    /// sets it). Never the host instead.
+    /// `program args` made to start as `who` (checked by [`identity`]) in `cwd`: a spec
+    /// with the program, its arguments, the folder to spawn it in (none when the machine
+    /// sets it) and the cgroup the child joins before it runs; the caller fills in the
+    /// rest. Never the host instead.
     pub fn apply(
         &self,
         who: Option<Identity>,
         cwd: &Place,
         program: String,
         args: Vec<String>,
-    ) -> (String, Vec<String>, Option<PathBuf>) {
-        let (program, args, spawn_dir) = match &self.machine {
+    ) -> Spec {
+        let (program, args, cwd) = match &self.machine {
             Some((tools, machine)) => {
                 let who = who.unwrap_or(Identity::User);
                 let (program, args) = machine.enter(tools, who, &cwd.shown, program, args);
@@ -225,11 +227,17 @@ impl Confiner {
             }
             None => (program, args, Some(cwd.host.clone())),
         };
-        let (program, args) = match &self.cgroup {
-            Some(cgroup) => cgroup.wrap(program, args),
-            None => (program, args),
-        };
-        (program, args, spawn_dir)
+        Spec {
+            program,
+            args,
+            cwd,
+            join_cgroup: self
+                .cgroup
+                .as_ref()
+                .map(Cgroup::procs_files)
+                .unwrap_or_default(),
+            ..Spec::default()
+        }
     }
 }
 

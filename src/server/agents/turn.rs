@@ -272,6 +272,7 @@ async fn execute(
             output_bytes: supervisor::STDERR_TAIL_BYTES,
             ..supervisor::Limits::default()
         },
+        join_cgroup: Vec::new(),
     };
     let mut child = match Streaming::spawn(&spec) {
         Ok(child) => child,

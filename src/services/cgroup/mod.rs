@@ -35,6 +35,7 @@ mod tests;
 pub use v1::detect_v1_in;
 pub use v2::detect_in;
 
+use std::ffi::CString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -288,26 +289,13 @@ impl Cgroup {
             .try_for_each(|dir| write(&dir.join("cgroup.procs"), &pid.to_string()))
     }
 
-    /// `program args` as a command that joins this cgroup before it runs, so nothing it
-    /// starts is ever outside: a shell writes its own pid to every `cgroup.procs` (one per
-    /// v1 hierarchy), then becomes the program. It fails (and runs nothing) when it cannot
-    /// join one. The paths and the program pass as arguments, never inside the script.
-    pub fn wrap(&self, program: String, args: Vec<String>) -> (String, Vec<String>) {
-        let mut wrapped = vec![
-            "-c".to_owned(),
-            // `$0`: how many `cgroup.procs` paths follow.
-            r#"n=$0; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 1; shift; n=$((n - 1)); done; exec "$@""#
-                .to_owned(),
-            self.dirs.len().to_string(),
-        ];
-        wrapped.extend(
-            self.dirs
-                .iter()
-                .map(|dir| dir.join("cgroup.procs").display().to_string()),
-        );
-        wrapped.push(program);
-        wrapped.extend(args);
-        ("/bin/sh".to_owned(), wrapped)
+    /// The files a process writes itself into to join it: `cgroup.procs`, one per v1
+    /// hierarchy (see [`join_self`]).
+    pub fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs
+            .iter()
+            .map(|dir| dir.join("cgroup.procs"))
+            .collect()
     }
 
     /// Freezes (`true`) or thaws every process in it; waits for the kernel to say so. An
@@ -366,4 +354,46 @@ impl Cgroup {
         }
         failed
     }
+}
+
+/// Makes `command`'s child move itself into every cgroup whose `cgroup.procs` is in `files`
+/// before its program runs (between fork and exec; writing `0` names the writer itself, on
+/// v1 and v2): nothing the program starts is ever outside, and a cgroup the child cannot
+/// join fails the spawn instead of running the program outside.
+// The one `unsafe` of the crate: `pre_exec` is the only way to act in the child before its
+// program runs (a cgroup joined after the spawn misses what the child forks first).
+#[allow(unsafe_code)]
+pub fn join_before_exec(command: &mut std::process::Command, files: &[PathBuf]) {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::process::CommandExt;
+    if files.is_empty() {
+        return;
+    }
+    let files: Result<Vec<CString>, _> = files
+        .iter()
+        .map(|f| CString::new(f.as_os_str().as_bytes()))
+        .collect();
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed: it makes only open, write and close, on strings
+    // made here before the fork, and builds its errors from an errno (no allocation).
+    unsafe {
+        command.pre_exec(move || match &files {
+            Ok(files) => join_self(files),
+            Err(_) => Err(nix::errno::Errno::EINVAL.into()),
+        });
+    }
+}
+
+fn join_self(files: &[CString]) -> io::Result<()> {
+    use nix::fcntl::{OFlag, open};
+    use nix::sys::stat::Mode;
+    for file in files {
+        let fd = open(
+            file.as_c_str(),
+            OFlag::O_WRONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+        nix::unistd::write(&fd, b"0")?;
+    }
+    Ok(())
 }

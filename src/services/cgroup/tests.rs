@@ -343,7 +343,7 @@ fn without_a_freezer_freezing_fails_for_the_caller_to_use_signals() {
 }
 
 #[test]
-fn a_wrapped_command_joins_every_hierarchy_before_it_runs() {
+fn a_child_joins_every_hierarchy_before_it_runs() {
     let dir = tempfile::tempdir().unwrap();
     let layout = Layout {
         v1: true,
@@ -353,35 +353,34 @@ fn a_wrapped_command_joins_every_hierarchy_before_it_runs() {
         freezer: None,
     };
     let (a, b) = (dir.path().join("a b"), dir.path().join("it's"));
-    std::fs::create_dir(&a).unwrap();
-    std::fs::create_dir(&b).unwrap();
+    for folder in [&a, &b] {
+        std::fs::create_dir(folder).unwrap();
+        // What a cgroup folder holds from its making; written `0` by the child ("me").
+        std::fs::write(folder.join("cgroup.procs"), "").unwrap();
+    }
     let cgroup = Cgroup {
         dirs: vec![a.clone(), b.clone()],
         layout,
     };
-    let (program, args) = cgroup.wrap("echo".into(), vec!["hello".into(), "$HOME".into()]);
-    let out = std::process::Command::new(program)
-        .args(args)
-        .output()
-        .unwrap();
+    let mut command = std::process::Command::new("echo");
+    command.args(["hello", "$HOME"]);
+    join_before_exec(&mut command, &cgroup.procs_files());
+    let out = command.output().unwrap();
     assert_eq!(out.stdout, b"hello $HOME\n", "arguments pass untouched");
-    let joined = |dir: &Path| -> u32 {
-        let text = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
-        text.trim().parse().unwrap()
-    };
-    assert!(joined(&a) > 1);
-    assert_eq!(joined(&a), joined(&b), "the same shell joined both");
-    assert_eq!(cgroup.procs(), vec![joined(&a)]);
-    // It cannot join one: nothing runs.
+    for folder in [&a, &b] {
+        assert_eq!(
+            std::fs::read_to_string(folder.join("cgroup.procs")).unwrap(),
+            "0"
+        );
+    }
+    // It cannot join one: nothing runs, the spawn fails.
     let missing = Cgroup {
         dirs: vec![a, dir.path().join("gone")],
         layout,
     };
-    let (program, args) = missing.wrap("echo".into(), vec!["ran".into()]);
-    let out = std::process::Command::new(program)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(out.stdout.is_empty());
+    let mut command = std::process::Command::new("echo");
+    command.arg("ran");
+    join_before_exec(&mut command, &missing.procs_files());
+    let e = command.output().unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::NotFound);
 }

@@ -399,19 +399,14 @@ impl Contexts {
         launch: &Launch,
         pinned: Option<Pinned>,
     ) -> Result<Arc<Context>, Error> {
-        let (program, args, cwd) =
-            launch.command(lang.driver_args.iter().map(|a| a.to_string()).collect());
         let spec = Spec {
-            program,
-            args,
-            cwd,
-            env: launch.env.clone(),
             stdin: Stdin::Stream,
             limits: Limits {
                 timeout: None,
                 output_bytes: launch.output_bytes,
                 ..Limits::default()
             },
+            ..launch.command(lang.driver_args.iter().map(|a| a.to_string()).collect())
         };
         let process = Process::spawn(&spec).map_err(Error::Io)?;
         if let Some(started) = &self.started {

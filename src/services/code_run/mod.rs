@@ -92,13 +92,11 @@ pub struct Launch {
     pub confine: Option<Confine>,
 }
 
-/// What is spawned: a program, its arguments, and the folder to spawn it in (`None`:
-/// wherever, the program sets its own).
-pub type Spawned = (String, Vec<String>, Option<PathBuf>);
-
-/// Given the interpreter and its arguments, what to spawn instead.
+/// Given the interpreter and its arguments, what to spawn instead: a spec with its program,
+/// arguments, folder (`None`: the program sets its own) and the cgroup it joins; the rest
+/// is filled in by the caller.
 #[derive(Clone)]
-pub struct Confine(pub Arc<dyn Fn(String, Vec<String>) -> Spawned + Send + Sync>);
+pub struct Confine(pub Arc<dyn Fn(String, Vec<String>) -> Spec + Send + Sync>);
 
 impl std::fmt::Debug for Confine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -107,12 +105,22 @@ impl std::fmt::Debug for Confine {
 }
 
 impl Launch {
-    /// The spec's program, arguments and folder for the interpreter run with `args`.
-    pub fn command(&self, args: Vec<String>) -> Spawned {
+    /// The interpreter run with `args`, in its environment: the spec without stdin and
+    /// limits.
+    pub fn command(&self, args: Vec<String>) -> Spec {
         let program = self.program.display().to_string();
-        match &self.confine {
+        let spawned = match &self.confine {
             Some(confine) => (confine.0)(program, args),
-            None => (program, args, Some(self.cwd.clone())),
+            None => Spec {
+                program,
+                args,
+                cwd: Some(self.cwd.clone()),
+                ..Spec::default()
+            },
+        };
+        Spec {
+            env: self.env.clone(),
+            ..spawned
         }
     }
 }
@@ -120,19 +128,14 @@ impl Launch {
 /// The supervisor's spec of [`run_once`], for a caller that adjusts it before it runs
 /// (the engine makes it join its sandbox's cgroup first).
 pub fn once_spec(lang: &Language, launch: &Launch, code: &str) -> Spec {
-    let (program, args, cwd) =
-        launch.command(lang.stdin_args.iter().map(|a| a.to_string()).collect());
     Spec {
-        program,
-        args,
-        cwd,
-        env: launch.env.clone(),
         stdin: Stdin::Bytes(code.as_bytes().to_vec()),
         limits: Limits {
             timeout: Some(launch.timeout),
             output_bytes: launch.output_bytes,
             ..Limits::default()
         },
+        ..launch.command(lang.stdin_args.iter().map(|a| a.to_string()).collect())
     }
 }
 
@@ -153,18 +156,14 @@ pub async fn run_once(lang: &Language, launch: &Launch, code: &str) -> std::io::
 /// `bash --version`), or `None` when it prints none within 5 s.
 pub async fn version(lang: &Language, launch: &Launch) -> Option<String> {
     let args = lang.version_args?;
-    let (program, args, cwd) = launch.command(args.iter().map(|a| a.to_string()).collect());
     let spec = Spec {
-        program,
-        args,
-        cwd,
-        env: launch.env.clone(),
         stdin: Stdin::None,
         limits: Limits {
             timeout: Some(Duration::from_secs(5)),
             output_bytes: 4096,
             ..Limits::default()
         },
+        ..launch.command(args.iter().map(|a| a.to_string()).collect())
     };
     let outcome = supervisor::run(&spec).await.ok()?;
     // Old Pythons print their version on stderr.

@@ -47,6 +47,10 @@ pub struct Spec {
     pub env: Vec<(String, String)>,
     pub stdin: Stdin,
     pub limits: Limits,
+    /// `cgroup.procs` files the child writes itself into before its program runs (between
+    /// fork and exec): nothing it starts is ever outside the cgroup, and a cgroup it cannot
+    /// join fails the spawn, never runs the program outside.
+    pub join_cgroup: Vec<PathBuf>,
 }
 
 /// What the child's stdin is.

@@ -431,6 +431,7 @@ fn command(spec: &Spec) -> Command {
     command
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)));
+    crate::services::cgroup::join_before_exec(command.as_std_mut(), &spec.join_cgroup);
     command
 }
 

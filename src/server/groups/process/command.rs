@@ -171,6 +171,7 @@ pub fn prepare(
             output_bytes: app.settings.exec.output_bytes(),
             ..Limits::default()
         },
+        join_cgroup: Vec::new(),
     };
     let label = Label {
         tag: tag.unwrap_or_default(),

@@ -77,9 +77,10 @@ fn a_fork_bomb_stays_inside_its_pids_limit_and_the_group_freezes_and_dies() {
     let scratch = tempfile::tempdir().unwrap();
     let stderr = scratch.path().join("stderr");
     let bomb = "for i in $(seq 50); do sleep 5 & done; wait";
-    let (program, args) = cgroup.wrap("/bin/sh".into(), vec!["-c".into(), bomb.into()]);
-    let mut child = Command::new(program)
-        .args(args)
+    let mut command = Command::new("/bin/sh");
+    command.args(["-c", bomb]);
+    join_before_exec(&mut command, &cgroup.procs_files());
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&stderr).unwrap())
