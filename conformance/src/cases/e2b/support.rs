@@ -89,6 +89,18 @@ impl Front {
         }
     }
 
+    /// A request to the code interpreter's port (49999) of sandbox `id`, with `token` when given.
+    pub fn code_as(&self, method: Method, id: &str, token: Option<&str>, path: &str) -> RequestBuilder {
+        let rb = self
+            .anonymous(method, path)
+            .header("e2b-sandbox-id", id)
+            .header("e2b-sandbox-port", "49999");
+        match token {
+            Some(token) => rb.header("x-access-token", token),
+            None => rb,
+        }
+    }
+
     /// A unary Connect call: the status and the JSON answer.
     pub async fn unary(&self, made: &Made, method: &str, body: &Value) -> anyhow::Result<(u16, Value)> {
         let resp = self

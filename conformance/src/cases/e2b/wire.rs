@@ -152,5 +152,34 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "e2b/wire/007",
+            spec: "The code interpreter's `/contexts` and `/contexts/{id}` answer without a token (the SDK sends none there), but refuse a token that is present and wrong (another sandbox's included) with 401; any other path of that port (`/contextsX`) needs the sandbox's own token.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                use reqwest::Method;
+                let front = Front::of(&ctx)?;
+                let made = front.create().await?;
+                let other = front.create().await?;
+                let listed = ctx.send(front.code_as(Method::GET, &made.id, None, "/contexts")).await?;
+                ensure!(listed.status == 200, "no token: {} {}", listed.status, listed.text());
+                for token in [Some("wrong"), Some(other.token.as_str())] {
+                    let resp = ctx.send(front.code_as(Method::GET, &made.id, token, "/contexts")).await?;
+                    ensure!(resp.status == 401, "{token:?} on /contexts: {} {}", resp.status, resp.text());
+                    let resp = ctx.send(front.code_as(Method::POST, &made.id, token, "/contexts").json(&json!({"language": "python"}))).await?;
+                    ensure!(resp.status == 401, "{token:?} creating a context: {} {}", resp.status, resp.text());
+                    let resp = ctx.send(front.code_as(Method::DELETE, &made.id, token, "/contexts/some-context")).await?;
+                    ensure!(resp.status == 401, "{token:?} on /contexts/some-context: {} {}", resp.status, resp.text());
+                }
+                for token in [None, Some("wrong")] {
+                    let resp = ctx.send(front.code_as(Method::GET, &made.id, token, "/contextsX")).await?;
+                    ensure!(resp.status == 401, "{token:?} on /contextsX: {} {}", resp.status, resp.text());
+                }
+                Ok(())
+            },
+        },
     ]
 }
