@@ -24,7 +24,9 @@ def test_the_last_expression_is_the_main_result_and_state_carries_over(sandbox: 
     assert execution.results[0].is_main_result
     assert execution.logs.stdout == ["hi\n"]
     assert execution.error is None
-    assert sandbox.run_code("x").text == "41"
+    again = sandbox.run_code("x")
+    assert again.text == "41"
+    assert again.execution_count == execution.execution_count + 1
     assert sandbox.run_code("x = 1").text is None
 
 
@@ -43,12 +45,15 @@ def test_contexts_are_separate_namespaces(sandbox: Sandbox) -> None:
     sandbox.run_code("shared = 'default'")
     context = sandbox.create_code_context()
     assert context.language == "python"
-    assert sandbox.run_code("y = 5\ny * 2", context=context).text == "10"
+    first = sandbox.run_code("y = 5\ny * 2", context=context)
+    assert first.text == "10" and first.execution_count == 1
     missing = sandbox.run_code("shared", context=context)
     assert missing.error is not None and missing.error.name == "NameError"
     assert context.id in {c.id for c in sandbox.list_code_contexts()}
     sandbox.restart_code_context(context)
-    assert sandbox.run_code("y", context=context).error is not None
+    restarted = sandbox.run_code("y", context=context)
+    assert restarted.error is not None and restarted.error.name == "NameError"
+    assert restarted.execution_count == 1, "a restarted context counts its runs anew"
     sandbox.remove_code_context(context)
     assert context.id not in {c.id for c in sandbox.list_code_contexts()}
 
@@ -58,3 +63,45 @@ def test_bash_and_javascript(sandbox: Sandbox) -> None:
     if shutil.which("node") is None:
         pytest.skip("no node on this machine")
     assert sandbox.run_code("console.log(1 + 2)", language="js").logs.stdout == ["3\n"]
+
+
+def test_runs_without_a_context_make_one_default_per_language(sandbox: Sandbox) -> None:
+    assert sandbox.run_code("echo a", language="bash").execution_count == 1
+    assert sandbox.run_code("a = 1").execution_count == 1
+    before = sorted((c.language, c.id) for c in sandbox.list_code_contexts())
+    assert [language for language, _ in before] == ["bash", "python"]
+    second = sandbox.run_code("echo b", language="bash")
+    assert second.logs.stdout == ["b\n"] and second.execution_count == 2
+    third = sandbox.run_code("echo c", language="bash")
+    assert third.logs.stdout == ["c\n"] and third.execution_count == 3
+    again = sandbox.run_code("a")
+    assert again.text == "1" and again.execution_count == 2
+    assert sorted((c.language, c.id) for c in sandbox.list_code_contexts()) == before
+
+
+def test_a_run_after_its_default_context_is_removed_gets_a_new_one(sandbox: Sandbox) -> None:
+    sandbox.run_code("a = 1")
+    sandbox.run_code("echo a", language="bash")
+    removed = {c.id for c in sandbox.list_code_contexts()}
+    assert len(removed) == 2
+    for context in removed:
+        sandbox.remove_code_context(context)
+    execution = sandbox.run_code("1 + 1")
+    assert execution.error is None and execution.text == "2"
+    assert execution.execution_count == 1, "a new default counts from one"
+    fresh = sandbox.run_code("a")
+    assert fresh.error is not None and fresh.error.name == "NameError"
+    assert sandbox.run_code("echo again", language="bash").logs.stdout == ["again\n"]
+    now = sandbox.list_code_contexts()
+    assert sorted(c.language for c in now) == ["bash", "python"]
+    assert not removed & {c.id for c in now}
+
+
+def test_output_without_a_final_newline_keeps_the_result(sandbox: Sandbox) -> None:
+    execution = sandbox.run_code("print('x', end='')\n41 + 1")
+    assert execution.text == "42"
+    assert execution.logs.stdout == ["x"]
+    assert execution.error is None
+    failed = sandbox.run_code("print('y', end='')\nraise ValueError('bad')")
+    assert failed.logs.stdout == ["y"]
+    assert failed.error is not None and (failed.error.name, failed.error.value) == ("ValueError", "bad")

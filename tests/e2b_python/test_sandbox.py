@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import time
+from datetime import datetime, timezone
 
 import pytest
 from e2b import AsyncSandbox, CommandExitException, Sandbox, SandboxQuery
@@ -88,7 +89,11 @@ def test_files_write_read_list_stat_rename_remove(sandbox: Sandbox) -> None:
     assert not sandbox.files.exists("/home/user/nope")
     assert sandbox.files.make_dir("/home/user/new/deep")
     assert not sandbox.files.make_dir("/home/user/new/deep")
-    sandbox.files.rename("/home/user/dir/a.txt", "/home/user/dir/c.txt")
+    assert sandbox.files.get_info("/home/user/new/deep").type.value == "dir"
+    moved = sandbox.files.rename("/home/user/dir/a.txt", "/home/user/dir/c.txt")
+    assert (moved.name, moved.path) == ("c.txt", "/home/user/dir/c.txt")
+    assert sandbox.files.read("/home/user/dir/c.txt") == "data!"
+    assert not sandbox.files.exists("/home/user/dir/a.txt")
     sandbox.files.remove("/home/user/dir/c.txt")
     assert not sandbox.files.exists("/home/user/dir/c.txt")
     with pytest.raises(NotFoundException):
@@ -116,6 +121,7 @@ def test_watch_by_polling(sandbox: Sandbox) -> None:
             assert time.time() < deadline, seen
             time.sleep(0.05)
             seen.extend(handle.get_new_events())
+        assert {e.name for e in seen} == {"new.txt"}, seen
     finally:
         handle.stop()
 
@@ -140,7 +146,8 @@ def test_watch_by_stream_with_the_async_sdk(sandbox: Sandbox) -> None:
             await handle.stop()
         return seen
 
-    assert any(e.type == FilesystemEventType.CREATE for e in asyncio.run(watch()))
+    created = [e.name for e in asyncio.run(watch()) if e.type == FilesystemEventType.CREATE]
+    assert created == ["new.txt"]
 
 
 def test_pty_output_and_resize(sandbox: Sandbox) -> None:
@@ -172,7 +179,9 @@ def test_info_list_metadata_paging_timeout_metrics(sandbox: Sandbox) -> None:
     finally:
         other.kill()
     sandbox.set_timeout(120)
-    assert (sandbox.get_info().end_at - sandbox.get_info().started_at).total_seconds() > 60
+    info = sandbox.get_info()
+    remaining = (info.end_at - datetime.now(timezone.utc)).total_seconds()
+    assert 110 <= remaining <= 121, remaining
     sandbox.commands.run("sleep 30", background=True)
     metrics = sandbox.get_metrics()
     assert metrics and metrics[0].cpu_count >= 1 and metrics[0].mem_total > 0
@@ -201,7 +210,7 @@ def test_kill_ends_the_sandbox() -> None:
     assert sb.is_running()
     sb.kill()
     assert not sb.is_running()
-    with pytest.raises(SandboxException):
+    with pytest.raises(SandboxException, match=f"{sb.sandbox_id}.*not found|killed|timed out"):
         sb.commands.run("true")
     with pytest.raises(NotFoundException):
         Sandbox.get_info(sb.sandbox_id)

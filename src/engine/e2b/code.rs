@@ -4,13 +4,13 @@
 //! restarts and deletes contexts. Python follows Jupyter's rule for the last expression:
 //! a cell ending in `x + 1` has that value as its main result, told apart from the cell's
 //! own output by a marker new for every run. A run without a context uses the sandbox's
-//! default one, so its state carries over from run to run, as in E2B's.
+//! default one for its language, so its state carries over from run to run, as in E2B's.
 
 use super::super::provider::Sandbox;
 use super::super::routes::RouteId;
+use super::Front;
 use super::errors::ApiError;
-use super::files::envd_error;
-use super::{Front, sandbox_id};
+use crate::error::engine::Code;
 use crate::wire::{CodeRunBody, ContextRecord, CreateContext};
 use axum::Router;
 use axum::extract::{Path, State};
@@ -20,8 +20,8 @@ use base64::Engine as _;
 use http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub fn router() -> Router<Arc<Front>> {
     Router::new()
@@ -29,34 +29,6 @@ pub fn router() -> Router<Arc<Front>> {
         .route("/contexts", get(list).post(create))
         .route("/contexts/{id}", delete(remove))
         .route("/contexts/{id}/restart", post(restart))
-}
-
-/// Each sandbox's default context, and how many runs each context has had.
-#[derive(Default)]
-pub struct Contexts {
-    defaults: Mutex<HashMap<String, String>>,
-    counts: Mutex<HashMap<String, u64>>,
-}
-
-impl Contexts {
-    fn default_of(&self, sandbox: &str) -> Option<String> {
-        lock(&self.defaults).get(sandbox).cloned()
-    }
-
-    fn count(&self, context: &str) -> u64 {
-        let mut counts = lock(&self.counts);
-        let n = counts.entry(context.to_owned()).or_default();
-        *n += 1;
-        *n
-    }
-
-    pub fn forget_sandbox(&self, sandbox: &str) {
-        lock(&self.defaults).remove(sandbox);
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// An E2B language name as the engine names it.
@@ -123,31 +95,24 @@ fn now() -> String {
     crate::services::files::rfc3339(std::time::SystemTime::now())
 }
 
+/// The request's sandbox, recorded and policed as `/v1`'s `route`.
 async fn handle(
     front: &Front,
     headers: &HeaderMap,
+    route: RouteId,
 ) -> Result<(String, Arc<dyn Sandbox>), ApiError> {
-    let id = sandbox_id(headers);
-    match front.sandbox(&id, RouteId::CodeRun).await {
-        Ok(sandbox) => Ok((id, sandbox)),
-        Err(e) => Err(envd_error(&id, e)),
-    }
+    front.envd_sandbox(headers, route, ApiError::envd).await
 }
 
-/// The context a run uses: the one named, else the sandbox's default (made on first use).
-async fn context_of(
+/// The sandbox's default context for `language`, made on first use (and again once the
+/// one it had is gone).
+async fn default_context(
     front: &Front,
     id: &str,
     sandbox: &Arc<dyn Sandbox>,
-    named: Option<String>,
     language: &str,
 ) -> Result<String, ApiError> {
-    if let Some(named) = named {
-        return Ok(named);
-    }
-    if language == "python3"
-        && let Some(default) = front.code.default_of(id)
-    {
+    if let Some(default) = front.code.default_of(id, language) {
         return Ok(default);
     }
     let made = sandbox
@@ -156,11 +121,50 @@ async fn context_of(
             cwd: None,
         })
         .await
-        .map_err(|e| envd_error(id, e))?;
-    if language == "python3" {
-        lock(&front.code.defaults).insert(id.to_owned(), made.context_id.clone());
+        .map_err(|e| ApiError::envd(id, e))?;
+    front.code.saw(id, &made.context_id, language);
+    Ok(front.code.settle_default(id, language, made.context_id))
+}
+
+/// The engine language of a named context: noted when the front saw it, else listed once.
+async fn language_of(
+    front: &Front,
+    id: &str,
+    sandbox: &Arc<dyn Sandbox>,
+    context: &str,
+) -> Option<String> {
+    if let Some(language) = front.code.language_of(id, context) {
+        return Some(language);
     }
-    Ok(made.context_id)
+    let all = sandbox.context_list().await.ok()?;
+    front.code.listed(id, &all);
+    all.into_iter()
+        .find(|c| c.context_id == context)
+        .map(|c| c.language)
+}
+
+/// The Python cell that runs `source` and writes its last expression's value after `marker`.
+fn python_cell(marker: &str, source: &str) -> String {
+    let source = base64::engine::general_purpose::STANDARD.encode(source);
+    // Both are ASCII without quotes or backslashes: each a literal as written.
+    format!("{PYTHON_CELL}\n__e2b_cell(\"{marker}\", \"{source}\")\ndel __e2b_cell\n")
+}
+
+/// A run's output without the marked lines, and what followed the marker on each.
+fn split_marked(output: &str, marker: &str) -> (String, Vec<String>) {
+    let mut stdout = String::new();
+    let mut found = Vec::new();
+    for piece in output.split_inclusive('\n') {
+        // The marker ends its line but may follow output that did not (`print(x, end="")`).
+        match piece.find(marker) {
+            Some(at) => {
+                stdout.push_str(&piece[..at]);
+                found.push(piece[at + marker.len()..].trim().to_owned());
+            }
+            None => stdout.push_str(piece),
+        }
+    }
+    (stdout, found)
 }
 
 async fn execute(
@@ -170,45 +174,55 @@ async fn execute(
 ) -> Result<Response, ApiError> {
     let asked: Execute = serde_json::from_slice(&body)
         .map_err(|e| ApiError::new(400, format!("a bad body: {e}")))?;
-    let (id, sandbox) = handle(&front, &headers).await?;
+    let (id, sandbox) = handle(&front, &headers, RouteId::CodeRun).await?;
     let named_language = match &asked.context_id {
-        Some(context) => sandbox
-            .context_list()
-            .await
-            .ok()
-            .and_then(|all| all.into_iter().find(|c| &c.context_id == context))
-            .map(|c| c.language),
+        Some(context) => language_of(&front, &id, &sandbox, context).await,
         None => None,
     };
     let language = engine_language(named_language.as_deref().or(asked.language.as_deref()))?;
-    let context = context_of(&front, &id, &sandbox, asked.context_id, language).await?;
     let marker = format!("e2b-result-marker-{}", uuid::Uuid::new_v4().simple());
     let code = if language == "python3" {
-        let source = base64::engine::general_purpose::STANDARD.encode(&asked.code);
-        // Both are ASCII without quotes or backslashes: each a literal as written.
-        format!("{PYTHON_CELL}\n__e2b_cell(\"{marker}\", \"{source}\")\ndel __e2b_cell\n")
+        python_cell(&marker, &asked.code)
     } else {
         asked.code
     };
-    let outcome = sandbox
-        .code_run(CodeRunBody {
-            code,
+    let envs = asked.env_vars.filter(|e| !e.is_empty());
+    let run = |context: String| {
+        sandbox.code_run(CodeRunBody {
+            code: code.clone(),
             language: Some(language.to_owned()),
-            context_id: Some(context.clone()),
-            envs: asked.env_vars.filter(|e| !e.is_empty()),
+            context_id: Some(context),
+            envs: envs.clone(),
             timeout: None,
         })
-        .await
-        .map_err(|e| envd_error(&id, e))?;
-    let mut lines = String::new();
-    let mut stdout = String::new();
-    let mut found = Vec::new();
-    for piece in String::from_utf8_lossy(&outcome.stdout).split_inclusive('\n') {
-        match piece.strip_prefix(marker.as_str()) {
-            Some(rest) => found.push(rest.trim().to_owned()),
-            None => stdout.push_str(piece),
+    };
+    let (context, outcome) = match asked.context_id {
+        Some(named) => {
+            let outcome = run(named.clone()).await;
+            if outcome
+                .as_ref()
+                .is_err_and(|e| e.code == Code::ContextNotFound)
+            {
+                front.code.forget(&id, &named);
+            }
+            (named, outcome)
         }
-    }
+        None => {
+            let default = default_context(&front, &id, &sandbox, language).await?;
+            match run(default.clone()).await {
+                // The default was deleted behind the front's back (`/v1`): a new one.
+                Err(e) if e.code == Code::ContextNotFound => {
+                    front.code.forget(&id, &default);
+                    let fresh = default_context(&front, &id, &sandbox, language).await?;
+                    (fresh.clone(), run(fresh).await)
+                }
+                outcome => (default, outcome),
+            }
+        }
+    };
+    let outcome = outcome.map_err(|e| ApiError::envd(&id, e))?;
+    let mut lines = String::new();
+    let (stdout, found) = split_marked(&String::from_utf8_lossy(&outcome.stdout), &marker);
     if !stdout.is_empty() {
         lines.push_str(&line(
             json!({"type": "stdout", "text": stdout, "timestamp": now()}),
@@ -235,7 +249,7 @@ async fn execute(
     if outcome.timed_out {
         lines.push_str(&line(json!({"type": "error", "name": "TimeoutError", "value": "the execution timed out", "traceback": ""})));
     }
-    let count = front.code.count(&context);
+    let count = front.code.count(&id, &context);
     lines.push_str(&line(
         json!({"type": "number_of_executions", "execution_count": count}),
     ));
@@ -265,23 +279,25 @@ async fn create(
         serde_json::from_slice(&body).map_err(|e| ApiError::new(400, format!("a bad body: {e}")))?
     };
     let language = engine_language(asked.language.as_deref())?;
-    let (id, sandbox) = handle(&front, &headers).await?;
+    let (id, sandbox) = handle(&front, &headers, RouteId::CodeContextsCreate).await?;
     let record = sandbox
         .context_create(CreateContext {
             language: Some(language.to_owned()),
             cwd: asked.cwd,
         })
         .await
-        .map_err(|e| envd_error(&id, e))?;
+        .map_err(|e| ApiError::envd(&id, e))?;
+    front.code.saw(&id, &record.context_id, &record.language);
     Ok(axum::Json(shown(&record)).into_response())
 }
 
 async fn list(State(front): State<Arc<Front>>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let (id, sandbox) = handle(&front, &headers).await?;
+    let (id, sandbox) = handle(&front, &headers, RouteId::CodeContextsList).await?;
     let all = sandbox
         .context_list()
         .await
-        .map_err(|e| envd_error(&id, e))?;
+        .map_err(|e| ApiError::envd(&id, e))?;
+    front.code.listed(&id, &all);
     Ok(axum::Json(all.iter().map(shown).collect::<Vec<_>>()).into_response())
 }
 
@@ -290,11 +306,16 @@ async fn remove(
     headers: HeaderMap,
     Path(context): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (id, sandbox) = handle(&front, &headers).await?;
-    sandbox
-        .context_delete(&context)
-        .await
-        .map_err(|e| envd_error(&id, e))?;
+    let (id, sandbox) = handle(&front, &headers, RouteId::CodeContextsDelete).await?;
+    let deleted = sandbox.context_delete(&context).await;
+    if deleted.is_ok()
+        || deleted
+            .as_ref()
+            .is_err_and(|e| e.code == Code::ContextNotFound)
+    {
+        front.code.forget(&id, &context);
+    }
+    deleted.map_err(|e| ApiError::envd(&id, e))?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -303,10 +324,26 @@ async fn restart(
     headers: HeaderMap,
     Path(context): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (id, sandbox) = handle(&front, &headers).await?;
+    let (id, sandbox) = handle(&front, &headers, RouteId::CodeContextsRestart).await?;
     sandbox
         .context_restart(&context)
         .await
-        .map_err(|e| envd_error(&id, e))?;
+        .map_err(|e| ApiError::envd(&id, e))?;
+    // A new interpreter counts its runs from one again, as a restarted Jupyter kernel does.
+    front.code.restarted(&id, &context);
     Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_marker_is_found_after_output_without_a_final_newline() {
+        let (stdout, found) = split_marked("a\nxM result \"1\"\nb", "M");
+        assert_eq!(stdout, "a\nxb");
+        assert_eq!(found, vec!["result \"1\"".to_owned()]);
+        let (stdout, found) = split_marked("plain\n", "M");
+        assert_eq!((stdout.as_str(), found.len()), ("plain\n", 0));
+    }
 }

@@ -4,7 +4,7 @@
 //! snapshots, network rules...) answers 501 with a message that says so.
 
 use super::super::provider::Sandbox;
-use super::super::routes::{RouteId, route};
+use super::super::routes::RouteId;
 use super::errors::ApiError;
 use super::{ENVD_VERSION, Front};
 use crate::wire::{
@@ -105,7 +105,7 @@ async fn create(State(front): State<Arc<Front>>, bytes: Bytes) -> Answer {
         crate::services::namespaces::Support::Available(_) => Some(Isolation::Namespaces),
         crate::services::namespaces::Support::Unavailable(_) => None,
     };
-    let create = CreateSandbox {
+    let mut create = CreateSandbox {
         timeout: Some(
             asked
                 .timeout
@@ -118,11 +118,9 @@ async fn create(State(front): State<Arc<Front>>, bytes: Bytes) -> Answer {
         isolation,
         ..CreateSandbox::default()
     };
-    super::super::provider::check_timeout(create.timeout.unwrap_or_default())?;
-    let row = route(RouteId::SandboxesCreate.as_str())
-        .ok_or_else(|| ApiError::new(500, "no create route"))?;
-    let conn = Front::conn();
-    let provider = front.engine.provider(row, &conn)?;
+    // What `/v1` refuses, this door refuses too, in the same words.
+    super::super::handlers::check_create(&mut create)?;
+    let (conn, provider) = front.provider(RouteId::SandboxesCreate)?;
     let record = provider.create(&conn, create).await?;
     tracing::info!(sandbox = %record.sandbox_id, "an E2B client created a sandbox");
     Ok((StatusCode::CREATED, axum::Json(sandbox(&front, &record))).into_response())
@@ -140,9 +138,9 @@ fn sandbox(front: &Front, record: &SandboxRecord) -> Value {
     })
 }
 
-/// E2B's `ListedSandbox` (and, with the token, `SandboxDetail`).
-fn listed(record: &SandboxRecord) -> Value {
-    let machine = machine();
+/// E2B's `ListedSandbox` (and, with the token, `SandboxDetail`); `machine` gives the
+/// figures of a sandbox without limits of its own.
+fn listed(record: &SandboxRecord, machine: &Machine) -> Value {
     json!({
         "sandboxID": record.sandbox_id,
         "templateID": record.template,
@@ -229,10 +227,7 @@ async fn listing(
             .map_err(|_| ApiError::new(400, format!("`nextToken` `{token}` is not one of ours")))?,
         None => 0,
     };
-    let row = route(RouteId::SandboxesList.as_str())
-        .ok_or_else(|| ApiError::new(500, "no list route"))?;
-    let conn = Front::conn();
-    let provider = front.engine.provider(row, &conn)?;
+    let (conn, provider) = front.provider(RouteId::SandboxesList)?;
     let mut all = Vec::new();
     loop {
         let page = provider
@@ -251,12 +246,14 @@ async fn listing(
             break;
         }
     }
+    // The machine is read once for the whole listing, not once per sandbox.
+    let machine = machine();
     let matching: Vec<Value> = all
         .iter()
         .filter(|r| matches!(r.status, SandboxStatus::Running | SandboxStatus::Paused))
         .filter(|r| states.iter().any(|s| s == state(r.status)))
         .filter(|r| wanted.iter().all(|(k, v)| r.metadata.get(k) == Some(v)))
-        .map(listed)
+        .map(|r| listed(r, &machine))
         .collect();
     if !paged {
         return Ok((matching, None));
@@ -266,33 +263,18 @@ async fn listing(
     Ok((page, next))
 }
 
-/// The record of a sandbox, a 404 in E2B's words when there is none.
-async fn record(
-    front: &Front,
-    id: &str,
-) -> Result<(std::sync::Arc<dyn Sandbox>, SandboxRecord), ApiError> {
-    let handle = front
-        .sandbox(id, RouteId::SandboxesInfo)
+/// The handle and record of a sandbox (one `info`), a 404 in E2B's words when there is
+/// none.
+async fn record(front: &Front, id: &str) -> Result<(Arc<dyn Sandbox>, SandboxRecord), ApiError> {
+    front
+        .with_record(id, RouteId::SandboxesInfo)
         .await
-        .map_err(|e| not_found(id, e))?;
-    let record = handle.info().await.map_err(|e| not_found(id, e))?;
-    Ok((handle, record))
-}
-
-fn not_found(id: &str, e: crate::error::engine::EngineError) -> ApiError {
-    if e.code == crate::error::engine::Code::SandboxNotFound {
-        ApiError::new(
-            404,
-            format!("sandbox \"{id}\" doesn't exist or you don't have access to it"),
-        )
-    } else {
-        e.into()
-    }
+        .map_err(|e| ApiError::control(id, e))
 }
 
 async fn detail(State(front): State<Arc<Front>>, Path(id): Path<String>) -> Answer {
     let (_, record) = record(&front, &id).await?;
-    let mut value = listed(&record);
+    let mut value = listed(&record, &machine());
     value["envdAccessToken"] = json!(front.access_token(&id));
     value["domain"] = Value::Null;
     if let Some(allowed) = record.allow_internet_access {
@@ -303,7 +285,7 @@ async fn detail(State(front): State<Arc<Front>>, Path(id): Path<String>) -> Answ
 
 async fn kill(State(front): State<Arc<Front>>, Path(id): Path<String>) -> Answer {
     let (handle, _) = record(&front, &id).await?;
-    handle.kill().await.map_err(|e| not_found(&id, e))?;
+    handle.kill().await.map_err(|e| ApiError::control(&id, e))?;
     front.engine.sessions.forget(&Front::conn(), &id);
     front.processes.forget_sandbox(&id);
     front.watchers.forget_sandbox(&id);
@@ -323,7 +305,10 @@ async fn timeout(State(front): State<Arc<Front>>, Path(id): Path<String>, bytes:
     let seconds = timeout.ok_or_else(|| ApiError::new(400, "`timeout` is required"))?;
     let seconds = super::super::provider::check_timeout(seconds)?;
     let (handle, _) = record(&front, &id).await?;
-    handle.set_timeout(seconds).await?;
+    handle
+        .set_timeout(seconds)
+        .await
+        .map_err(|e| ApiError::control(&id, e))?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -335,20 +320,24 @@ async fn pause(State(front): State<Arc<Front>>, Path(id): Path<String>) -> Answe
             format!("sandbox \"{id}\" is already paused"),
         ));
     }
-    handle.pause().await?;
+    handle
+        .pause()
+        .await
+        .map_err(|e| ApiError::control(&id, e))?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `POST /sandboxes/{id}/resume` (v1): 409 when it runs.
 async fn resume(front: State<Arc<Front>>, Path(id): Path<String>, bytes: Bytes) -> Answer {
-    let (_, record) = record(&front, &id).await?;
+    let Timeout { timeout } = body(&bytes)?;
+    let (handle, record) = record(&front, &id).await?;
     if record.status != SandboxStatus::Paused {
         return Err(ApiError::new(
             409,
             format!("sandbox \"{id}\" is already running"),
         ));
     }
-    connect(front, Path(id), bytes).await
+    attach(&front, &id, handle, record, timeout).await
 }
 
 /// `connect`: a paused sandbox is resumed (201), a running one answered as it is (200);
@@ -356,22 +345,36 @@ async fn resume(front: State<Arc<Front>>, Path(id): Path<String>, bytes: Bytes) 
 async fn connect(State(front): State<Arc<Front>>, Path(id): Path<String>, bytes: Bytes) -> Answer {
     let Timeout { timeout } = body(&bytes)?;
     let (handle, record) = record(&front, &id).await?;
+    attach(&front, &id, handle, record, timeout).await
+}
+
+/// Resumes the sandbox when it is paused and sets its timeout when one is asked; the
+/// record is read again only when either changed it.
+async fn attach(
+    front: &Front,
+    id: &str,
+    handle: Arc<dyn Sandbox>,
+    mut record: SandboxRecord,
+    timeout: Option<u64>,
+) -> Answer {
+    let failed = |e| ApiError::control(id, e);
+    // A bad timeout is refused before the sandbox is resumed.
+    let timeout = timeout
+        .map(super::super::provider::check_timeout)
+        .transpose()?;
     let resumed = record.status == SandboxStatus::Paused;
     if resumed {
-        handle.resume().await?;
+        record = handle.resume().await.map_err(failed)?;
     }
     if let Some(seconds) = timeout {
-        handle
-            .set_timeout(super::super::provider::check_timeout(seconds)?)
-            .await?;
+        record = handle.set_timeout(seconds).await.map_err(failed)?;
     }
-    let record = handle.info().await?;
     let status = if resumed {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
-    Ok((status, axum::Json(sandbox(&front, &record))).into_response())
+    Ok((status, axum::Json(sandbox(front, &record))).into_response())
 }
 
 /// Figures of the machine a sandbox without limits of its own shares.

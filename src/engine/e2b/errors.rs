@@ -20,6 +20,7 @@ pub enum ConnectCode {
     NotFound,
     AlreadyExists,
     FailedPrecondition,
+    ResourceExhausted,
     Unimplemented,
     Unavailable,
     Internal,
@@ -33,43 +34,88 @@ const CONNECT: &[(ConnectCode, &str, u16)] = &[
     (ConnectCode::NotFound, "not_found", 404),
     (ConnectCode::AlreadyExists, "already_exists", 409),
     (ConnectCode::FailedPrecondition, "failed_precondition", 400),
+    (ConnectCode::ResourceExhausted, "resource_exhausted", 429),
     (ConnectCode::Unimplemented, "unimplemented", 501),
     (ConnectCode::Unavailable, "unavailable", 503),
     (ConnectCode::Internal, "internal", 500),
 ];
 
-/// Each engine error code: the control plane's status, the Connect code.
-const ENGINE: &[(Code, u16, ConnectCode)] = &[
-    (Code::Unauthorized, 401, ConnectCode::Unauthenticated),
-    (Code::ProviderAuth, 401, ConnectCode::Unauthenticated),
-    (Code::Forbidden, 403, ConnectCode::PermissionDenied),
-    (Code::NotFound, 404, ConnectCode::NotFound),
-    (Code::FileNotFound, 404, ConnectCode::NotFound),
-    (Code::ProcessNotFound, 404, ConnectCode::NotFound),
-    (Code::ContextNotFound, 404, ConnectCode::NotFound),
-    (Code::SandboxNotFound, 404, ConnectCode::NotFound),
-    (Code::TemplateNotFound, 404, ConnectCode::NotFound),
-    (Code::InvalidArgument, 400, ConnectCode::InvalidArgument),
-    (Code::Configuration, 400, ConnectCode::InvalidArgument),
+/// Each engine error code: the control plane's status, the status of envd's HTTP routes
+/// (`/files`, `/health`), the Connect code. A sandbox gone or not running is E2B's proxy's
+/// 502 on envd (what the SDKs read as "the sandbox was killed or timed out"), and a sandbox
+/// the engine does not know is `unavailable` on a Connect call, as under E2B.
+const ENGINE: &[(Code, u16, u16, ConnectCode)] = &[
+    (Code::Unauthorized, 401, 401, ConnectCode::Unauthenticated),
+    (Code::ProviderAuth, 401, 401, ConnectCode::Unauthenticated),
+    (Code::Forbidden, 403, 403, ConnectCode::PermissionDenied),
+    (Code::NotFound, 404, 404, ConnectCode::NotFound),
+    (Code::FileNotFound, 404, 404, ConnectCode::NotFound),
+    (Code::ProcessNotFound, 404, 404, ConnectCode::NotFound),
+    (Code::ContextNotFound, 404, 404, ConnectCode::NotFound),
+    (Code::SandboxNotFound, 404, 502, ConnectCode::Unavailable),
+    (Code::TemplateNotFound, 404, 404, ConnectCode::NotFound),
+    (
+        Code::InvalidArgument,
+        400,
+        400,
+        ConnectCode::InvalidArgument,
+    ),
+    (Code::Configuration, 400, 400, ConnectCode::InvalidArgument),
     (
         Code::SandboxNotRunning,
         409,
+        502,
         ConnectCode::FailedPrecondition,
     ),
-    (Code::FileExists, 409, ConnectCode::AlreadyExists),
-    (Code::PathNotAllowed, 400, ConnectCode::PermissionDenied),
-    (Code::WrongFileType, 400, ConnectCode::InvalidArgument),
-    (Code::ProcessExited, 400, ConnectCode::FailedPrecondition),
-    (Code::FeatureNotSupported, 501, ConnectCode::Unimplemented),
-    (Code::IsolationUnavailable, 501, ConnectCode::Unimplemented),
+    (Code::FileExists, 409, 409, ConnectCode::AlreadyExists),
+    (
+        Code::PathNotAllowed,
+        400,
+        400,
+        ConnectCode::PermissionDenied,
+    ),
+    (Code::WrongFileType, 400, 400, ConnectCode::InvalidArgument),
+    (
+        Code::ProcessExited,
+        400,
+        400,
+        ConnectCode::FailedPrecondition,
+    ),
+    (
+        Code::FeatureNotSupported,
+        501,
+        501,
+        ConnectCode::Unimplemented,
+    ),
+    (
+        Code::IsolationUnavailable,
+        501,
+        501,
+        ConnectCode::Unimplemented,
+    ),
+    (Code::ProviderFailed, 500, 500, ConnectCode::Internal),
+    (Code::ProviderTimeout, 500, 500, ConnectCode::Internal),
+    (Code::Busy, 503, 503, ConnectCode::Unavailable),
+    (Code::Internal, 500, 500, ConnectCode::Internal),
 ];
 
-fn engine_row(code: Code) -> (u16, ConnectCode) {
+/// The row of an engine code: control-plane status, envd HTTP status, Connect code.
+fn engine_row(code: Code) -> (u16, u16, ConnectCode) {
     ENGINE
         .iter()
-        .find(|(c, _, _)| *c == code)
-        .map(|(_, status, connect)| (*status, *connect))
-        .unwrap_or((500, ConnectCode::Internal))
+        .find(|(c, _, _, _)| *c == code)
+        .map(|(_, api, envd, connect)| (*api, *envd, *connect))
+        .unwrap_or((500, 500, ConnectCode::Internal))
+}
+
+/// The words of an engine error about sandbox `id`: a sandbox the engine does not know
+/// in `gone`'s words (the SDKs read them), any other error as the engine said it.
+fn worded(id: &str, e: EngineError, gone: fn(&str) -> String) -> String {
+    if e.code == Code::SandboxNotFound {
+        gone(id)
+    } else {
+        e.message
+    }
 }
 
 impl ConnectCode {
@@ -103,6 +149,17 @@ impl ApiError {
             status,
             message: message.into(),
         }
+    }
+
+    /// An engine error about sandbox `id` on the control plane (a sandbox it does not
+    /// know in the API's words).
+    pub fn control(id: &str, e: EngineError) -> ApiError {
+        ApiError::new(engine_row(e.code).0, worded(id, e, sandbox_unknown))
+    }
+
+    /// An engine error about sandbox `id` on envd's HTTP routes (`/files`, `/health`).
+    pub fn envd(id: &str, e: EngineError) -> ApiError {
+        ApiError::new(engine_row(e.code).1, worded(id, e, sandbox_gone))
     }
 
     /// What a local engine cannot do (template builds, volumes, snapshots...).
@@ -143,6 +200,11 @@ impl RpcError {
         }
     }
 
+    /// An engine error about sandbox `id` on a Connect call.
+    pub fn envd(id: &str, e: EngineError) -> RpcError {
+        RpcError::new(engine_row(e.code).2, worded(id, e, sandbox_gone))
+    }
+
     pub fn invalid(message: impl Into<String>) -> RpcError {
         RpcError::new(ConnectCode::InvalidArgument, message)
     }
@@ -155,7 +217,7 @@ impl RpcError {
 
 impl From<EngineError> for RpcError {
     fn from(e: EngineError) -> RpcError {
-        RpcError::new(engine_row(e.code).1, e.message)
+        RpcError::new(engine_row(e.code).2, e.message)
     }
 }
 
@@ -176,6 +238,11 @@ pub fn sandbox_gone(id: &str) -> String {
     format!("The sandbox {id} was not found")
 }
 
+/// What E2B's control plane answers for a sandbox it does not know (404).
+fn sandbox_unknown(id: &str) -> String {
+    format!("sandbox \"{id}\" doesn't exist or you don't have access to it")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,8 +250,8 @@ mod tests {
     #[test]
     fn every_engine_code_has_one_row_and_every_connect_code_a_name() {
         for code in Code::ALL {
-            let rows = ENGINE.iter().filter(|(c, _, _)| c == code).count();
-            assert!(rows <= 1, "{code:?} has {rows} rows");
+            let rows = ENGINE.iter().filter(|(c, _, _, _)| c == code).count();
+            assert_eq!(rows, 1, "{code:?} has {rows} rows");
         }
         for (code, name, _) in CONNECT {
             assert_eq!(code.name(), *name);
@@ -194,5 +261,29 @@ mod tests {
         assert_eq!(gone.body()["code"], "not_found");
         let api: ApiError = EngineError::new(Code::SandboxNotRunning, "paused").into();
         assert_eq!(api.status, 409);
+    }
+
+    #[test]
+    fn a_sandbox_unknown_or_stopped_is_answered_in_each_contract_s_words() {
+        let unknown = || EngineError::new(Code::SandboxNotFound, "no sandbox");
+        let control = ApiError::control("s1", unknown());
+        assert_eq!(control.status, 404);
+        assert!(control.message.contains("\"s1\" doesn't exist"));
+        let envd = ApiError::envd("s1", unknown());
+        assert_eq!(
+            (envd.status, envd.message.as_str()),
+            (502, "The sandbox s1 was not found")
+        );
+        let rpc = RpcError::envd("s1", unknown());
+        assert_eq!(rpc.code, ConnectCode::Unavailable);
+        assert_eq!(rpc.message, "The sandbox s1 was not found");
+        let paused = || EngineError::new(Code::SandboxNotRunning, "paused");
+        assert_eq!(ApiError::envd("s1", paused()).status, 502);
+        assert_eq!(ApiError::control("s1", paused()).status, 409);
+        let missing = RpcError::envd("s1", EngineError::new(Code::FileNotFound, "no file"));
+        assert_eq!(
+            (missing.code, missing.message.as_str()),
+            (ConnectCode::NotFound, "no file")
+        );
     }
 }

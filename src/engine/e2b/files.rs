@@ -7,7 +7,7 @@ use super::super::provider::{ByteStream, Sandbox};
 use super::super::routes::RouteId;
 use super::errors::{ApiError, envd_http, sandbox_gone};
 use super::{Front, sandbox_id};
-use crate::error::engine::{Code, EngineError};
+use crate::error::engine::EngineError;
 use crate::wire::{SandboxStatus, WriteQuery};
 use axum::Router;
 use axum::body::Body;
@@ -33,22 +33,8 @@ pub fn router() -> Router<Arc<Front>> {
         )
 }
 
-/// An engine error as envd's HTTP routes answer it: `{code, message}` with the status
-/// envd gives (a sandbox gone is the proxy's 502).
-pub fn envd_error(id: &str, e: EngineError) -> ApiError {
-    let status = match e.code {
-        Code::SandboxNotFound => return ApiError::new(502, sandbox_gone(id)),
-        Code::FileNotFound => 404,
-        Code::InvalidArgument | Code::WrongFileType | Code::PathNotAllowed => 400,
-        Code::FileExists => 409,
-        Code::SandboxNotRunning => 502,
-        other => other.status().as_u16(),
-    };
-    ApiError::new(status, e.message)
-}
-
 fn failed(id: &str, e: EngineError) -> Response {
-    envd_error(id, e).into_response()
+    ApiError::envd(id, e).into_response()
 }
 
 async fn sandbox(
@@ -56,20 +42,17 @@ async fn sandbox(
     headers: &HeaderMap,
     route: RouteId,
 ) -> Result<(String, Arc<dyn Sandbox>), Response> {
-    let id = sandbox_id(headers);
-    match front.sandbox(&id, route).await {
-        Ok(sandbox) => Ok((id, sandbox)),
-        Err(e) => Err(failed(&id, e)),
-    }
+    front
+        .envd_sandbox(headers, route, ApiError::envd)
+        .await
+        .map_err(IntoResponse::into_response)
 }
 
 async fn health(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
-    let (id, sandbox) = match sandbox(&front, &headers, RouteId::SandboxesInfo).await {
-        Ok(found) => found,
-        Err(refused) => return refused,
-    };
-    match sandbox.info().await {
-        Ok(record) if record.status == SandboxStatus::Running => {
+    let id = sandbox_id(&headers);
+    // One `info`: the handle's own lookup reads the record this answers from.
+    match front.with_record(&id, RouteId::SandboxesInfo).await {
+        Ok((_, record)) if record.status == SandboxStatus::Running => {
             StatusCode::NO_CONTENT.into_response()
         }
         Ok(_) => envd_http(502, sandbox_gone(&id)),

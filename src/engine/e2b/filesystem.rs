@@ -7,7 +7,6 @@ use super::super::routes::RouteId;
 use super::connect::{self, Messages};
 use super::errors::{ConnectCode, RpcError};
 use super::messages::{ListDirRequest, MoveRequest, PathRequest, WatchRequest, WatcherRequest};
-use super::process::gone_or;
 use super::{Front, sandbox_id};
 use crate::wire::{EntryInfo, LIST_DEPTH_MAX, MkdirBody, MoveBody};
 use axum::Router;
@@ -18,10 +17,11 @@ use axum::routing::post;
 use futures::StreamExt;
 use http::HeaderMap;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-/// Events a polling watcher keeps between two reads; older ones are dropped first.
+/// Events a polling watcher keeps between two reads. A watcher that falls further behind
+/// ends with an error after the events it kept: none is dropped without a word.
 const WATCHER_EVENTS: usize = 10_000;
 
 pub fn router() -> Router<Arc<Front>> {
@@ -81,8 +81,15 @@ fn permissions(kind: &str, mode: u32) -> String {
     out
 }
 
-/// Runs a unary filesystem call on the request's sandbox.
-async fn call<Req, F, Fut>(front: &Front, headers: &HeaderMap, body: &[u8], op: F) -> Response
+/// Runs a unary filesystem call on the request's sandbox, recorded and policed as `/v1`'s
+/// `route`.
+async fn call<Req, F, Fut>(
+    front: &Front,
+    headers: &HeaderMap,
+    body: &[u8],
+    route: RouteId,
+    op: F,
+) -> Response
 where
     Req: serde::de::DeserializeOwned,
     F: FnOnce(Req, Arc<dyn super::super::provider::Sandbox>) -> Fut,
@@ -91,11 +98,7 @@ where
     connect::unary(
         async {
             let request: Req = connect::unary_request(headers, body)?;
-            let id = sandbox_id(headers);
-            let sandbox = front
-                .sandbox(&id, RouteId::FilesInfo)
-                .await
-                .map_err(|e| gone_or(&id, e))?;
+            let (_, sandbox) = front.envd_sandbox(headers, route, RpcError::envd).await?;
             op(request, sandbox).await
         }
         .await,
@@ -111,71 +114,101 @@ fn required(path: String) -> Result<String, RpcError> {
 }
 
 async fn stat(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
-    call(&front, &headers, &body, |r: PathRequest, s| async move {
-        let info = s.file_info(&required(r.path)?).await?;
-        Ok(json!({"entry": entry(&info)}))
-    })
+    call(
+        &front,
+        &headers,
+        &body,
+        RouteId::FilesInfo,
+        |r: PathRequest, s| async move {
+            let info = s.file_info(&required(r.path)?).await?;
+            Ok(json!({"entry": entry(&info)}))
+        },
+    )
     .await
 }
 
 async fn make_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
-    call(&front, &headers, &body, |r: PathRequest, s| async move {
-        let path = required(r.path)?;
-        // envd's MakeDir makes the parents and says when the directory was already there
-        // (the SDKs answer `false`); the engine's `parents` mkdir succeeds on it silently.
-        if s.file_exists(&path).await? {
-            return Err(RpcError::new(
-                ConnectCode::AlreadyExists,
-                format!("directory {path} already exists"),
-            ));
-        }
-        let info = s
-            .mkdir(MkdirBody {
-                path: path.clone(),
-                parents: Some(true),
-            })
-            .await
-            .map_err(|e| match e.code {
-                crate::error::engine::Code::FileExists => RpcError::new(
+    call(
+        &front,
+        &headers,
+        &body,
+        RouteId::FilesMkdir,
+        |r: PathRequest, s| async move {
+            let path = required(r.path)?;
+            // envd's MakeDir makes the parents and says when the directory was already there
+            // (the SDKs answer `false`); the engine's `parents` mkdir succeeds on it silently.
+            if s.file_exists(&path).await? {
+                return Err(RpcError::new(
                     ConnectCode::AlreadyExists,
                     format!("directory {path} already exists"),
-                ),
-                _ => e.into(),
-            })?;
-        Ok(json!({"entry": entry(&info)}))
-    })
+                ));
+            }
+            let info = s
+                .mkdir(MkdirBody {
+                    path: path.clone(),
+                    parents: Some(true),
+                })
+                .await
+                .map_err(|e| match e.code {
+                    crate::error::engine::Code::FileExists => RpcError::new(
+                        ConnectCode::AlreadyExists,
+                        format!("directory {path} already exists"),
+                    ),
+                    _ => e.into(),
+                })?;
+            Ok(json!({"entry": entry(&info)}))
+        },
+    )
     .await
 }
 
 async fn move_entry(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
-    call(&front, &headers, &body, |r: MoveRequest, s| async move {
-        let info = s
-            .rename(MoveBody {
-                from: required(r.source)?,
-                to: required(r.destination)?,
-                overwrite: Some(true),
-            })
-            .await?;
-        Ok(json!({"entry": entry(&info)}))
-    })
+    call(
+        &front,
+        &headers,
+        &body,
+        RouteId::FilesMove,
+        |r: MoveRequest, s| async move {
+            let info = s
+                .rename(MoveBody {
+                    from: required(r.source)?,
+                    to: required(r.destination)?,
+                    overwrite: Some(true),
+                })
+                .await?;
+            Ok(json!({"entry": entry(&info)}))
+        },
+    )
     .await
 }
 
 async fn list_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
-    call(&front, &headers, &body, |r: ListDirRequest, s| async move {
-        let depth = r.depth.clamp(1, LIST_DEPTH_MAX);
-        let entries = s.list_files(&required(r.path)?, depth).await?;
-        let entries: Vec<Value> = entries.iter().map(entry).collect();
-        Ok(json!({"entries": entries}))
-    })
+    call(
+        &front,
+        &headers,
+        &body,
+        RouteId::FilesList,
+        |r: ListDirRequest, s| async move {
+            let depth = r.depth.clamp(1, LIST_DEPTH_MAX);
+            let entries = s.list_files(&required(r.path)?, depth).await?;
+            let entries: Vec<Value> = entries.iter().map(entry).collect();
+            Ok(json!({"entries": entries}))
+        },
+    )
     .await
 }
 
 async fn remove(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
-    call(&front, &headers, &body, |r: PathRequest, s| async move {
-        s.remove(&required(r.path)?, true).await?;
-        Ok(json!({}))
-    })
+    call(
+        &front,
+        &headers,
+        &body,
+        RouteId::FilesRemove,
+        |r: PathRequest, s| async move {
+            s.remove(&required(r.path)?, true).await?;
+            Ok(json!({}))
+        },
+    )
     .await
 }
 
@@ -210,12 +243,10 @@ async fn open_watch(
     headers: &HeaderMap,
     request: &WatchRequest,
 ) -> Result<(String, EventStream), RpcError> {
-    let id = sandbox_id(headers);
     let path = required(request.path.clone())?;
-    let sandbox = front
-        .sandbox(&id, RouteId::FilesWatch)
-        .await
-        .map_err(|e| gone_or(&id, e))?;
+    let (_, sandbox) = front
+        .envd_sandbox(headers, RouteId::FilesWatch, RpcError::envd)
+        .await?;
     // The directory as the engine shows paths, so event paths can be made relative.
     let shown = sandbox.file_info(&path).await?;
     if !shown.is_dir() {
@@ -252,11 +283,56 @@ async fn watch_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: By
     }
 }
 
+/// What a polling watcher has gathered and not yet answered, oldest first: events, then at
+/// most one error, which ends the watch.
+type Pending = Arc<Mutex<VecDeque<Result<Value, RpcError>>>>;
+
 /// A watch read by polling: its events so far, and the task that gathers them.
 struct Watcher {
     sandbox: String,
-    events: Arc<Mutex<Vec<Result<Value, RpcError>>>>,
+    events: Pending,
     task: tokio::task::JoinHandle<()>,
+}
+
+fn pending(events: &Pending) -> std::sync::MutexGuard<'_, VecDeque<Result<Value, RpcError>>> {
+    events.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Keeps a gathered message; false once the watch is over (an error, or too many events
+/// unread, which becomes the error a read answers after the kept events).
+fn keep(kept: &mut VecDeque<Result<Value, RpcError>>, message: Result<Value, RpcError>) -> bool {
+    if kept.len() >= WATCHER_EVENTS {
+        kept.push_back(Err(RpcError::new(
+            ConnectCode::ResourceExhausted,
+            format!(
+                "the watcher kept {WATCHER_EVENTS} events unread and stopped watching: read \
+                 its events more often, and create a new watcher"
+            ),
+        )));
+        return false;
+    }
+    let going = message.is_ok();
+    kept.push_back(message);
+    going
+}
+
+/// A read's answer: the events kept so far; an error only once the events before it have
+/// been answered, and then on every later read (the watch has ended).
+fn take(kept: &mut VecDeque<Result<Value, RpcError>>) -> Result<Vec<Value>, RpcError> {
+    let mut events = Vec::new();
+    while let Some(next) = kept.pop_front() {
+        match next {
+            Ok(event) => events.push(event),
+            Err(e) => {
+                kept.push_front(Err(e.clone()));
+                if events.is_empty() {
+                    return Err(e);
+                }
+                break;
+            }
+        }
+    }
+    Ok(events)
 }
 
 /// The polling watchers, by id.
@@ -291,7 +367,7 @@ async fn create_watcher(
         async {
             let request: WatchRequest = connect::unary_request(&headers, &body)?;
             let (watched, mut events) = open_watch(&front, &headers, &request).await?;
-            let gathered = Arc::new(Mutex::new(Vec::new()));
+            let gathered: Pending = Arc::default();
             let into = gathered.clone();
             let include = request.include_entry;
             let task = tokio::spawn(async move {
@@ -303,11 +379,9 @@ async fn create_watcher(
                         },
                         Err(e) => Err(RpcError::from(e)),
                     };
-                    let mut kept = into.lock().unwrap_or_else(|e| e.into_inner());
-                    if kept.len() >= WATCHER_EVENTS {
-                        kept.drain(..1);
+                    if !keep(&mut pending(&into), message) {
+                        break;
                     }
-                    kept.push(message);
                 }
             });
             let watcher_id = uuid::Uuid::new_v4().to_string();
@@ -345,12 +419,7 @@ async fn watcher_events(
             .get(&request.watcher_id)
             .filter(|w| w.sandbox == sandbox)
             .ok_or_else(|| unknown_watcher(&request.watcher_id))?;
-        let taken: Vec<_> =
-            std::mem::take(&mut *watcher.events.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut events = Vec::new();
-        for event in taken {
-            events.push(event?);
-        }
+        let events = take(&mut pending(&watcher.events))?;
         Ok(json!({"events": events}))
     })())
 }
@@ -384,5 +453,29 @@ mod tests {
     fn permissions_read_as_go_writes_them() {
         assert_eq!(permissions("file", 0o644), "-rw-r--r--");
         assert_eq!(permissions("dir", 0o755), "drwxr-xr-x");
+    }
+
+    #[test]
+    fn a_watchers_error_waits_behind_its_events_and_stays() {
+        let mut kept = VecDeque::new();
+        assert!(keep(&mut kept, Ok(json!({"name": "a"}))));
+        assert!(!keep(&mut kept, Err(RpcError::invalid("gone"))));
+        assert_eq!(take(&mut kept).unwrap(), vec![json!({"name": "a"})]);
+        assert_eq!(take(&mut kept).unwrap_err().message, "gone");
+        assert_eq!(take(&mut kept).unwrap_err().message, "gone");
+    }
+
+    #[test]
+    fn a_watcher_too_far_behind_ends_with_an_error_and_loses_no_event() {
+        let mut kept = VecDeque::new();
+        for n in 0..WATCHER_EVENTS {
+            assert!(keep(&mut kept, Ok(json!(n))));
+        }
+        assert!(!keep(&mut kept, Ok(json!("one too many"))));
+        let events = take(&mut kept).unwrap();
+        assert_eq!(events.len(), WATCHER_EVENTS);
+        assert_eq!(events[0], json!(0));
+        let error = take(&mut kept).unwrap_err();
+        assert_eq!(error.code, ConnectCode::ResourceExhausted);
     }
 }

@@ -13,7 +13,7 @@ use super::messages::{
     UpdateRequest,
 };
 use super::{Front, sandbox_id, user_of};
-use crate::wire::{CommandBody, CommandEvent, OutputChunk};
+use crate::wire::{CommandBody, CommandEvent, OutputChunk, SandboxRecord};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -172,34 +172,19 @@ fn keepalive() -> Value {
     event("keepalive", json!({}))
 }
 
-/// The sandbox's handle for a process call.
+/// The sandbox's handle for a process call, recorded and policed as `/v1`'s `route`.
 async fn handle(
     front: &Front,
     headers: &HeaderMap,
+    route: RouteId,
 ) -> Result<(String, Arc<dyn Sandbox>), RpcError> {
-    let id = sandbox_id(headers);
-    let sandbox = front
-        .sandbox(&id, RouteId::CommandsStream)
-        .await
-        .map_err(|e| gone_or(&id, e))?;
-    Ok((id, sandbox))
-}
-
-/// A sandbox the engine does not know is one that "was not found" to the SDKs, which
-/// then say it was killed or timed out.
-pub fn gone_or(id: &str, e: crate::error::engine::EngineError) -> RpcError {
-    if e.code == crate::error::engine::Code::SandboxNotFound {
-        RpcError::new(ConnectCode::Unavailable, super::errors::sandbox_gone(id))
-    } else {
-        e.into()
-    }
+    front.envd_sandbox(headers, route, RpcError::envd).await
 }
 
 /// The user of a call in a sandbox that has users (a machine of namespaces); a sandbox
 /// without isolation runs everything as the engine's user, whatever the SDK names.
-async fn user(sandbox: &Arc<dyn Sandbox>, headers: &HeaderMap) -> Result<Option<String>, RpcError> {
+fn user(record: &SandboxRecord, headers: &HeaderMap) -> Result<Option<String>, RpcError> {
     let asked = user_of(headers)?;
-    let record = sandbox.info().await?;
     Ok(match record.isolation {
         Some(crate::wire::Isolation::Namespaces) => asked,
         _ => None,
@@ -230,10 +215,20 @@ async fn start_stream(
     if config.cmd.trim().is_empty() {
         return Err(RpcError::invalid("`process.cmd` must not be empty"));
     }
-    let (id, sandbox) = handle(front, headers).await?;
+    let id = sandbox_id(headers);
+    // A PTY is an engine terminal, a command an engine command stream: each its route.
+    let route = match request.pty {
+        Some(_) => RouteId::Terminal,
+        None => RouteId::CommandsStream,
+    };
+    // The record says whether the sandbox has users: one `info` gives it and the handle.
+    let (sandbox, record) = front
+        .with_record(&id, route)
+        .await
+        .map_err(|e| RpcError::envd(&id, e))?;
     let shown =
         json!({"cmd": config.cmd, "args": config.args, "envs": config.envs, "cwd": config.cwd});
-    let user = user(&sandbox, headers).await?;
+    let user = user(&record, headers)?;
     if let Some(pty) = request.pty {
         let size = pty
             .size
@@ -261,7 +256,10 @@ async fn start_stream(
             Some(String::new())
         },
     };
-    let mut events = sandbox.stream(command).await.map_err(|e| gone_or(&id, e))?;
+    let mut events = sandbox
+        .stream(command)
+        .await
+        .map_err(|e| RpcError::envd(&id, e))?;
     let pid = match events.next().await {
         Some(Ok(first)) => match CommandEvent::parse(first.name, &first.data.to_string()) {
             Ok(Some(CommandEvent::Start(started))) => started.pid,
@@ -272,7 +270,7 @@ async fn start_stream(
                 ));
             }
         },
-        Some(Err(e)) => return Err(gone_or(&id, e)),
+        Some(Err(e)) => return Err(RpcError::envd(&id, e)),
         None => {
             return Err(RpcError::new(
                 ConnectCode::Internal,
@@ -339,7 +337,10 @@ async fn start_pty(
     shown: Value,
     tag: Option<String>,
 ) -> Result<Messages, RpcError> {
-    let terminal = sandbox.terminal(open).await.map_err(|e| gone_or(id, e))?;
+    let terminal = sandbox
+        .terminal(open)
+        .await
+        .map_err(|e| RpcError::envd(id, e))?;
     let pid = PTY_PIDS + front.processes.next_pty.fetch_add(1, Ordering::Relaxed);
     let tracked = Arc::new(Tracked {
         pid,
@@ -368,7 +369,7 @@ async fn start_pty(
 async fn connect_to(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
     let attach = async {
         let request: Selected = connect::stream_request(&headers, &body)?;
-        let (id, _) = handle(&front, &headers).await?;
+        let (id, _) = handle(&front, &headers, RouteId::CommandsStream).await?;
         let tracked = front.processes.find(&id, request.process.as_ref())?;
         Ok::<_, RpcError>(follow(tracked.pid, tracked.listen()))
     };
@@ -382,7 +383,7 @@ async fn list(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) 
     connect::unary(
         async {
             let _: Value = connect::unary_request(&headers, &body)?;
-            let (id, _) = handle(&front, &headers).await?;
+            let (id, _) = handle(&front, &headers, RouteId::ProcessesList).await?;
             let processes: Vec<Value> = front
                 .processes
                 .of(&id)
@@ -401,18 +402,17 @@ async fn list(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) 
     )
 }
 
-/// Writes `input` to the process: a PTY's input, or the command's stdin.
+/// Writes `input` to the process of the sandbox `id`: a PTY's input, or the command's stdin.
 async fn write_input(
     front: &Front,
-    headers: &HeaderMap,
+    (id, sandbox): (&str, &Arc<dyn Sandbox>),
     selector: Option<&Selector>,
     input: Option<&super::messages::ProcessInput>,
 ) -> Result<(), RpcError> {
     let (bytes, _) = input
         .ok_or_else(|| RpcError::invalid("`input` is required"))?
         .bytes()?;
-    let (id, sandbox) = handle(front, headers).await?;
-    let tracked = front.processes.find(&id, selector)?;
+    let tracked = front.processes.find(id, selector)?;
     match &tracked.pty {
         Some(pty) => send_pty(pty, TerminalInput::Bytes(bytes.into())).await,
         None => Ok(sandbox.stdin(tracked.pid, bytes, false).await?),
@@ -436,9 +436,10 @@ async fn send_input(State(front): State<Arc<Front>>, headers: HeaderMap, body: B
     connect::unary(
         async {
             let request: SendInputRequest = connect::unary_request(&headers, &body)?;
+            let (id, sandbox) = handle(&front, &headers, RouteId::ProcessesStdin).await?;
             write_input(
                 &front,
-                &headers,
+                (&id, &sandbox),
                 request.process.as_ref(),
                 request.input.as_ref(),
             )
@@ -459,6 +460,8 @@ async fn stream_input(
 ) -> Response {
     let result = async {
         let messages: Vec<StreamInputRequest> = connect::client_stream(&headers, &body)?;
+        // One lookup for the whole stream, not one per message.
+        let (id, sandbox) = handle(&front, &headers, RouteId::ProcessesStdin).await?;
         let mut selector = None;
         for message in messages {
             if let Some(start) = message.start {
@@ -468,7 +471,7 @@ async fn stream_input(
                 let chosen = selector
                     .as_ref()
                     .ok_or_else(|| RpcError::invalid("the first message must be `start`"))?;
-                write_input(&front, &headers, Some(chosen), data.input.as_ref()).await?;
+                write_input(&front, (&id, &sandbox), Some(chosen), data.input.as_ref()).await?;
             }
         }
         Ok::<_, RpcError>(())
@@ -486,7 +489,7 @@ async fn send_signal(State(front): State<Arc<Front>>, headers: HeaderMap, body: 
         async {
             let request: SendSignalRequest = connect::unary_request(&headers, &body)?;
             let signal = request.signal()?;
-            let (id, sandbox) = handle(&front, &headers).await?;
+            let (id, sandbox) = handle(&front, &headers, RouteId::ProcessesSignal).await?;
             let tracked = front.processes.find(&id, request.process.as_ref())?;
             match &tracked.pty {
                 // A terminal ends with its input: the shell and its session go.
@@ -505,7 +508,7 @@ async fn close_stdin(State(front): State<Arc<Front>>, headers: HeaderMap, body: 
     connect::unary(
         async {
             let request: Selected = connect::unary_request(&headers, &body)?;
-            let (id, sandbox) = handle(&front, &headers).await?;
+            let (id, sandbox) = handle(&front, &headers, RouteId::ProcessesStdin).await?;
             let tracked = front.processes.find(&id, request.process.as_ref())?;
             if tracked.pty.is_some() {
                 return Err(RpcError::invalid(
@@ -523,7 +526,7 @@ async fn update(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes
     connect::unary(
         async {
             let request: UpdateRequest = connect::unary_request(&headers, &body)?;
-            let (id, _) = handle(&front, &headers).await?;
+            let (id, _) = handle(&front, &headers, RouteId::Terminal).await?;
             let tracked = front.processes.find(&id, request.process.as_ref())?;
             let size = request
                 .pty

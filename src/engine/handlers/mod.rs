@@ -11,6 +11,8 @@ mod sandboxes;
 mod support;
 mod terminal;
 
+pub(super) use sandboxes::check_create;
+
 use super::routes::RouteId;
 use super::state::Shared;
 use crate::error::engine::Code;

@@ -21,7 +21,9 @@ fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::new(Code::InvalidArgument, message)
 }
 
-fn check_create(body: &mut CreateSandbox) -> Result<(), EngineError> {
+/// The engine's checks of a create, whichever door it came through (`/v1` or the E2B
+/// front), with its defaults filled in.
+pub(in crate::engine) fn check_create(body: &mut CreateSandbox) -> Result<(), EngineError> {
     body.timeout = Some(check_timeout(
         body.timeout.unwrap_or(SANDBOX_TIMEOUT_DEFAULT_S),
     )?);

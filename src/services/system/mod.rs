@@ -223,9 +223,10 @@ pub fn disk(path: &Path) -> Result<Disk, Error> {
     })
 }
 
-/// What a set of processes uses: CPU time so far (user and system) and resident memory,
-/// from `/proc/PID/stat` (its clock ticks are `USER_HZ`, 100 on Linux's every ABI) and
-/// `/proc/PID/status` (`VmRSS`); a pid gone meanwhile counts nothing.
+/// What a set of processes uses: CPU time so far (user and system, read by
+/// [`proc_scan::stat`](crate::services::proc_scan::stat); its clock ticks are `USER_HZ`,
+/// 100 on Linux's every ABI) and resident memory (`/proc/PID/status`'s `VmRSS`); a pid
+/// gone meanwhile counts nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub cpu_ticks: u64,
@@ -238,25 +239,14 @@ pub const USER_HZ: u64 = 100;
 pub fn usage(pids: &[u32]) -> Usage {
     let mut total = Usage::default();
     for pid in pids {
-        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            total.cpu_ticks += stat_ticks(&stat).unwrap_or(0);
+        if let Some(stat) = crate::services::proc_scan::stat(*pid) {
+            total.cpu_ticks += stat.cpu_ticks;
         }
         if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
             total.rss_bytes += status_rss(&status).unwrap_or(0);
         }
     }
     total
-}
-
-/// `utime + stime` of a `/proc/PID/stat` line (fields 14 and 15, counted after the
-/// command's closing parenthesis, since the command may hold spaces).
-pub fn stat_ticks(stat: &str) -> Option<u64> {
-    let after = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    // `after` starts at field 3 (state).
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
 }
 
 /// `VmRSS` of a `/proc/PID/status`, in bytes.
@@ -271,10 +261,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stat_ticks_skip_a_command_with_spaces() {
-        let stat = "42 (a b) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 1 0 5 0 0";
-        assert_eq!(stat_ticks(stat), Some(10));
-        assert_eq!(stat_ticks("garbage"), None);
+    fn status_rss_reads_vmrss_in_bytes() {
         assert_eq!(status_rss("Name: x\nVmRSS:\t  12 kB\n"), Some(12 * 1024));
     }
 

@@ -98,5 +98,28 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "e2b/control/004",
+            spec: "A create the engine API refuses is refused by the E2B front too, with the same words: an `envVars` name that is no variable name (`1BAD`, `A-B`) or a value holding a NUL is 400 `{code: 400}` on `POST /v2/sandboxes` and 400 on `POST /v1/sandboxes` (`envs`), and no sandbox is made.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                let front = Front::of(&ctx)?;
+                for envs in [json!({"1BAD": "x"}), json!({"A-B": "x"}), json!({"A": "x\u{0}y"})] {
+                    let engine = ctx.send(ctx.request(Method::POST, "/v1/sandboxes").json(&json!({"timeout": 60, "envs": envs, "metadata": {"case": "e2b-control-004"}}))).await?;
+                    let engine_body = engine.json()?;
+                    ensure!(engine.status == 400, "/v1 with envs {envs}: {} {engine_body}", engine.status);
+                    let e2b = ctx.send(front.control(Method::POST, "/v2/sandboxes").json(&json!({"templateID": "base", "timeout": 60, "envVars": envs, "metadata": {"case": "e2b-control-004"}}))).await?;
+                    let e2b_body = e2b.json()?;
+                    api_error(400, e2b.status, &e2b_body).map_err(|e| anyhow!("envVars {envs}: {e}"))?;
+                    ensure!(e2b_body["message"] == engine_body["error"]["message"], "envVars {envs}: the front says {e2b_body}, the engine {engine_body}");
+                }
+                let made = ctx.send(front.control(Method::GET, "/v2/sandboxes?metadata=case%3De2b-control-004")).await?.json()?;
+                ensure!(made == json!([]), "a refused create made a sandbox: {made}");
+                Ok(())
+            },
+        },
     ]
 }

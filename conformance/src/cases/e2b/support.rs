@@ -45,6 +45,13 @@ impl Front {
         })
     }
 
+    /// The front and a sandbox made through it: how every envd case starts.
+    pub async fn with_sandbox(ctx: &Ctx) -> anyhow::Result<(Front, Made)> {
+        let front = Front::of(ctx)?;
+        let made = front.create().await?;
+        Ok((front, made))
+    }
+
     /// A control-plane request without the key.
     pub fn anonymous(&self, method: Method, path: &str) -> RequestBuilder {
         self.ctx.client().request(method, format!("{}{path}", self.url))
@@ -89,11 +96,29 @@ impl Front {
         }
     }
 
+    /// A request to the code interpreter's port (49999) of sandbox `id`, with `token` when given.
+    pub fn code_as(&self, method: Method, id: &str, token: Option<&str>, path: &str) -> RequestBuilder {
+        let rb = self
+            .anonymous(method, path)
+            .header("e2b-sandbox-id", id)
+            .header("e2b-sandbox-port", "49999");
+        match token {
+            Some(token) => rb.header("x-access-token", token),
+            None => rb,
+        }
+    }
+
     /// A unary Connect call: the status and the JSON answer.
     pub async fn unary(&self, made: &Made, method: &str, body: &Value) -> anyhow::Result<(u16, Value)> {
+        self.unary_as(&made.id, Some(&made.token), method, body).await
+    }
+
+    /// A unary Connect call naming sandbox `id`, with `token` when given: the status and the
+    /// JSON answer.
+    pub async fn unary_as(&self, id: &str, token: Option<&str>, method: &str, body: &Value) -> anyhow::Result<(u16, Value)> {
         let resp = self
             .ctx
-            .send(self.envd(made, method).header("content-type", "application/json").body(body.to_string()))
+            .send(self.envd_as(id, token, method).header("content-type", "application/json").body(body.to_string()))
             .await?;
         Ok((resp.status, resp.json().unwrap_or(Value::Null)))
     }

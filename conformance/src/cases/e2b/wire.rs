@@ -21,8 +21,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: [],
             codes: [],
             run: |ctx| async move {
-                let front = Front::of(&ctx)?;
-                let made = front.create().await?;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
                 let mut request = start("echo hi; exit 3");
                 request["aFieldFromTheFuture"] = json!(true);
                 let (status, frames) = stream(&front, front.envd(&made, "/process.Process/Start"), &envelope(0, &request)).await?;
@@ -46,8 +45,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: [],
             codes: [],
             run: |ctx| async move {
-                let front = Front::of(&ctx)?;
-                let made = front.create().await?;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
                 let missing = envelope(0, &json!({"process": {"pid": 4_000_000}}));
                 let mut truncated = envelope(0, &start("true"));
                 truncated.truncate(truncated.len() - 2);
@@ -75,8 +73,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: [],
             codes: [],
             run: |ctx| async move {
-                let front = Front::of(&ctx)?;
-                let made = front.create().await?;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
                 let (status, body) = front.unary(&made, "/filesystem.Filesystem/Stat", &json!({"path": "/tmp/no-such-file", "future": 1})).await?;
                 ensure!(status == 404 && connect_error(&body)?.0 == "not_found", "{status} {body}");
                 let resp = ctx.send(front.envd(&made, "/filesystem.Filesystem/Stat").header("content-type", "application/json").body("{nope")).await?;
@@ -96,8 +93,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: [],
             codes: [],
             run: |ctx| async move {
-                let front = Front::of(&ctx)?;
-                let made = front.create().await?;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
                 let path = "/tmp/five.txt";
                 let written = ctx.send(front.envd(&made, &format!("/files?path={path}")).header("content-type", "application/octet-stream").body("12345")).await?;
                 written.expect_status(200)?;
@@ -116,8 +112,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: [],
             codes: [],
             run: |ctx| async move {
-                let front = Front::of(&ctx)?;
-                let made = front.create().await?;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
                 let rb = front.envd(&made, "/process.Process/Start").header("keepalive-ping-interval", "0.2");
                 let (_, frames) = stream(&front, rb, &envelope(0, &start("sleep 1.2"))).await?;
                 let pings = frames.iter().filter(|(_, v)| v["event"].get("keepalive").is_some()).count();
@@ -135,12 +130,11 @@ pub fn cases() -> Vec<Case> {
             endpoints: [],
             codes: [],
             run: |ctx| async move {
-                let front = Front::of(&ctx)?;
-                let made = front.create().await?;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
                 let other = front.create().await?;
                 for token in [None, Some("wrong"), Some(other.token.as_str())] {
-                    let resp = ctx.send(front.envd_as(&made.id, token, "/filesystem.Filesystem/Stat").header("content-type", "application/json").body(r#"{"path":"/"}"#)).await?;
-                    ensure!(resp.status == 401 && connect_error(&resp.json()?)?.0 == "unauthenticated", "{token:?}: {} {}", resp.status, resp.text());
+                    let (status, body) = front.unary_as(&made.id, token, "/filesystem.Filesystem/Stat", &json!({"path": "/"})).await?;
+                    ensure!(status == 401 && connect_error(&body)?.0 == "unauthenticated", "{token:?}: {status} {body}");
                     let files = ctx.send(front.envd_as(&made.id, token, "/files?path=/etc/hostname").header("content-type", "application/octet-stream").body("x")).await?;
                     ensure!(files.status == 401 && files.json()?["code"] == 401, "{token:?}: {} {}", files.status, files.text());
                 }
@@ -149,6 +143,61 @@ pub fn cases() -> Vec<Case> {
                 ctx.send(front.control(reqwest::Method::DELETE, &format!("/sandboxes/{}", made.id))).await?.expect_status(204)?;
                 let gone = ctx.send(health(&made.id)).await?;
                 ensure!(gone.status == 502 && gone.text().contains("was not found"), "{} {}", gone.status, gone.text());
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/wire/007",
+            spec: "The code interpreter's `/contexts` and `/contexts/{id}` answer without a token (the SDK sends none there), but refuse a token that is present and wrong (another sandbox's included) with 401; any other path of that port (`/contextsX`) needs the sandbox's own token.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                use reqwest::Method;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
+                let other = front.create().await?;
+                let listed = ctx.send(front.code_as(Method::GET, &made.id, None, "/contexts")).await?;
+                ensure!(listed.status == 200, "no token: {} {}", listed.status, listed.text());
+                for token in [Some("wrong"), Some(other.token.as_str())] {
+                    let resp = ctx.send(front.code_as(Method::GET, &made.id, token, "/contexts")).await?;
+                    ensure!(resp.status == 401, "{token:?} on /contexts: {} {}", resp.status, resp.text());
+                    let resp = ctx.send(front.code_as(Method::POST, &made.id, token, "/contexts").json(&json!({"language": "python"}))).await?;
+                    ensure!(resp.status == 401, "{token:?} creating a context: {} {}", resp.status, resp.text());
+                    let resp = ctx.send(front.code_as(Method::DELETE, &made.id, token, "/contexts/some-context")).await?;
+                    ensure!(resp.status == 401, "{token:?} on /contexts/some-context: {} {}", resp.status, resp.text());
+                }
+                for token in [None, Some("wrong")] {
+                    let resp = ctx.send(front.code_as(Method::GET, &made.id, token, "/contextsX")).await?;
+                    ensure!(resp.status == 401, "{token:?} on /contextsX: {} {}", resp.status, resp.text());
+                }
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/wire/008",
+            spec: "A sandbox that is gone is answered as E2B answers it on each of its doors, from one error table: a Connect call (`Stat`) 503 `unavailable`, `/files` and the code interpreter's `/contexts` 502 `{code: 502}`, each saying \"The sandbox ID was not found\"; the control plane 404 saying it \"doesn't exist\".",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                use reqwest::Method;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
+                ctx.send(front.control(Method::DELETE, &format!("/sandboxes/{}", made.id))).await?.expect_status(204)?;
+                let gone = format!("The sandbox {} was not found", made.id);
+                let (status, body) = front.unary(&made, "/filesystem.Filesystem/Stat", &json!({"path": "/"})).await?;
+                ensure!(status == 503 && connect_error(&body)? == ("unavailable", gone.as_str()), "Stat: {status} {body}");
+                let files = ctx.send(front.anonymous(Method::GET, "/files?path=/etc/hostname").header("e2b-sandbox-id", &made.id).header("x-access-token", &made.token)).await?;
+                let contexts = ctx.send(front.code_as(Method::GET, &made.id, Some(&made.token), "/contexts")).await?;
+                for (what, resp) in [("/files", files), ("/contexts", contexts)] {
+                    let body = resp.json()?;
+                    ensure!(resp.status == 502 && body == json!({"code": 502, "message": gone}), "{what}: {} {body}", resp.status);
+                }
+                let detail = ctx.send(front.control(Method::GET, &format!("/sandboxes/{}", made.id))).await?;
+                let body = detail.json()?;
+                ensure!(detail.status == 404 && body["code"] == 404, "detail: {} {body}", detail.status);
+                ensure!(body["message"].as_str().is_some_and(|m| m.contains("doesn't exist")), "detail: {body}");
                 Ok(())
             },
         },

@@ -1,0 +1,156 @@
+//! What the code interpreter's front remembers of each sandbox's code contexts: the default
+//! context of each language (a run without a context uses it) and each context's language
+//! and run count (`number_of_executions`), so a run neither makes a context nor lists them
+//! all. A context gone (deleted here or through `/v1`, or its sandbox ended) is forgotten
+//! with its count and any default that named it.
+
+use crate::wire::ContextRecord;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Each sandbox's default context per language, and the language and run count of each
+/// context the front has seen, all keyed by sandbox so a sandbox's end forgets them.
+#[derive(Default)]
+pub struct Contexts {
+    inner: Mutex<Known>,
+}
+
+#[derive(Default)]
+struct Known {
+    /// (sandbox, engine language) → the context a run without one uses.
+    defaults: HashMap<(String, String), String>,
+    /// (sandbox, context) → its engine language and how many runs it has had.
+    contexts: HashMap<(String, String), (String, u64)>,
+}
+
+fn key(a: &str, b: &str) -> (String, String) {
+    (a.to_owned(), b.to_owned())
+}
+
+impl Contexts {
+    pub(super) fn default_of(&self, sandbox: &str, language: &str) -> Option<String> {
+        lock(&self.inner)
+            .defaults
+            .get(&key(sandbox, language))
+            .cloned()
+    }
+
+    pub(super) fn language_of(&self, sandbox: &str, context: &str) -> Option<String> {
+        let known = lock(&self.inner);
+        known
+            .contexts
+            .get(&key(sandbox, context))
+            .map(|(language, _)| language.clone())
+    }
+
+    /// Notes a context of the sandbox and its language (its run count kept when known).
+    pub(super) fn saw(&self, sandbox: &str, context: &str, language: &str) {
+        let mut known = lock(&self.inner);
+        let entry = known.contexts.entry(key(sandbox, context)).or_default();
+        entry.0 = language.to_owned();
+    }
+
+    pub(super) fn count(&self, sandbox: &str, context: &str) -> u64 {
+        let mut known = lock(&self.inner);
+        let entry = known.contexts.entry(key(sandbox, context)).or_default();
+        entry.1 += 1;
+        entry.1
+    }
+
+    /// Forgets a context that is gone, and any default that named it.
+    pub(super) fn forget(&self, sandbox: &str, context: &str) {
+        let mut known = lock(&self.inner);
+        known.contexts.remove(&key(sandbox, context));
+        known
+            .defaults
+            .retain(|(s, _), c| !(s == sandbox && c == context));
+    }
+
+    /// The sandbox's contexts as a listing shows them: each noted with its language (its
+    /// run count kept), and any the front knew that the listing lacks forgotten (deleted
+    /// through `/v1`), with a default that named it.
+    pub(super) fn listed(&self, sandbox: &str, all: &[ContextRecord]) {
+        let mut known = lock(&self.inner);
+        let live = |c: &str| all.iter().any(|r| r.context_id == c);
+        known.contexts.retain(|(s, c), _| s != sandbox || live(c));
+        known.defaults.retain(|(s, _), c| s != sandbox || live(c));
+        for record in all {
+            let entry = known
+                .contexts
+                .entry(key(sandbox, &record.context_id))
+                .or_default();
+            entry.0 = record.language.clone();
+        }
+    }
+
+    pub(super) fn restarted(&self, sandbox: &str, context: &str) {
+        if let Some(entry) = lock(&self.inner).contexts.get_mut(&key(sandbox, context)) {
+            entry.1 = 0;
+        }
+    }
+
+    /// The default for `language` once `made` was made for it: the first noted wins when
+    /// two first runs made one each (the other is an ordinary context).
+    pub(super) fn settle_default(&self, sandbox: &str, language: &str, made: String) -> String {
+        let mut known = lock(&self.inner);
+        known
+            .defaults
+            .entry(key(sandbox, language))
+            .or_insert(made)
+            .clone()
+    }
+
+    pub fn forget_sandbox(&self, sandbox: &str) {
+        let mut known = lock(&self.inner);
+        known.defaults.retain(|(s, _), _| s != sandbox);
+        known.contexts.retain(|(s, _), _| s != sandbox);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, language: &str) -> ContextRecord {
+        ContextRecord {
+            context_id: id.into(),
+            language: language.into(),
+            cwd: "/".into(),
+            created_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_context_gone_takes_its_count_and_its_default_with_it() {
+        let known = Contexts::default();
+        known.saw("s", "c1", "bash");
+        assert_eq!(known.settle_default("s", "bash", "c1".into()), "c1");
+        assert_eq!(known.settle_default("s", "bash", "c2".into()), "c1");
+        assert_eq!((known.count("s", "c1"), known.count("s", "c1")), (1, 2));
+        known.forget("s", "c1");
+        assert_eq!(known.default_of("s", "bash"), None);
+        assert_eq!(known.language_of("s", "c1"), None);
+        assert_eq!(known.count("s", "c1"), 1);
+        known.restarted("s", "c1");
+        assert_eq!(known.count("s", "c1"), 1);
+    }
+
+    #[test]
+    fn a_listing_forgets_contexts_deleted_elsewhere_and_notes_new_ones() {
+        let known = Contexts::default();
+        known.saw("s", "old", "python3");
+        known.settle_default("s", "python3", "old".into());
+        known.saw("t", "other", "bash");
+        known.listed("s", &[record("new", "bash")]);
+        assert_eq!(known.default_of("s", "python3"), None);
+        assert_eq!(known.language_of("s", "old"), None);
+        assert_eq!(known.language_of("s", "new").as_deref(), Some("bash"));
+        assert_eq!(known.language_of("t", "other").as_deref(), Some("bash"));
+        known.forget_sandbox("s");
+        assert_eq!(known.language_of("s", "new"), None);
+    }
+}
