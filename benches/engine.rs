@@ -5,15 +5,19 @@
 //!   (`health`), the client starting the engine itself; floor: spawning `svc --version` and
 //!   waiting for it. Target: under 50 ms.
 //! - create to first command: `POST /sandboxes`, then `commands/run` of `true`; isolated
-//!   (the default) target p50 under 20 ms.
+//!   (the default) target p50 under 20 ms; floor: spawning bubblewrap with the machine's
+//!   namespaces running `true`, and waiting.
 //! - `commands/run` of `true` versus spawning `true` directly (p50 and p99); isolated target:
-//!   under 1.5 ms added. Both run isolated and with `isolation: none`, same run.
+//!   under 1.5 ms added; the isolated run also against its own floor, `nsenter` into the
+//!   sandbox's machine running `true` (what entering costs any engine). Both run isolated
+//!   and with `isolation: none`, same run.
 //! - time to the first `stdout` event of `commands/stream` of `echo hi`, versus spawning
 //!   `echo hi` and reading its first byte.
 //! - memory held per idle isolated sandbox at 100 sandboxes: what the engine grew by plus
 //!   every process of the machines (bwrap, its pid 1, the keeper), each counted by its
 //!   proportional share (`Pss`, so shared libraries are not counted 100 times); target
-//!   under 2 MiB.
+//!   under 2 MiB; floor: 100 bare bubblewrap machines running `sleep infinity`, counted
+//!   the same way.
 //! - files PUT and GET of 100 MiB (`--mib N`) versus `cp` of the same file.
 //! - the `rest` hop: a second engine (its own state folder and token) reached directly and
 //!   through the first engine's `rest` provider: `commands/run` of `true` (p50 and p99,
@@ -97,7 +101,7 @@ fn met(ok: bool) -> &'static str {
     if ok { "met" } else { "NOT met" }
 }
 
-async fn commands(client: &Client, rounds: u64, isolation: Isolation) {
+async fn commands(client: &Client, state: &Path, rounds: u64, isolation: Isolation) {
     let label = match isolation {
         Isolation::Namespaces => "isolated",
         Isolation::None => "isolation none",
@@ -116,27 +120,55 @@ async fn commands(client: &Client, rounds: u64, isolation: Isolation) {
         client.kill(&sandbox.sandbox_id).await.unwrap();
     }
     let p50 = median(created.clone());
-    println!(
-        "[{label}] sandbox create → first command answered: p50 {p50:.1} ms, p99 {:.1} ms{}",
-        percentile(created, 0.99),
-        if isolated {
-            format!("; target < 20 ms: {}", met(p50 < 20.0))
-        } else {
-            String::new()
+    let floor = if isolated {
+        let mut bare = Vec::new();
+        for _ in 0..20 {
+            let args: Vec<&str> = BARE_MACHINE.iter().copied().chain(["true"]).collect();
+            bare.push(ms(spawn_and_wait("bwrap", &args).await));
         }
+        let f50 = median(bare);
+        format!(
+            "; floor (spawn bwrap with the machine's namespaces running `true`, wait) p50 \
+             {f50:.1} ms, ratio {:.2}; target < 20 ms: {}",
+            p50 / f50,
+            met(p50 < 20.0)
+        )
+    } else {
+        String::new()
+    };
+    println!(
+        "[{label}] sandbox create → first command answered: p50 {p50:.1} ms, p99 {:.1} ms{floor}",
+        percentile(created, 0.99),
     );
 
     let sandbox = client.create(&kind(isolation)).await.unwrap();
     let id = sandbox.sandbox_id;
-    let (mut via, mut floor) = (Vec::new(), Vec::new());
+    let enter = isolated.then(|| nsenter_args(state, &id));
+    let (mut via, mut floor, mut entered) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         floor.push(ms(spawn_and_wait("true", &[]).await));
+        if let Some(args) = &enter {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            entered.push(ms(spawn_and_wait("nsenter", &args).await));
+        }
         let started = Instant::now();
         let result = client.run(&id, &program("true", &[])).await.unwrap();
         assert_eq!(result.exit_code, 0);
         via.push(ms(started.elapsed()));
     }
     let (p50, f50) = (median(via.clone()), median(floor.clone()));
+    if !entered.is_empty() {
+        let e50 = median(entered.clone());
+        println!(
+            "[{label}] floor of entering: `nsenter` into the sandbox's machine running `true`: \
+             p50 {e50:.2} ms, p99 {:.2} ms ({:+.2} ms over spawning `true`); commands/run \
+             added over it p50 {:.2} ms, ratio {:.2}",
+            percentile(entered, 0.99),
+            e50 - f50,
+            p50 - e50,
+            p50 / e50
+        );
+    }
     println!(
         "[{label}] commands/run `true`: p50 {p50:.2} ms, p99 {:.2} ms; direct spawn p50 \
          {f50:.2} ms, p99 {:.2} ms; added p50 {:.2} ms, ratio {:.2}{}",
@@ -174,6 +206,96 @@ async fn commands(client: &Client, rounds: u64, isolation: Isolation) {
     client.kill(&id).await.unwrap();
 }
 
+/// bubblewrap's arguments for a bare machine like a sandbox's (its namespaces, the system
+/// read-only, its own `/proc` and `/dev`), the program to follow.
+const BARE_MACHINE: &[&str] = &[
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    "--symlink",
+    "usr/bin",
+    "/bin",
+    "--symlink",
+    "usr/lib",
+    "/lib",
+    "--symlink",
+    "usr/lib64",
+    "/lib64",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+];
+
+/// `nsenter`'s arguments to run `true` in sandbox `id`'s machine as the engine enters it
+/// (its record in the engine's state folder names the machine's pid 1).
+fn nsenter_args(state: &Path, id: &str) -> Vec<String> {
+    let record: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(state.join("sandboxes").join(id).join("sandbox.json")).unwrap(),
+    )
+    .unwrap();
+    let machine = &record["machine"];
+    let mut args = vec![
+        format!(
+            "--target={}",
+            machine["pid"]
+                .as_u64()
+                .expect("an isolated sandbox's machine")
+        ),
+        "--user".into(),
+        "--mount".into(),
+        "--pid".into(),
+        "--ipc".into(),
+        "--uts".into(),
+    ];
+    if machine["own_network"].as_bool() == Some(true) {
+        args.push("--net".into());
+    }
+    args.extend(
+        [
+            "--setuid=1000",
+            "--setgid=1000",
+            "--wdns=/home/user",
+            "--",
+            "true",
+        ]
+        .map(String::from),
+    );
+    args
+}
+
+/// The floor of an idle machine's memory: `count` bare bubblewrap machines running
+/// `sleep infinity`, every process counted by its proportional share, per machine in MiB.
+fn bare_machines_mib(count: usize) -> f64 {
+    let mut machines: Vec<std::process::Child> = (0..count)
+        .map(|_| {
+            std::process::Command::new("bwrap")
+                .args(BARE_MACHINE)
+                .args(["sleep", "infinity"])
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let kib: u64 = machines
+        .iter()
+        .flat_map(|m| std::iter::once(m.id()).chain(descendants(m.id())))
+        .map(pss_kib)
+        .sum();
+    for machine in &mut machines {
+        let _ = machine.kill();
+        let _ = machine.wait();
+    }
+    kib as f64 / count as f64 / 1024.0
+}
+
 /// Memory held per idle isolated sandbox with `count` of them: the engine's growth plus
 /// the proportional share of every process the engine started for them.
 async fn idle_memory(client: &Client, count: usize) {
@@ -197,16 +319,19 @@ async fn idle_memory(client: &Client, count: usize) {
     let grown = pss_kib(engine).saturating_sub(before);
     let machines: u64 = descendants(engine).into_iter().map(pss_kib).sum();
     let per = (grown + machines) as f64 / count as f64 / 1024.0;
-    println!(
-        "memory per idle isolated sandbox at {count}: {per:.2} MiB (engine grew {:.1} MiB, \
-         machines {:.1} MiB, proportional set size); target < 2 MiB: {}",
-        grown as f64 / 1024.0,
-        machines as f64 / 1024.0,
-        met(per < 2.0)
-    );
     for id in &ids {
         client.kill(id).await.unwrap();
     }
+    let floor = bare_machines_mib(count);
+    println!(
+        "memory per idle isolated sandbox at {count}: {per:.2} MiB (engine grew {:.1} MiB, \
+         machines {:.1} MiB, proportional set size); floor ({count} bare bwrap machines \
+         running `sleep infinity`) {floor:.2} MiB each, ratio {:.2}; target < 2 MiB: {}",
+        grown as f64 / 1024.0,
+        machines as f64 / 1024.0,
+        per / floor,
+        met(per < 2.0)
+    );
 }
 
 /// A process's proportional set size in KiB (`/proc/PID/smaps_rollup`), 0 when gone.
@@ -433,8 +558,8 @@ fn main() {
         cold_start(10).await;
         let state = tempfile::tempdir().unwrap();
         let client = client(state.path());
-        commands(&client, rounds, Isolation::Namespaces).await;
-        commands(&client, rounds, Isolation::None).await;
+        commands(&client, state.path(), rounds, Isolation::Namespaces).await;
+        commands(&client, state.path(), rounds, Isolation::None).await;
         idle_memory(&client, 100).await;
         files(&client, mib).await;
         rest_hop(state.path(), rounds, rest_mib).await;
