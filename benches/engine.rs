@@ -550,9 +550,9 @@ async fn rest_hop(front_state: &Path, rounds: u64, mib: u64) {
 }
 
 fn main() {
-    let rounds = arg("rounds", 300);
-    let mib = arg("mib", 100);
-    let rest_mib = arg("rest-mib", 64);
+    let rounds = arg("--rounds", 300);
+    let mib = arg("--mib", 100);
+    let rest_mib = arg("--rest-mib", 64);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         cold_start(10).await;
