@@ -110,6 +110,15 @@ def test_large_files_both_ways(sandbox: Sandbox) -> None:
     assert sandbox.files.read("/home/user/big.bin", format="bytes") == blob
 
 
+def test_gzip_both_ways(sandbox: Sandbox) -> None:
+    # `gzip=True` sends `Content-Encoding: gzip` on the upload and asks for it on the read.
+    blob = b"compressible " * 200_000
+    info = sandbox.files.write("/home/user/zipped.bin", blob, gzip=True)
+    assert info.path == "/home/user/zipped.bin"
+    assert sandbox.files.get_info("/home/user/zipped.bin").size == len(blob)
+    assert sandbox.files.read("/home/user/zipped.bin", format="bytes", gzip=True) == blob
+
+
 def test_watch_by_polling(sandbox: Sandbox) -> None:
     sandbox.files.make_dir("/home/user/watched")
     handle = sandbox.files.watch_dir("/home/user/watched")

@@ -1,7 +1,8 @@
 //! envd's plain HTTP routes: `GET /health` (what `is_running()` asks: 204 while the
 //! sandbox runs, 502 "was not found" once it is gone, as E2B's proxy answers), and
 //! `GET`/`POST /files` (a file's bytes; a write from a raw `application/octet-stream` body
-//! or from the parts of a `multipart/form-data` one, each part's file name its path).
+//! or from the parts of a `multipart/form-data` one, each part's file name its path;
+//! a raw body may come gzip-compressed).
 
 use super::super::provider::{ByteStream, Sandbox};
 use super::super::routes::RouteId;
@@ -11,6 +12,7 @@ use crate::error::engine::EngineError;
 use crate::wire::{SandboxStatus, WriteQuery};
 use axum::Router;
 use axum::body::Body;
+use axum::error_handling::HandleErrorLayer;
 use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -19,17 +21,29 @@ use http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
+use tower_http::decompression::RequestDecompressionLayer;
 
 pub fn router() -> Router<Arc<Front>> {
     Router::new()
         .route("/health", get(health))
         // A file's bytes flow to the provider as they come: no limit here (a multipart
-        // part is held whole, as the SDK sends only in-memory data that way).
+        // part is held whole, as the SDK sends only in-memory data that way). The SDKs'
+        // `gzip=True` upload (`Content-Encoding: gzip`) is inflated as it streams; any other
+        // encoding reaches `write`, which refuses it.
         .route(
             "/files",
             get(read)
                 .post(write)
-                .layer(axum::extract::DefaultBodyLimit::disable()),
+                .layer(axum::extract::DefaultBodyLimit::disable())
+                .layer(
+                    tower::ServiceBuilder::new()
+                        // The route itself never fails; what the layer could add is a
+                        // request it cannot decode, said as such.
+                        .layer(HandleErrorLayer::new(|e: tower::BoxError| async move {
+                            envd_http(400, format!("the upload cannot be decoded: {e}"))
+                        }))
+                        .layer(RequestDecompressionLayer::new().pass_through_unaccepted(true)),
+                ),
         )
 }
 
@@ -122,7 +136,8 @@ async fn write(
     {
         return envd_http(
             415,
-            "compressed uploads are not accepted by a local engine: upload without `gzip`",
+            "an upload is accepted as it is or gzip-compressed (`Content-Encoding: gzip`), \
+             no other encoding",
         );
     }
     let content_type = headers
