@@ -30,9 +30,6 @@ pub fn app(state: Shared) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), door))
-        .layer(middleware::from_fn(
-            crate::connections::close_after_refused_body,
-        ))
         .with_state(state)
 }
 
