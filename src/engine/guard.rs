@@ -118,7 +118,7 @@ mod tests {
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
-            h.insert(*k, v.parse().unwrap());
+            h.append(*k, v.parse().unwrap());
         }
         h
     }
@@ -187,5 +187,20 @@ mod tests {
         let refused = super::check(&foreign, &headers(&good), "t0k").unwrap();
         assert_eq!(refused.code, Code::Forbidden);
         assert!(check_door(&foreign, &headers(&[("host", "127.0.0.1:1")])).is_some());
+        let twice = headers(&[
+            ("host", "127.0.0.1:1"),
+            ("authorization", "Bearer t0k"),
+            ("authorization", "Bearer t0k"),
+        ]);
+        assert_eq!(check(&twice, "t0k").unwrap().code, Code::Unauthorized);
+    }
+
+    #[test]
+    fn only_takes_a_header_sent_once() {
+        let once = headers(&[("x-api-key", "k")]);
+        assert_eq!(only(&once, "x-api-key"), Some("k"));
+        let twice = headers(&[("x-api-key", "k"), ("x-api-key", "k")]);
+        assert_eq!(only(&twice, "x-api-key"), None);
+        assert_eq!(only(&once, "x-access-token"), None);
     }
 }
