@@ -7,17 +7,19 @@
 //! meets the cap rather than the process's descriptor limit (where `accept` itself fails
 //! and every client waits).
 //!
-//! A request refused before its body was read ([`close_after_refused_body`]): hyper cannot
-//! go on to a next request on that connection until the rest of the body has gone by, and
-//! when it has not arrived yet hyper ends the connection, which a keep-alive client only
-//! learns when its next request is lost. So such an answer says `Connection: close`, and the
-//! connection's stream closes lingering (`zero_copy::Stream`): its sending side first, then
-//! the client's unread bytes drained for a moment, so the kernel does not answer them with
-//! a reset that would destroy the answer on its way.
+//! A request refused before its body was read ([`ClosingAfterBody`], around every service
+//! [`serve`] serves): hyper cannot go on to a next request on that connection until the
+//! rest of the body has gone by, and when it has not arrived yet hyper ends the connection,
+//! which a keep-alive client only learns when its next request is lost. So such an answer
+//! says `Connection: close`, and that connection (only that one) closes lingering
+//! ([`Linger`], around every connection's stream): its sending side first, then the client's
+//! unread bytes drained for a moment, so the kernel does not answer them with a reset that
+//! would destroy the answer on its way. Being in [`serve`], both hold for every listener
+//! (the server's main and terminal ports, the engine's, the E2B front's) whatever its
+//! stream.
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
@@ -30,6 +32,7 @@ use std::future::Future;
 use std::io::IoSlice;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
@@ -38,21 +41,59 @@ use tower::{Service, ServiceExt};
 
 /// Marks an error answer to a request that carries a body as its connection's last: the
 /// body may not have been read (a refusal by the pipeline, the path guard, a bad query),
-/// and a client told opens a new connection instead of losing its next request.
-pub async fn close_after_refused_body(request: Request, next: Next) -> Response {
-    let has_body = request.headers().contains_key(header::TRANSFER_ENCODING)
-        || request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .is_some_and(|len| len.as_bytes() != b"0");
-    let mut answer = next.run(request).await;
-    let refused = answer.status().is_client_error() || answer.status().is_server_error();
-    if has_body && refused {
-        answer
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+/// and a client told opens a new connection instead of losing its next request. An answer
+/// to a request with a body that its handler marked last itself (an upload that left the
+/// connection out of step) is the same case. Either sets the connection's [`Linger`].
+#[derive(Clone)]
+struct ClosingAfterBody<S> {
+    inner: S,
+    linger: Arc<AtomicBool>,
+}
+
+impl<S> Service<Request> for ClosingAfterBody<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
     }
-    answer
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let has_body = request.headers().contains_key(header::TRANSFER_ENCODING)
+            || request
+                .headers()
+                .get(header::CONTENT_LENGTH)
+                .is_some_and(|len| len.as_bytes() != b"0");
+        // The service that was polled ready answers; a fresh clone takes its place.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let linger = self.linger.clone();
+        Box::pin(async move {
+            let mut answer = inner.call(request).await?;
+            if !has_body {
+                return Ok(answer);
+            }
+            let refused = answer.status().is_client_error() || answer.status().is_server_error();
+            if refused {
+                answer
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            let closing = answer
+                .headers()
+                .get(header::CONNECTION)
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
+            if closing {
+                linger.store(true, Ordering::Relaxed);
+            }
+            Ok(answer)
+        })
+    }
 }
 
 /// The limits of a listener's connections ([`serve`]).
@@ -66,6 +107,26 @@ pub struct Limits {
     /// The whole HTTP/1.1 answer (`503`, `Retry-After`, `Connection: close`) to a connection
     /// past the cap, rendered by the caller from its error table.
     pub busy: Bytes,
+    /// The refusals being written at once: past these a connection past the cap is closed
+    /// unanswered, so a flood costs a bounded number of tasks.
+    pub refusing: Arc<Semaphore>,
+}
+
+/// Refusals written at once ([`Limits::refusing`]).
+pub const REFUSING: usize = 64;
+
+impl Limits {
+    /// At most `max` connections open at once (one count for every listener given a clone),
+    /// a request head within `header_timeout`, and past the cap `status` with `refusal` and
+    /// `Retry-After` (the status and JSON body of the caller's error table row).
+    pub fn new(max: usize, header_timeout: Duration, status: StatusCode, refusal: &[u8]) -> Limits {
+        Limits {
+            header_timeout,
+            open: Arc::new(Semaphore::new(max)),
+            busy: raw_answer(status, BUSY_RETRY_AFTER_SECS, refusal),
+            refusing: Arc::new(Semaphore::new(REFUSING)),
+        }
+    }
 }
 
 /// The default of `server.connections.header_timeout_secs`.
@@ -124,16 +185,27 @@ where
         };
         let Ok(permit) = limits.open.clone().try_acquire_owned() else {
             burst.refused();
-            tokio::spawn(refuse(io, limits.busy.clone()));
+            // Past the refusals being written too: closed unanswered.
+            if let Ok(refusing) = limits.refusing.clone().try_acquire_owned() {
+                let answer = limits.busy.clone();
+                tokio::spawn(async move {
+                    refuse(io, answer).await;
+                    drop(refusing);
+                });
+            }
             continue;
         };
         burst.accepted();
-        let service = service_for(&io);
+        let linger = Arc::new(AtomicBool::new(false));
+        let service = ClosingAfterBody {
+            inner: service_for(&io),
+            linger: linger.clone(),
+        };
         let header_timeout = limits.header_timeout;
         let mut stopping = stopping_rx.clone();
         let done = done_rx.clone();
         tokio::spawn(async move {
-            let io = TokioIo::new(FirstBytes::new(io, header_timeout));
+            let io = TokioIo::new(FirstBytes::new(Linger::new(io, linger), header_timeout));
             let service = TowerToHyperService::new(
                 service.map_request(|request: http::Request<Incoming>| request.map(Body::new)),
             );
@@ -168,9 +240,10 @@ where
     Ok(())
 }
 
-/// Answers a connection past the cap and closes it (a short wait: the answer is small).
+/// Answers a connection past the cap and closes it, without lingering (a short wait: the
+/// answer is small).
 async fn refuse<I: AsyncWrite + Unpin>(mut io: I, answer: Bytes) {
-    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
         let _ = io.write_all(&answer).await;
         let _ = io.shutdown().await;
     })
@@ -316,5 +389,101 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for FirstBytes<I> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+/// A connection that closes lingering when its last answer was marked last because of a
+/// body it may not have read ([`ClosingAfterBody`] sets `armed`): its sending side is shut,
+/// then what the client still sends is drained until the client closes or [`LINGER`] has
+/// passed, since closing with unread bytes makes the kernel send a reset, and a reset
+/// arriving before the client has read the answer destroys the answer. Any other close is
+/// an ordinary one (a lingering close holds its connection's permit).
+struct Linger<I> {
+    io: I,
+    armed: Arc<AtomicBool>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+/// How long a closing connection reads what its client still sends (the rest of a body
+/// refused unread) before it closes anyway.
+const LINGER: Duration = Duration::from_secs(2);
+
+impl<I> Linger<I> {
+    fn new(io: I, armed: Arc<AtomicBool>) -> Linger<I> {
+        Linger {
+            io,
+            armed,
+            deadline: None,
+        }
+    }
+}
+
+impl<I: AsyncRead + Unpin> Linger<I> {
+    /// Drains what the client sends until it closes its side or the deadline has passed.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let mut scratch = [0u8; 16 * 1024];
+        loop {
+            if let Some(deadline) = self.deadline.as_mut()
+                && deadline.as_mut().poll(cx).is_ready()
+            {
+                return Poll::Ready(Ok(()));
+            }
+            let mut buf = ReadBuf::new(&mut scratch);
+            match Pin::new(&mut self.io).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if buf.filled().is_empty() => return Poll::Ready(Ok(())),
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(_)) => return Poll::Ready(Ok(())),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Linger<I> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+    }
+}
+
+impl<I: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Linger<I> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    // Passed through whole: the zero-copy stream recognises its placeholder slices there.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        if this.deadline.is_none() {
+            std::task::ready!(Pin::new(&mut this.io).poll_shutdown(cx))?;
+            if !this.armed.load(Ordering::Relaxed) {
+                return Poll::Ready(Ok(()));
+            }
+            this.deadline = Some(Box::pin(tokio::time::sleep(LINGER)));
+        }
+        this.poll_drain(cx)
     }
 }

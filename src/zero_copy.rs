@@ -30,13 +30,10 @@ use crate::services::files::ReadFile;
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::extract::connect_info::Connected;
 use axum::response::IntoResponse;
-use axum::serve::IncomingStream;
 use bytes::Bytes;
 use http::Version;
 use std::fs::File;
-use std::future::Future;
 use std::io::{self, IoSlice};
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -166,9 +163,13 @@ pub fn file_body(channel: Option<FileChannel>, file: ReadFile) -> Body {
     }
 }
 
-impl Connected<IncomingStream<'_, Listener>> for FileChannel {
-    fn connect_info(stream: IncomingStream<'_, Listener>) -> FileChannel {
-        stream.io().channel().clone()
+/// What a listener's `service_for` gives each [`Stream`]'s connection: `router` with the
+/// connection's [`FileChannel`] as connect info ([`crate::connections::serve`]).
+pub fn with_channel(router: axum::Router) -> impl FnMut(&Stream) -> axum::Router {
+    move |io: &Stream| {
+        router
+            .clone()
+            .layer(Extension(ConnectInfo(io.channel().clone())))
     }
 }
 
@@ -221,48 +222,16 @@ fn is_connection_error(e: &io::Error) -> bool {
 pub struct Stream {
     tcp: TcpStream,
     channel: FileChannel,
-    /// Set once the stream's sending side is shut: until then the client's unread bytes are
-    /// drained (a lingering close, [`crate::connections`]).
-    linger: Option<Pin<Box<tokio::time::Sleep>>>,
 }
-
-/// How long a closing connection reads what its client still sends (the rest of a body
-/// refused unread) before it closes anyway.
-const LINGER: Duration = Duration::from_secs(2);
 
 impl Stream {
     fn new(tcp: TcpStream, channel: FileChannel) -> Stream {
-        Stream {
-            tcp,
-            channel,
-            linger: None,
-        }
+        Stream { tcp, channel }
     }
 
     /// The channel of this connection's requests.
     pub fn channel(&self) -> &FileChannel {
         &self.channel
-    }
-
-    /// Drains what the client sends until it closes its side or [`LINGER`] has passed:
-    /// closing with unread bytes makes the kernel send a reset, and a reset arriving before
-    /// the client has read the answer destroys the answer.
-    fn poll_linger(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let mut scratch = [0u8; 16 * 1024];
-        loop {
-            if let Some(deadline) = self.linger.as_mut()
-                && deadline.as_mut().poll(cx).is_ready()
-            {
-                return Poll::Ready(Ok(()));
-            }
-            let mut buf = ReadBuf::new(&mut scratch);
-            match Pin::new(&mut self.tcp).poll_read(cx, &mut buf) {
-                Poll::Ready(Ok(())) if buf.filled().is_empty() => return Poll::Ready(Ok(())),
-                Poll::Ready(Ok(())) => {}
-                Poll::Ready(Err(_)) => return Poll::Ready(Ok(())),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
     }
 
     /// Sends up to `want` bytes of the registered file.
@@ -367,12 +336,7 @@ impl AsyncWrite for Stream {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if this.linger.is_none() {
-            ready!(Pin::new(&mut this.tcp).poll_shutdown(cx))?;
-            this.linger = Some(Box::pin(tokio::time::sleep(LINGER)));
-        }
-        this.poll_linger(cx)
+        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
     }
 }
 

@@ -33,15 +33,35 @@ pub fn head(request: &reqwest::Request, extra: &str) -> String {
     head
 }
 
+/// The `host:port` of an `http://` base URL, to open a connection to (and to name in a
+/// `Host` or an absolute-form request line).
+pub fn authority(base_url: &str) -> anyhow::Result<String> {
+    let rest = base_url
+        .strip_prefix("http://")
+        .ok_or_else(|| anyhow!("raw requests need an http:// base URL, not {base_url}"))?;
+    Ok(rest.split('/').next().unwrap_or(rest).to_owned())
+}
+
+/// The status and body of the answer to `request`, one request whose connection the server
+/// closes after answering (HTTP/1.0, or `Connection: close`).
+pub async fn answer(base_url: &str, request: &str) -> anyhow::Result<(u16, String)> {
+    let text = exchange(base_url, request.as_bytes().to_vec(), false).await?;
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| anyhow!("no complete answer to {request:?}: {text:?}"))?;
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| anyhow!("bad status line: {head}"))?;
+    Ok((status, body.to_owned()))
+}
+
 /// Writes `wire` to a fresh connection to `base_url` (closing the sending side after it
 /// when `close`) while reading, and answers everything the server sent until it closed (at
 /// most 20 s).
 pub async fn exchange(base_url: &str, wire: Vec<u8>, close: bool) -> anyhow::Result<String> {
-    let authority = base_url
-        .strip_prefix("http://")
-        .ok_or_else(|| anyhow!("raw requests need an http:// base URL"))?
-        .trim_end_matches('/')
-        .to_owned();
+    let authority = authority(base_url)?;
     let (mut read, mut write) = TcpStream::connect(&authority).await?.into_split();
     // Written while the answer is read: a server may answer before it has read everything.
     let writer = tokio::spawn(async move {
@@ -152,11 +172,7 @@ pub async fn lost_after_refusals(
     next: &[u8],
     rounds: usize,
 ) -> anyhow::Result<usize> {
-    let authority = base_url
-        .strip_prefix("http://")
-        .ok_or_else(|| anyhow!("raw requests need an http:// base URL"))?
-        .trim_end_matches('/')
-        .to_owned();
+    let authority = authority(base_url)?;
     let mut lost = 0;
     let mut conn: Option<(TcpStream, Vec<u8>)> = None;
     for _ in 0..rounds {

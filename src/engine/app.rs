@@ -30,9 +30,6 @@ pub fn app(state: Shared) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), door))
-        .layer(middleware::from_fn(
-            crate::connections::close_after_refused_body,
-        ))
         .with_state(state)
 }
 
@@ -45,9 +42,7 @@ async fn not_found(request: Request) -> EngineError {
 
 /// The door of every request (the guard), then the activity count for the idle exit.
 async fn door(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    if let Some(refusal) = super::guard::check_authority(request.uri())
-        .or_else(|| super::guard::check(request.headers(), &state.token))
-    {
+    if let Some(refusal) = super::guard::check(request.uri(), request.headers(), &state.token) {
         return refusal.into_response();
     }
     // Held while the answer's head is made; a stream or terminal holds its own for its

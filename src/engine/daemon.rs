@@ -106,15 +106,12 @@ pub async fn serve(
 
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let router = app(state.clone());
+    // One count for both listeners, as the server's two share one.
+    let limits = connection_limits(crate::connections::default_max_connections());
     let server = tokio::spawn(crate::connections::serve(
         zero_copy::Listener(listener),
-        connection_limits(crate::connections::default_max_connections()),
-        move |io: &zero_copy::Stream| {
-            tower::Layer::layer(
-                &axum::Extension(axum::extract::ConnectInfo(io.channel().clone())),
-                router.clone(),
-            )
-        },
+        limits.clone(),
+        zero_copy::with_channel(router),
         async {
             let _ = stopped_rx.await;
         },
@@ -125,7 +122,7 @@ pub async fn serve(
     let front_router = super::e2b::app(super::e2b::Front::new(state.clone()));
     let front = tokio::spawn(crate::connections::serve(
         e2b_listener,
-        connection_limits(crate::connections::default_max_connections()),
+        limits,
         move |_: &tokio::net::TcpStream| front_router.clone(),
         async {
             let _ = front_stop_rx.await;
@@ -155,20 +152,16 @@ pub async fn serve(
 /// The engine's connection limits: the defaults of the server's `server.connections`
 /// (`max` is the machine's default, 1,024 or half the descriptor limit).
 fn connection_limits(max: usize) -> crate::connections::Limits {
-    use crate::connections::{self as conns, Limits};
     let refusal = EngineError::new(
         crate::error::engine::Code::Busy,
         format!("more than {max} connections are open; retry shortly"),
     );
-    Limits {
-        header_timeout: conns::DEFAULT_HEADER_TIMEOUT,
-        open: Arc::new(tokio::sync::Semaphore::new(max)),
-        busy: conns::raw_answer(
-            crate::error::engine::Code::Busy.status(),
-            conns::BUSY_RETRY_AFTER_SECS,
-            &serde_json::to_vec(&refusal.body()).unwrap_or_default(),
-        ),
-    }
+    crate::connections::Limits::new(
+        max,
+        crate::connections::DEFAULT_HEADER_TIMEOUT,
+        crate::error::engine::Code::Busy.status(),
+        &serde_json::to_vec(&refusal.body()).unwrap_or_default(),
+    )
 }
 
 /// The engine lock, or `None` when another engine holds it.

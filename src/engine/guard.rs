@@ -10,8 +10,16 @@ use http::HeaderMap;
 use std::net::IpAddr;
 use subtle::ConstantTimeEq;
 
-/// Why a request is refused at the door, or `None`.
-pub fn check(headers: &HeaderMap, token: &str) -> Option<EngineError> {
+/// Why a request is refused at the door, or `None`: the door's own rules ([`check_door`]),
+/// then the token.
+pub fn check(uri: &http::Uri, headers: &HeaderMap, token: &str) -> Option<EngineError> {
+    check_door(uri, headers).or_else(|| check_token(headers, token))
+}
+
+/// The rules of every door of the engine process (`/v1` and the E2B front), whatever token
+/// it then asks for: no `Origin`, exactly one `Host` and loopback, and an absolute-form
+/// request line naming loopback too ([`check_authority`]).
+pub fn check_door(uri: &http::Uri, headers: &HeaderMap) -> Option<EngineError> {
     if headers.contains_key(http::header::ORIGIN) {
         return Some(EngineError::new(
             Code::Forbidden,
@@ -34,16 +42,16 @@ pub fn check(headers: &HeaderMap, token: &str) -> Option<EngineError> {
             ),
         ));
     }
+    check_authority(uri)
+}
+
+/// `/v1`'s token: exactly one `Authorization: Bearer`, the descriptor's, compared in
+/// constant time.
+fn check_token(headers: &HeaderMap, token: &str) -> Option<EngineError> {
     // Exactly one token.
-    let tokens: Vec<&str> = headers
-        .get_all(http::header::AUTHORIZATION)
-        .iter()
-        .map(|h| h.to_str().unwrap_or(""))
-        .collect();
-    let presented = match tokens.as_slice() {
-        [one] => one.strip_prefix("Bearer ").unwrap_or(""),
-        _ => "",
-    };
+    let presented = only(headers, http::header::AUTHORIZATION.as_str())
+        .and_then(|one| one.strip_prefix("Bearer "))
+        .unwrap_or("");
     if !bool::from(presented.as_bytes().ct_eq(token.as_bytes())) {
         let message = if presented.is_empty() {
             "missing `Authorization: Bearer <token>` (the token is in the engine descriptor)"
@@ -53,6 +61,16 @@ pub fn check(headers: &HeaderMap, token: &str) -> Option<EngineError> {
         return Some(EngineError::new(Code::Unauthorized, message));
     }
     None
+}
+
+/// The value of `name` when the request carries it exactly once: a credential sent twice
+/// is no credential (which copy a proxy or a client library acts on is anyone's guess).
+pub fn only<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let mut all = headers.get_all(name).iter();
+    match (all.next(), all.next()) {
+        (Some(one), None) => one.to_str().ok(),
+        _ => None,
+    }
 }
 
 /// Why an absolute-form request line (`GET http://host/...`) is refused: its authority is
@@ -100,7 +118,7 @@ mod tests {
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
-            h.insert(*k, v.parse().unwrap());
+            h.append(*k, v.parse().unwrap());
         }
         h
     }
@@ -149,6 +167,8 @@ mod tests {
 
     #[test]
     fn origin_then_host_then_token() {
+        let uri: http::Uri = "/v1/health".parse().unwrap();
+        let check = |h: &HeaderMap, t: &str| check(&uri, h, t);
         let good = [("host", "127.0.0.1:1"), ("authorization", "Bearer t0k")];
         assert!(check(&headers(&good), "t0k").is_none());
         let with_origin = headers(&[
@@ -163,5 +183,24 @@ mod tests {
         assert_eq!(check(&wrong, "t0k").unwrap().code, Code::Unauthorized);
         let none = headers(&[("host", "localhost:1")]);
         assert_eq!(check(&none, "t0k").unwrap().code, Code::Unauthorized);
+        let foreign: http::Uri = "http://evil.example/v1/health".parse().unwrap();
+        let refused = super::check(&foreign, &headers(&good), "t0k").unwrap();
+        assert_eq!(refused.code, Code::Forbidden);
+        assert!(check_door(&foreign, &headers(&[("host", "127.0.0.1:1")])).is_some());
+        let twice = headers(&[
+            ("host", "127.0.0.1:1"),
+            ("authorization", "Bearer t0k"),
+            ("authorization", "Bearer t0k"),
+        ]);
+        assert_eq!(check(&twice, "t0k").unwrap().code, Code::Unauthorized);
+    }
+
+    #[test]
+    fn only_takes_a_header_sent_once() {
+        let once = headers(&[("x-api-key", "k")]);
+        assert_eq!(only(&once, "x-api-key"), Some("k"));
+        let twice = headers(&[("x-api-key", "k"), ("x-api-key", "k")]);
+        assert_eq!(only(&twice, "x-api-key"), None);
+        assert_eq!(only(&once, "x-access-token"), None);
     }
 }

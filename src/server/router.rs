@@ -44,9 +44,6 @@ fn build(state: SharedState, port: Port) -> Router {
     Router::new()
         .fallback_service(split)
         .layer(from_fn_with_state(state.clone(), finish))
-        .layer(axum::middleware::from_fn(
-            crate::connections::close_after_refused_body,
-        ))
         .with_state(state)
 }
 

@@ -7,15 +7,11 @@ use super::router;
 use crate::connections::{self, Limits};
 use crate::error::{ApiError, Code};
 use crate::zero_copy;
-use axum::Extension;
-use axum::extract::connect_info::ConnectInfo;
 use axum::serve::ListenerExt;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tower::Layer;
 
 /// How long open streams may keep the server up after a stop signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -68,15 +64,12 @@ fn limits(state: &SharedState) -> Limits {
             settings.max
         ),
     );
-    Limits {
-        header_timeout: settings.header_timeout,
-        open: Arc::new(tokio::sync::Semaphore::new(settings.max)),
-        busy: connections::raw_answer(
-            Code::TooManyConnections.status(),
-            connections::BUSY_RETRY_AFTER_SECS,
-            &serde_json::to_vec(&refusal.flat_body()).unwrap_or_default(),
-        ),
-    }
+    Limits::new(
+        settings.max,
+        settings.header_timeout,
+        Code::TooManyConnections.status(),
+        &serde_json::to_vec(&refusal.flat_body()).unwrap_or_default(),
+    )
 }
 
 /// The main listener's server: the API routes, over connections that send file answers
@@ -99,9 +92,7 @@ fn serve_main_until(
     connections::serve(
         zero_copy::Listener(listener),
         limits,
-        move |io: &zero_copy::Stream| {
-            Extension(ConnectInfo(io.channel().clone())).layer(app.clone())
-        },
+        zero_copy::with_channel(app),
         stop,
     )
 }

@@ -194,39 +194,24 @@ async fn dispatch(control: Router, envd: Router, code: Router, request: Request)
     }
 }
 
-/// The engine door's rules (no `Origin`, a loopback `Host`), then the token of the side the
+/// The engine door's rules ([`super::guard::check_door`]: no `Origin`, one loopback `Host`,
+/// a loopback authority in the request line), then the token of the side the
 /// request is for: the API key on the control plane, the sandbox's access token on envd
 /// (`/health` needs none, as envd's does not). Counted for the engine's idle exit.
 async fn door(State(front): State<Arc<Front>>, request: Request, next: Next) -> Response {
     let _open = front.engine.activity.open();
     let headers = request.headers();
-    if headers.contains_key(http::header::ORIGIN) {
-        return ApiError::new(
-            403,
-            "requests with an Origin header (web pages) are refused",
-        )
-        .into_response();
-    }
-    let hosts: Vec<&str> = headers
-        .get_all(http::header::HOST)
-        .iter()
-        .map(|h| h.to_str().unwrap_or(""))
-        .collect();
-    if hosts.len() != 1 || !super::guard::host_is_loopback(hosts[0]) {
-        return ApiError::new(
-            403,
-            format!(
-                "Host `{}` is not a loopback name or address",
-                hosts.join(", ")
-            ),
-        )
-        .into_response();
+    if let Some(refused) = super::guard::check_door(request.uri(), headers) {
+        return ApiError::from(refused).into_response();
     }
     match header(headers, SANDBOX_ID) {
         None => {
-            let key = header(headers, "x-api-key").unwrap_or("");
+            // Exactly one key, as the engine's door takes exactly one token.
+            let key = super::guard::only(headers, "x-api-key").unwrap_or("");
             if !same(key, &front.api_key) {
-                let message = if key.is_empty() {
+                let message = if headers.get_all("x-api-key").iter().count() > 1 {
+                    "more than one `X-API-KEY`: send the key once"
+                } else if key.is_empty() {
                     "missing `X-API-KEY`: `eval \"$(svc e2b env)\"` sets E2B_API_KEY"
                 } else {
                     "wrong API key: the engine was restarted, run `eval \"$(svc e2b env)\"` again"
@@ -245,7 +230,7 @@ async fn door(State(front): State<Arc<Front>>, request: Request, next: Next) -> 
                     ),
                 );
             }
-            let token = header(headers, ACCESS_TOKEN).unwrap_or("");
+            let token = super::guard::only(headers, ACCESS_TOKEN).unwrap_or("");
             // Without a token: envd's `/health`, and the code interpreter's `/contexts` and
             // `/contexts/...`, which `e2b-code-interpreter` 2.11.5 calls with none (E2B guards
             // that port with the sandbox's network; `docs/e2b.md` names the gap). A token

@@ -71,21 +71,14 @@ pub struct ConnectionSettings {
 impl ConnectionSettings {
     fn from_section(section: &template::ConnectionsSection) -> Result<Self, ConfigError> {
         let max = match section.max {
-            Some(0) => {
-                return Err(ConfigError(
-                    "server.connections.max: must be at least 1".into(),
-                ));
-            }
-            Some(n) => n,
+            Some(n) => positive("server.connections.max", n as u64)? as usize,
             None => crate::connections::default_max_connections(),
         };
         let header_timeout = match section.header_timeout_secs {
-            Some(0) => {
-                return Err(ConfigError(
-                    "server.connections.header_timeout_secs: must be at least 1".into(),
-                ));
-            }
-            Some(secs) => std::time::Duration::from_secs(secs),
+            Some(secs) => std::time::Duration::from_secs(positive(
+                "server.connections.header_timeout_secs",
+                secs,
+            )?),
             None => crate::connections::DEFAULT_HEADER_TIMEOUT,
         };
         Ok(ConnectionSettings {

@@ -20,19 +20,6 @@ const STALLED_READERS: usize = 10;
 const MAX_GROWTH: u64 = 64 * 1024 * 1024;
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// `host:port` of an `http://` base URL.
-fn authority(ctx: &Ctx) -> anyhow::Result<&str> {
-    ctx.base_url()
-        .strip_prefix("http://")
-        .map(|a| a.split('/').next().unwrap_or(a))
-        .ok_or_else(|| {
-            anyhow!(
-                "this case needs an http:// base URL, not {}",
-                ctx.base_url()
-            )
-        })
-}
-
 /// The pid of the server under test: whoever listens on the base URL's port here.
 fn server_pid(ctx: &Ctx) -> anyhow::Result<u32> {
     let url = reqwest::Url::parse(ctx.base_url()).context("parsing the base URL")?;
@@ -55,8 +42,8 @@ fn rss(pid: u32) -> anyhow::Result<u64> {
 /// Opens `path` on a socket with a small receive buffer, reads the response head and a
 /// few KiB of body, then leaves the rest unread; returns the open socket.
 async fn stalled_reader(ctx: &Ctx, path: &str) -> anyhow::Result<TcpStream> {
-    let authority = authority(ctx)?;
-    let addr = tokio::net::lookup_host(authority)
+    let authority = crate::raw_wire::authority(ctx.base_url())?;
+    let addr = tokio::net::lookup_host(&authority)
         .await
         .with_context(|| format!("resolving {authority}"))?
         .next()
@@ -190,7 +177,7 @@ async fn full_reader(api: &Api, sid: &str) -> anyhow::Result<()> {
 }
 
 async fn run(ctx: Ctx) -> anyhow::Result<()> {
-    authority(&ctx)?;
+    crate::raw_wire::authority(ctx.base_url())?;
     let api = Api::new(&ctx);
     let (sid, turn, _) = api
         .run_turn(

@@ -121,5 +121,32 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "e2b/control/005",
+            spec: "The front's door judges the authority wherever it is written, as the engine's does (engine/door/008): an empty `Host:` is 403 `{code: 403}`, and so is an absolute-form request line naming another host (`GET http://evil.example/v2/sandboxes` with a loopback `Host`); an absolute-form line naming the front itself is answered; two `X-API-KEY` headers are 401 even when both are the key.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                let front = Front::of(&ctx)?;
+                let authority = crate::raw_wire::authority(&front.url)?;
+                let key = &front.key;
+                for request in [
+                    format!("GET /v2/sandboxes HTTP/1.0\r\nHost:\r\nX-API-KEY: {key}\r\n\r\n"),
+                    format!("GET /v2/sandboxes HTTP/1.0\r\nHost: \r\nX-API-KEY: {key}\r\n\r\n"),
+                    format!("GET http://evil.example/v2/sandboxes HTTP/1.0\r\nHost: {authority}\r\nX-API-KEY: {key}\r\n\r\n"),
+                    format!("GET http://evil.example:{}/v2/sandboxes HTTP/1.0\r\nHost: {authority}\r\nX-API-KEY: {key}\r\n\r\n", authority.rsplit(':').next().unwrap_or_default()),
+                ] {
+                    let (status, body) = crate::raw_wire::answer(&front.url, &request).await?;
+                    api_error(403, status, &serde_json::from_str(&body).map_err(|e| anyhow!("{request:?}: not JSON ({e}): {body}"))?)?;
+                }
+                let (status, body) = crate::raw_wire::answer(&front.url, &format!("GET /v2/sandboxes HTTP/1.0\r\nHost: {authority}\r\nX-API-KEY: {key}\r\nX-API-KEY: {key}\r\n\r\n")).await?;
+                api_error(401, status, &serde_json::from_str(&body).map_err(|e| anyhow!("two keys: not JSON ({e}): {body}"))?)?;
+                let (status, body) = crate::raw_wire::answer(&front.url, &format!("GET http://{authority}/v2/sandboxes HTTP/1.0\r\nHost: {authority}\r\nX-API-KEY: {key}\r\n\r\n")).await?;
+                ensure!(status == 200, "an absolute-form line naming the front: expected 200, got {status}: {body}");
+                Ok(())
+            },
+        },
     ]
 }

@@ -201,5 +201,27 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "e2b/wire/009",
+            spec: "An envd write refused before its body is read (`POST /files` without `X-Access-Token`, 401) never costs the next request on a kept connection: 200 times the refused write with a 1-byte body and then `GET /health`, and 200 times with a 100 KB body, lose no answer: either the connection goes on, or the refusal says `Connection: close` and the next request goes on a new one (as engine/files/014 on the engine's port).",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                let front = Front::of(&ctx)?;
+                let made = front.create().await?;
+                let health = front.anonymous(reqwest::Method::GET, "/health").header("e2b-sandbox-id", made.id.clone()).build()?;
+                let health = crate::raw_wire::head(&health, "").into_bytes();
+                for len in [1, 100_000] {
+                    let write = front.envd_as(&made.id, None, "/files?path=/tmp/refused.bin").header("content-type", "application/octet-stream").build()?;
+                    let mut refused = crate::raw_wire::head(&write, &format!("Content-Length: {len}\r\n")).into_bytes();
+                    refused.extend(std::iter::repeat_n(b'x', len));
+                    let lost = crate::raw_wire::lost_after_refusals(&front.url, &refused, 401, &health, 200).await?;
+                    ensure!(lost == 0, "{lost} of 400 requests lost after refused {len}-byte writes");
+                }
+                Ok(())
+            },
+        },
     ]
 }

@@ -9,8 +9,6 @@ use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context as _, anyhow, ensure};
 use reqwest::Method;
 use reqwest::header::{AUTHORIZATION, HOST, ORIGIN};
-use std::time::Duration;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 pub fn cases() -> Vec<Case> {
     vec![
@@ -219,24 +217,5 @@ fn port(ctx: &Ctx) -> anyhow::Result<u16> {
 /// Writes `request` to the engine's socket as is; answers the status and the body
 /// (the engine closes an HTTP/1.0 connection after answering).
 async fn raw(ctx: &Ctx, request: &str) -> anyhow::Result<(u16, String)> {
-    let authority = ctx
-        .base_url()
-        .strip_prefix("http://")
-        .ok_or_else(|| anyhow!("raw requests need an http:// base URL"))?;
-    let mut stream = tokio::net::TcpStream::connect(authority).await?;
-    stream.write_all(request.as_bytes()).await?;
-    let mut bytes = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut bytes))
-        .await
-        .map_err(|_| anyhow!("the engine did not close the HTTP/1.0 connection"))??;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| anyhow!("no complete HTTP answer: {text:?}"))?;
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| anyhow!("bad status line: {head}"))?;
-    Ok((status, body.to_owned()))
+    crate::raw_wire::answer(ctx.base_url(), request).await
 }

@@ -14,14 +14,6 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(3);
 /// The profile's `server.connections.max`.
 const MAX: usize = 8;
 
-fn authority(base_url: &str) -> anyhow::Result<String> {
-    Ok(base_url
-        .strip_prefix("http://")
-        .ok_or_else(|| anyhow!("raw requests need an http:// base URL"))?
-        .trim_end_matches('/')
-        .to_owned())
-}
-
 /// What the server sends on `conn` within `wait`, and whether it closed the connection.
 async fn read_for(conn: &mut TcpStream, wait: Duration) -> (String, bool) {
     let mut got = Vec::new();
@@ -53,7 +45,7 @@ pub fn cases() -> Vec<Case> {
         endpoints: ["health"],
         codes: ["too_many_connections"],
         run: |ctx| async move {
-            let authority = authority(ctx.base_url())?;
+            let authority = crate::raw_wire::authority(ctx.base_url())?;
             let slack = HEADER_TIMEOUT + Duration::from_secs(3);
             let mut half = TcpStream::connect(&authority).await?;
             half.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n").await?;
@@ -90,7 +82,9 @@ pub fn cases() -> Vec<Case> {
             ensure!(head.contains("\r\nretry-after: ") && head.contains("\r\nconnection: close"), "Retry-After and Connection: close: {refusal}");
             let body: serde_json::Value = serde_json::from_str(body)?;
             ensure!(body["code"] == "too_many_connections" && body["type"] == "TooManyConnectionsError", "the table's row: {body}");
-            ensure!(!health(&authority).await?.starts_with("HTTP/1.1 200"), "past the cap /health is refused too");
+            let past = health(&authority).await?;
+            ensure!(!past.starts_with("HTTP/1.1 200"), "past the cap /health is refused too");
+            ensure!(past.starts_with("HTTP/1.1 503") && past.contains("\"too_many_connections\""), "past the cap /health is answered 503 `too_many_connections`: {past:?}");
 
             tokio::time::sleep(slack).await;
             let answer = health(&authority).await?;

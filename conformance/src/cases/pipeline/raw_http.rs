@@ -21,10 +21,8 @@ impl RawResponse {
 /// Sends `head` (request line and headers, without the blank line) then `body`, and reads
 /// the answer until the server closes or 10 s pass.
 pub async fn send(base_url: &str, head: &str, body: &[u8]) -> anyhow::Result<RawResponse> {
-    let authority = base_url
-        .strip_prefix("http://")
-        .ok_or_else(|| anyhow!("raw requests need an http:// base URL"))?;
-    let mut stream = TcpStream::connect(authority).await?;
+    let authority = crate::raw_wire::authority(base_url)?;
+    let mut stream = TcpStream::connect(&authority).await?;
     let head = format!("{head}\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
     stream.write_all(head.as_bytes()).await?;
     // The server may answer and close before it reads the body; that is the point.

@@ -190,5 +190,26 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "terminal/connect/009",
+            spec: "A request with a body that the terminal port refuses before reading it (`POST /pty`, which only the main port serves: 404) never costs the next request on a kept connection: 200 times the refused POST with a 1-byte body and then `GET /pty`, and 200 times with a 100 KB body, lose no answer: either the connection goes on, or the refusal says `Connection: close` and the next request goes on a new one (as files/write_large/004 on the main port).",
+            profile: &TERMINAL,
+            tags: ["needs:terminal-port"],
+            endpoints: [],
+            codes: ["not_found"],
+            run: |ctx| async move {
+                let terminal_url = ctx.terminal_url()?.to_owned();
+                let client = ctx.client();
+                let next = crate::raw_wire::head(&client.get(format!("{terminal_url}/pty")).bearer_auth(ALICE).build()?, "").into_bytes();
+                for len in [1, 100_000] {
+                    let post = client.post(format!("{terminal_url}/pty")).bearer_auth(ALICE).header("content-type", "application/json").build()?;
+                    let mut refused = crate::raw_wire::head(&post, &format!("Content-Length: {len}\r\n")).into_bytes();
+                    refused.extend(std::iter::repeat_n(b' ', len));
+                    let lost = crate::raw_wire::lost_after_refusals(&terminal_url, &refused, 404, &next, 200).await?;
+                    ensure!(lost == 0, "{lost} of 400 requests lost after refused {len}-byte POSTs");
+                }
+                Ok(())
+            },
+        },
     ]
 }
