@@ -143,7 +143,8 @@ error_table! {
     ProcessExited          => "process_exited",          409, "ProcessExitedError",       false, false, Live;
     /// The process's stdin is closed (on request, or by the process itself).
     StdinClosed            => "stdin_closed",            409, "StdinClosedError",         false, false, Live;
-    /// A terminal WebSocket handshake carrying an `Origin` header (a web page).
+    /// A WebSocket handshake (the terminal attach, the responses socket) carrying an
+    /// `Origin` header (a web page).
     OriginRefused          => "origin_refused",          403, "OriginRefusedError",       false, false, Live;
     /// More connections are open than `server.connections.max` allows: this one is answered
     /// and closed before its request is read; `Retry-After` says when to come back.

@@ -84,6 +84,8 @@ fn admission(
     let app = &route.app;
     let endpoint = route.endpoint;
 
+    refuse_web_page_socket(&req)?;
+
     let identity = if endpoint.auth == Auth::Public {
         None
     } else {
@@ -162,6 +164,33 @@ fn admission(
         req.extensions_mut().insert::<Identity>(identity);
     }
     Ok((req, permit))
+}
+
+/// A browser sends `Origin` on every WebSocket handshake and lets any page open one to any
+/// host, so a page the user visits could drive a socket (type into a shell, run a
+/// response) with credentials the browser holds; programs send none. Refused on every
+/// route, before anything is looked up, as the engine's door does.
+fn refuse_web_page_socket(req: &Request) -> Result<(), ApiError> {
+    let headers = req.headers();
+    let upgrade = headers
+        .get_all(http::header::UPGRADE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|token| token.trim().eq_ignore_ascii_case("websocket"));
+    // HTTP/2's extended CONNECT (RFC 8441) opens a WebSocket without an `Upgrade` header.
+    let connect = req.method() == http::Method::CONNECT
+        && req
+            .extensions()
+            .get::<hyper::ext::Protocol>()
+            .is_some_and(|p| p.as_str().eq_ignore_ascii_case("websocket"));
+    if (upgrade || connect) && headers.contains_key(http::header::ORIGIN) {
+        return Err(ApiError::new(
+            Code::OriginRefused,
+            "a WebSocket handshake with an Origin header (a web page) is refused: connect from a program",
+        ));
+    }
+    Ok(())
 }
 
 fn too_large(limit: u64) -> ApiError {
@@ -295,6 +324,23 @@ mod tests {
         assert_eq!(e.param.as_deref(), Some("a"));
         // The same name percent-encoded is still the same parameter.
         assert!(reject_repeated_parameters("ab=1&a%62=2").is_err());
+    }
+
+    #[test]
+    fn a_websocket_handshake_with_an_origin_is_refused() {
+        let request = |headers: &[(&str, &str)]| {
+            let mut builder = Request::builder().uri("/v1/responses");
+            for (name, value) in headers {
+                builder = builder.header(*name, *value);
+            }
+            builder.body(Body::empty()).unwrap()
+        };
+        let socket = [("upgrade", "WebSocket"), ("connection", "upgrade")];
+        let e = refuse_web_page_socket(&request(&[socket[0], socket[1], ("origin", "null")]))
+            .unwrap_err();
+        assert_eq!(e.code, Code::OriginRefused);
+        assert!(refuse_web_page_socket(&request(&socket)).is_ok());
+        assert!(refuse_web_page_socket(&request(&[("origin", "https://a.example")])).is_ok());
     }
 
     #[tokio::test]

@@ -271,7 +271,6 @@ const SECRET_ENDINGS: &[&str] = &[
     "SECRETKEY",
     "_PWD",
     "DATABASE_URL",
-    "_DSN",
 ];
 
 /// Why a caller may not set the variable `name` for a child, or `None` when it may.

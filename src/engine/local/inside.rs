@@ -51,7 +51,15 @@ pub fn host_path(core: &Core, raw: &str) -> ProviderResult<String> {
         Some(isolated) => isolated
             .view
             .to_host(raw)
-            .map(|p| p.display().to_string())
+            .map(|p| {
+                // The view normalizes: a trailing `/` (or `/.`) is kept, since `a.txt/`
+                // names a directory, never `a.txt`.
+                let mut host = p.display().to_string();
+                if (raw.ends_with('/') || raw.ends_with("/.")) && !host.ends_with('/') {
+                    host.push('/');
+                }
+                host
+            })
             .map_err(|e| EngineError::new(Code::PathNotAllowed, e.to_string())),
         None => Ok(raw.to_owned()),
     }

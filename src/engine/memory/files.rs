@@ -67,11 +67,11 @@ pub async fn write(
     })?;
     let overwrite = query.overwrite.unwrap_or(true);
     let parents = query.parents.unwrap_or(true);
-    let path = core.judge(&raw, Op::Write).map_err(domain)?;
-    let (room, usage, limit) = {
+    let (path, room, usage, limit) = {
         let tree = lock(&core.tree);
+        let path = core.locate(&tree, &raw, Op::Write).map_err(domain)?;
         let room = tree.room_for(&path, overwrite, parents).map_err(domain)?;
-        (room, tree.usage(), tree.limit())
+        (path, room, tree.usage(), tree.limit())
     };
     let mut data = BytesMut::new();
     while let Some(chunk) = body.next().await {
@@ -103,8 +103,13 @@ pub fn info(core: &Core, raw: &str) -> ProviderResult<EntryInfo> {
     )?))
 }
 
+/// `a.txt/` of a file is not there (the kernel's ENOTDIR, as `local` answers): the only
+/// type error a look of `exists` meets.
 pub fn exists(core: &Core, raw: &str) -> ProviderResult<bool> {
-    core.look(raw, Op::Read, |tree, path| tree.exists(path))
+    match core.look(raw, Op::Read, |tree, path| tree.exists(path)) {
+        Err(e) if e.code == Code::WrongFileType => Ok(false),
+        found => found,
+    }
 }
 
 /// `parents` defaults to true.
@@ -122,9 +127,9 @@ pub fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<EntryInfo> {
 pub fn rename(core: &Core, body: MoveBody) -> ProviderResult<EntryInfo> {
     let moved = core.change(|tree, changes| {
         let moving = || {
-            let from = core.judge(&body.from, Op::Delete)?;
+            let from = core.locate(tree, &body.from, Op::Delete)?;
             tree.reach(&from)?;
-            let to = core.judge(&body.to, Op::Write)?;
+            let to = core.locate(tree, &body.to, Op::Write)?;
             Ok::<_, FileError>((from, to))
         };
         let (from, to) = moving().map_err(domain)?;
@@ -137,7 +142,7 @@ pub fn rename(core: &Core, body: MoveBody) -> ProviderResult<EntryInfo> {
 /// The path removed, as the sandbox sees it.
 pub fn remove(core: &Core, raw: &str, recursive: bool) -> ProviderResult<String> {
     let removed = core.change(|tree, changes| {
-        let path = core.judge(raw, Op::Delete).map_err(domain)?;
+        let path = core.locate(tree, raw, Op::Delete).map_err(domain)?;
         tree.remove(&path, recursive, changes).map_err(domain)
     })?;
     Ok(removed.display().to_string())

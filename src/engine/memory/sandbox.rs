@@ -7,7 +7,7 @@ use super::super::provider::ProviderResult;
 use super::tree::{Change, Tree};
 use crate::engine::table::{Life, Member};
 use crate::error::engine::EngineError;
-use crate::services::files::{FileError, Op};
+use crate::services::files::{FileError, Op, names_directory};
 use crate::services::paths::PathGuard;
 use crate::wire::SandboxRecord;
 use std::path::{Path, PathBuf};
@@ -95,7 +95,17 @@ impl Core {
         Ok(self.guard.check(raw, op, &self.home)?)
     }
 
-    /// Looks at the files: `raw` judged for `op`, then `look` on the tree.
+    /// `raw` judged for `op`, and found on `tree` as `local` locates it: `a.txt/` names a
+    /// directory (ENOTDIR), never the file `a.txt`, whatever the operation.
+    pub fn locate(&self, tree: &Tree, raw: &str, op: Op) -> Result<PathBuf, FileError> {
+        let path = self.judge(raw, op)?;
+        if names_directory(raw) && matches!(tree.is_dir(&path), Ok(Some(false))) {
+            return Err(FileError::NotDirectory(path));
+        }
+        Ok(path)
+    }
+
+    /// Looks at the files: `raw` located for `op`, then `look` on the tree.
     pub fn look<T>(
         &self,
         raw: &str,
@@ -103,9 +113,9 @@ impl Core {
         look: impl FnOnce(&Tree, &Path) -> Result<T, FileError>,
     ) -> ProviderResult<T> {
         self.life.alive()?;
-        let path = self.judge(raw, op).map_err(domain)?;
         let tree = lock(&self.tree);
         self.life.alive()?;
+        let path = self.locate(&tree, raw, op).map_err(domain)?;
         look(&tree, &path).map_err(domain)
     }
 

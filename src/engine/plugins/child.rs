@@ -7,6 +7,7 @@
 use super::handshake::{Handshake, handshake};
 use super::lines::{Read, read_line};
 use super::protocol::{self, Delivery, FromPlugin, Hello, Line, MAX_LINE};
+use super::stderr::log_stderr;
 use crate::error::engine::{Code, EngineError};
 use std::collections::HashMap;
 use std::path::Path;
@@ -153,79 +154,6 @@ async fn write_lines(mut stdin: ChildStdin, mut lines: mpsc::Receiver<String>) {
     // Dropping stdin closes it: a plugin exits when its stdin closes.
 }
 
-/// Bytes of one plugin process's stderr that reach the engine log; the rest is read and
-/// dropped (a plugin writing without end once grew `engine.log` to 64 MB).
-const STDERR_LOGGED: usize = 1024 * 1024;
-
-/// What becomes of a stderr line: logged, logged with the note that the rest is dropped, or
-/// dropped.
-#[derive(Debug, PartialEq, Eq)]
-enum Kept {
-    Logged,
-    LastLogged,
-    Dropped,
-}
-
-/// The share of [`STDERR_LOGGED`] one plugin process has left.
-struct StderrBudget {
-    left: usize,
-}
-
-impl StderrBudget {
-    fn new() -> StderrBudget {
-        StderrBudget {
-            left: STDERR_LOGGED,
-        }
-    }
-
-    fn keep(&mut self, len: usize) -> Kept {
-        if self.left == 0 {
-            return Kept::Dropped;
-        }
-        self.left = self.left.saturating_sub(len.max(1));
-        if self.left == 0 {
-            Kept::LastLogged
-        } else {
-            Kept::Logged
-        }
-    }
-}
-
-async fn log_stderr(mut stderr: BufReader<tokio::process::ChildStderr>, label: String) {
-    let mut line = Vec::new();
-    let mut budget = StderrBudget::new();
-    loop {
-        let read = read_line(&mut stderr, &mut line).await;
-        // A line too long for the protocol is still stderr: it is dropped, and reading goes
-        // on, so the plugin never blocks on a full pipe.
-        if !matches!(
-            read,
-            Ok(Read::Line | Read::TooLong | Read::Eof { partial: true })
-        ) {
-            break;
-        }
-        match budget.keep(line.len()) {
-            Kept::Logged => {
-                let text = protocol::shown(&line);
-                tracing::info!(target: "svc::plugin", "[plugin {label}] {text}");
-            }
-            Kept::LastLogged => {
-                let text = protocol::shown(&line);
-                tracing::info!(target: "svc::plugin", "[plugin {label}] {text}");
-                tracing::warn!(
-                    target: "svc::plugin",
-                    "[plugin {label}] stderr past {STDERR_LOGGED} bytes is dropped from now on"
-                );
-            }
-            Kept::Dropped => {}
-        }
-        line.clear();
-        if matches!(read, Ok(Read::Eof { .. })) {
-            break;
-        }
-    }
-}
-
 /// The process's exit status in words, once it has exited (killed after [`REAP_WAIT`]).
 async fn reap(child: &mut Child) -> String {
     let status = match tokio::time::timeout(REAP_WAIT, child.wait()).await {
@@ -344,31 +272,5 @@ fn message_id(message: &FromPlugin) -> u64 {
         | FromPlugin::Event { id, .. }
         | FromPlugin::Chunk { id, .. }
         | FromPlugin::Alive { id } => *id,
-    }
-}
-
-#[cfg(test)]
-mod stderr_tests {
-    use super::{Kept, STDERR_LOGGED, StderrBudget};
-
-    /// 64 MB of stderr lines, as a plugin once wrote: at most [`STDERR_LOGGED`] bytes (and one
-    /// line) reach the log, one note says the rest is dropped.
-    #[test]
-    fn a_plugin_writing_without_end_logs_a_bounded_share() {
-        let mut budget = StderrBudget::new();
-        let line = 1000;
-        let (mut logged, mut notes) = (0usize, 0);
-        for _ in 0..64 * 1024 {
-            match budget.keep(line) {
-                Kept::Logged => logged += line,
-                Kept::LastLogged => {
-                    logged += line;
-                    notes += 1;
-                }
-                Kept::Dropped => {}
-            }
-        }
-        assert!(logged <= STDERR_LOGGED + line, "{logged}");
-        assert_eq!(notes, 1);
     }
 }

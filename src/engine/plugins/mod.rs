@@ -25,6 +25,7 @@ mod lines;
 mod ops;
 pub mod protocol;
 mod results;
+mod stderr;
 mod stream;
 
 #[cfg(test)]

@@ -15,23 +15,128 @@ pub fn runs_code(program: &str, args: &[String]) -> Option<&'static str> {
     }
 }
 
-/// `make --eval=TEXT` and `make -E TEXT` evaluate makefile text: `$(shell ...)` runs a
-/// command before any target is read.
+/// Whether `arg` is the long option `--name` or a prefix of it, with or without `=VALUE`:
+/// GNU make and git's option parser take any unambiguous prefix of a long option (`--ev`
+/// is `--eval`), and an ambiguous one they refuse themselves, so every prefix is read as
+/// the option.
+fn long_option(arg: &str, name: &str) -> bool {
+    arg.strip_prefix("--")
+        .map(|long| long.split('=').next().unwrap_or_default())
+        .is_some_and(|given| !given.is_empty() && name.starts_with(given))
+}
+
+/// Whether `arg` is a bundle of short options (`-sE`) holding `letter`.
+fn short_option(arg: &str, letter: char) -> bool {
+    arg.strip_prefix('-')
+        .is_some_and(|short| !short.starts_with('-') && short.contains(letter))
+}
+
+/// `make --eval=TEXT` (or a prefix of it, `--ev`) and `make -E TEXT` evaluate makefile
+/// text: `$(shell ...)` runs a command before any target is read. A variable set on the
+/// line with `!=`, or whose text holds a `$`, runs a command as it is read too (`X!=id`,
+/// `X:=$(shell id)`).
 fn make(args: &[String]) -> Option<&'static str> {
     args.iter()
         .take_while(|a| *a != "--")
         .any(|a| {
-            a.starts_with("--eval")
-                || (a.starts_with('-') && !a.starts_with("--") && a.contains('E'))
+            if a.starts_with('-') {
+                long_option(a, "eval") || short_option(a, 'E')
+            } else {
+                a.split_once('=').is_some_and(|(name, value)| {
+                    name.ends_with('!') || name.contains('$') || value.contains('$')
+                })
+            }
         })
-        .then_some("`make --eval` and `make -E` evaluate text that can run any command")
+        .then_some(
+            "`make --eval`, `make -E` and a variable set on the line with `!=` or a `$` \
+             evaluate text that can run any command",
+        )
+}
+
+/// Options of git commands that run a program the caller names, by command: the long ones
+/// (any prefix, as [`long_option`] reads them) and the short ones. `clone --config` sets
+/// configuration (`core.sshCommand`) and `--template` brings hooks, both used by the clone.
+const GIT_COMMAND_OPTIONS: &[(&str, &[&str], &[char])] = &[
+    ("clone", &["upload-pack", "config", "template"], &['u', 'c']),
+    ("fetch", &["upload-pack"], &[]),
+    ("pull", &["upload-pack"], &[]),
+    ("ls-remote", &["upload-pack", "exec"], &[]),
+    ("push", &["receive-pack", "exec"], &[]),
+    ("archive", &["exec"], &[]),
+    ("rebase", &["exec"], &['x']),
+    ("difftool", &["extcmd"], &['x']),
+];
+
+/// Git commands whose work is to run a command the caller names (`git bisect run CMD`,
+/// `git submodule foreach CMD`, `git filter-branch --tree-filter CMD`): the command, and
+/// the word after it that does (`None`: any use).
+const GIT_RUNNING_COMMANDS: &[(&str, Option<&str>)] = &[
+    ("bisect", Some("run")),
+    ("submodule", Some("foreach")),
+    ("filter-branch", None),
+];
+
+/// Whether git's `command`, given `args` (those after it), runs a program the caller names.
+fn git_command(command: &str, args: &[String]) -> bool {
+    let args: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| *a != "--")
+        .collect();
+    let runs = GIT_RUNNING_COMMANDS
+        .iter()
+        .any(|(name, word)| *name == command && word.is_none_or(|word| args.contains(&word)));
+    runs || GIT_COMMAND_OPTIONS
+        .iter()
+        .filter(|(name, _, _)| *name == command)
+        .any(|(_, long, short)| {
+            args.iter().any(|a| {
+                long.iter().any(|l| long_option(a, l)) || short.iter().any(|&c| short_option(a, c))
+            })
+        })
 }
 
 /// Git's global options before the subcommand: `-c NAME=VALUE` and `--config-env` set any
 /// configuration (an alias starting with `!`, `core.fsmonitor`, `core.sshCommand`, a
 /// pager: each runs a command), `--exec-path` chooses where git's own programs come from.
+/// Under an allow list only the global options known here pass: one that is not known
+/// (a newer git's, or one that takes a value this list would not skip) is refused rather
+/// than guessed at. Git reads its global options whole (no prefixes); then the command's
+/// own options that run a program are refused ([`GIT_COMMAND_OPTIONS`]).
 fn git(args: &[String]) -> Option<&'static str> {
-    const WITH_VALUE: &[&str] = &["-C", "--git-dir", "--work-tree", "--namespace"];
+    /// Global options that take the next argument as their value (or `=VALUE`).
+    const WITH_VALUE: &[&str] = &[
+        "-C",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--attr-source",
+        "--shallow-file",
+        "--list-cmds",
+    ];
+    /// Global options that take no value.
+    const FLAGS: &[&str] = &[
+        "-p",
+        "--paginate",
+        "-P",
+        "--no-pager",
+        "--no-replace-objects",
+        "--bare",
+        "--literal-pathspecs",
+        "--no-literal-pathspecs",
+        "--glob-pathspecs",
+        "--noglob-pathspecs",
+        "--icase-pathspecs",
+        "--no-optional-locks",
+        "--no-advice",
+        "--html-path",
+        "--man-path",
+        "--info-path",
+        "-h",
+        "--help",
+        "-v",
+        "--version",
+    ];
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         if arg == "-c" || arg.starts_with("--config-env") || arg.starts_with("--exec-path") {
@@ -40,14 +145,29 @@ fn git(args: &[String]) -> Option<&'static str> {
                  run commands",
             );
         }
-        if !arg.starts_with('-') || arg == "--" {
+        if arg == "--" {
             return None;
         }
-        i += if WITH_VALUE.contains(&arg.as_str()) {
-            2
+        if !arg.starts_with('-') {
+            return git_command(arg, &args[i + 1..]).then_some(
+                "this git command or option runs a program the caller names (`--upload-pack`, \
+                 `--exec`, `rebase -x`, `bisect run`, ...)",
+            );
+        }
+        if WITH_VALUE.contains(&arg.as_str()) {
+            i += 2;
+        } else if FLAGS.contains(&arg.as_str())
+            || arg
+                .split_once('=')
+                .is_some_and(|(name, _)| name.starts_with("--") && WITH_VALUE.contains(&name))
+        {
+            i += 1;
         } else {
-            1
-        };
+            return Some(
+                "a git global option this allow list does not know is refused: it could take \
+                 a value that hides `-c`",
+            );
+        }
     }
     None
 }
@@ -71,6 +191,29 @@ mod tests {
             ("git", "-C . -c core.fsmonitor=id status"),
             ("git", "--config-env=alias.x=V x"),
             ("git", "--exec-path=/tmp status"),
+            ("make", "--ev=$(shell id)"),
+            ("make", "--eva $(shell id)"),
+            ("make", "-f /dev/null X!=id"),
+            ("make", "-f /dev/null X:=$(shell id)"),
+            ("git", "--attr-source HEAD -c alias.x=!id x"),
+            ("git", "--no-such-option HEAD -c alias.x=!id x"),
+            ("git", "--git-di . -c alias.x=!id x"),
+            ("make", "--e=$(shell id)"),
+            ("make", "-f Makefile -sE $(shell id)"),
+            ("git", "clone --upload-pack=id r"),
+            ("git", "clone --upl=id r"),
+            ("git", "clone -u id r"),
+            ("git", "clone -c core.sshCommand=id r"),
+            ("git", "clone --conf core.sshCommand=id r"),
+            ("git", "fetch --upload=id origin"),
+            ("git", "-C sub push --rec=id origin"),
+            ("git", "ls-remote --exec=id origin"),
+            ("git", "rebase -x id main"),
+            ("git", "rebase --ex=id main"),
+            ("git", "difftool --extcmd=id"),
+            ("git", "bisect run id"),
+            ("git", "submodule foreach id"),
+            ("git", "filter-branch --tree-filter id"),
         ] {
             assert!(
                 runs_code(program, &words(args)).is_some(),
@@ -84,7 +227,16 @@ mod tests {
             ("git", "status"),
             ("git", "commit -c HEAD"),
             ("git", "-C sub log"),
+            ("git", "--attr-source=HEAD --no-pager -C sub log"),
+            ("make", "--environment-overrides PREFIX=/usr install"),
             ("curl", "-c jar"),
+            ("git", "fetch --unshallow origin"),
+            ("git", "log --exit-code"),
+            ("git", "commit -u -m x"),
+            ("git", "rebase -i main"),
+            ("git", "bisect start"),
+            ("git", "submodule update"),
+            ("git", "push origin -- --exec"),
         ] {
             assert!(
                 runs_code(program, &words(args)).is_none(),

@@ -13,6 +13,16 @@ fn judge(rules: &ExecRules, command: CommandLine, scopes: &[&str]) -> Result<(),
     rules.judge(&command, &holds, PATH, Path::new("/"))
 }
 
+/// Asserts that `rules` refuse `command` as not allowed.
+#[track_caller]
+fn not_allowed(rules: &ExecRules, command: CommandLine) {
+    let judged = judge(rules, command.clone(), &[]);
+    assert!(
+        matches!(judged, Err(ExecRefusal::NotAllowed { .. })),
+        "{command:?}: {judged:?}"
+    );
+}
+
 fn shell(line: &str) -> CommandLine {
     CommandLine::Shell(line.into())
 }
@@ -99,27 +109,15 @@ fn deny_lists_refuse_through_wrappers_and_links() {
         "true && rm x",
         "echo $(rm x)",
     ] {
-        assert!(
-            matches!(
-                judge(&r, shell(line), &[]),
-                Err(ExecRefusal::NotAllowed { .. })
-            ),
-            "{line}"
-        );
+        not_allowed(&r, shell(line));
     }
-    assert!(matches!(
-        judge(&r, direct("rm", &["x"]), &[]),
-        Err(ExecRefusal::NotAllowed { .. })
-    ));
+    not_allowed(&r, direct("rm", &["x"]));
     // A link to rm under another name is rm.
     let dir = tempfile::tempdir().unwrap();
     let rm = resolve("rm", PATH, Path::new("/")).unwrap();
     std::os::unix::fs::symlink(&rm, dir.path().join("innocent")).unwrap();
     let link = dir.path().join("innocent");
-    assert!(matches!(
-        judge(&r, direct(link.to_str().unwrap(), &[]), &[]),
-        Err(ExecRefusal::NotAllowed { .. })
-    ));
+    not_allowed(&r, direct(link.to_str().unwrap(), &[]));
     // Only a deny list: what the guard cannot see runs.
     assert!(judge(&r, shell("$X"), &[]).is_ok());
 }
@@ -131,27 +129,15 @@ fn allow_lists_admit_only_what_they_name_and_ask_for_scopes() {
          deny_programs: []",
     );
     assert!(judge(&r, shell("cd /tmp && ls -l"), &[]).is_ok());
-    assert!(matches!(
-        judge(&r, shell("ls | wc"), &[]),
-        Err(ExecRefusal::NotAllowed { .. })
-    ));
-    assert!(matches!(
-        judge(&r, shell("$X"), &[]),
-        Err(ExecRefusal::NotAllowed { .. })
-    ));
-    assert!(matches!(
-        judge(&r, shell("eval ls"), &[]),
-        Err(ExecRefusal::NotAllowed { .. })
-    ));
+    not_allowed(&r, shell("ls | wc"));
+    not_allowed(&r, shell("$X"));
+    not_allowed(&r, shell("eval ls"));
     assert!(matches!(
         judge(&r, shell("git push"), &[]),
         Err(ExecRefusal::ScopeRequired { ref scopes, .. }) if scopes == &["git:write"]
     ));
     assert!(judge(&r, shell("git push"), &["git:write"]).is_ok());
-    assert!(matches!(
-        judge(&r, shell("sudo ls"), &[]),
-        Err(ExecRefusal::NotAllowed { .. })
-    ));
+    not_allowed(&r, shell("sudo ls"));
 }
 
 #[test]
@@ -225,18 +211,9 @@ fn under_an_allow_list_what_a_line_sets_and_code_running_arguments_are_refused()
         "make --eval='$(shell id)'",
         "git -c alias.x='!id' x",
     ] {
-        assert!(
-            matches!(
-                judge(&r, shell(line), &[]),
-                Err(ExecRefusal::NotAllowed { .. })
-            ),
-            "{line}"
-        );
+        not_allowed(&r, shell(line));
     }
-    assert!(matches!(
-        judge(&r, direct("git", &["-c", "core.pager=id", "log"]), &[]),
-        Err(ExecRefusal::NotAllowed { .. })
-    ));
+    not_allowed(&r, direct("git", &["-c", "core.pager=id", "log"]));
     assert!(judge(&r, shell("APP_MODE=1 make all && git -C . status"), &[]).is_ok());
     // Without an allow list a shell line's own variables are the caller's business.
     assert!(

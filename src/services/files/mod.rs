@@ -242,7 +242,13 @@ impl FileService {
         create_parents: bool,
     ) -> Result<Located, FileError> {
         let path = self.lexical(raw)?;
-        self.locate_path(path, op, last, create_parents)
+        let located = self.locate_path(path, op, last, create_parents)?;
+        // `a.txt/` names a directory, as the kernel reads it (ENOTDIR), never `a.txt`:
+        // decided here, so every operation that locates a path answers the same.
+        if names_directory(raw) && !located.is_directory() {
+            return Err(FileError::NotDirectory(located.path));
+        }
+        Ok(located)
     }
 
     fn locate_path(
@@ -293,10 +299,6 @@ impl FileService {
         let fd = located.open(flags).map_err(|e| located.error(e))?;
         let stat = fstat(&fd).map_err(|e| located.error(e))?;
         match kind_of(&stat) {
-            // `a.txt/` names a directory, as the kernel reads it (ENOTDIR), never `a.txt`.
-            EntryKind::File if names_directory(raw) => {
-                return Err(FileError::NotDirectory(located.path));
-            }
             EntryKind::File => {}
             EntryKind::Dir => return Err(FileError::IsDirectory(located.path)),
             _ => return Err(FileError::NotRegular(located.path)),
@@ -922,8 +924,8 @@ fn clear_nonblock(fd: OwnedFd) -> OwnedFd {
 }
 
 /// Whether `raw` ends in a `/` (or `/.`) after a name: it names a directory, whatever the
-/// normalized path drops.
-fn names_directory(raw: &str) -> bool {
+/// normalized path drops (the memory provider asks it too).
+pub fn names_directory(raw: &str) -> bool {
     let trimmed = raw.trim_end_matches("/.");
     (trimmed.ends_with('/') || trimmed.len() < raw.len()) && !trimmed.trim_matches('/').is_empty()
 }

@@ -63,6 +63,26 @@ impl Located {
         }
     }
 
+    /// Whether the entry is a directory, or not there (a path that names a directory may
+    /// be one still to make). A link counts by its target, as the kernel resolves `link/`.
+    pub fn is_directory(&self) -> bool {
+        let Some(name) = &self.name else {
+            return true;
+        };
+        match self.lstat() {
+            Err(_) => true,
+            Ok(stat) => match stat.st_mode & SFlag::S_IFMT.bits() {
+                m if m == SFlag::S_IFDIR.bits() => true,
+                m if m == SFlag::S_IFLNK.bits() => {
+                    fstatat(&self.dir, name.as_os_str(), AtFlags::empty()).is_ok_and(|target| {
+                        target.st_mode & SFlag::S_IFMT.bits() == SFlag::S_IFDIR.bits()
+                    })
+                }
+                _ => false,
+            },
+        }
+    }
+
     /// Opens the entry without following a link (`O_NOFOLLOW | O_CLOEXEC` added).
     pub fn open(&self, flags: OFlag) -> nix::Result<OwnedFd> {
         openat(

@@ -102,5 +102,25 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "agents/ws/003",
+            spec: "A handshake carrying an `Origin` (a web page: a browser sends one on every WebSocket and lets any page open one to any host) is 403 `origin_refused`, whatever the origin, even with a good token; refused by the pipeline as on every WebSocket route (issue 31, item 4).",
+            profile: &profiles::AGENTS_SESSIONS,
+            tags: [],
+            endpoints: ["agents_responses_connect"],
+            codes: ["origin_refused"],
+            run: |ctx| async move {
+                let bearer = ctx.token().map(|t| format!("Bearer {t}"));
+                for origin in ["https://evil.example", ctx.base_url(), "null"] {
+                    let mut headers = vec![("origin", origin)];
+                    if let Some(bearer) = &bearer {
+                        headers.push(("authorization", bearer.as_str()));
+                    }
+                    let resp = ctx.ws_refused("/v1/responses", &headers).await?;
+                    resp.expect_error(403, "origin_refused").with_context(|| origin.to_owned())?;
+                }
+                Ok(())
+            },
+        },
     ]
 }

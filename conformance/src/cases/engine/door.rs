@@ -98,7 +98,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["health", "providers_list", "shutdown"],
             codes: ["E1001"],
             run: |ctx| async move {
-                let token = ctx.token().ok_or_else(|| anyhow!("the engine's token is unknown"))?.to_owned();
+                let token = token(&ctx)?;
                 let none = ctx.send(ctx.anonymous(Method::GET, "/v1/health")).await?;
                 let body = expect_error(&none, 401, "E1001")?;
                 error_snapshot(&ctx, "engine__door__no_token", &body, &[])?;
@@ -127,7 +127,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["terminal"],
             codes: ["E1003", "E1001"],
             run: |ctx| async move {
-                let token = ctx.token().ok_or_else(|| anyhow!("the engine's token is unknown"))?.to_owned();
+                let token = token(&ctx)?;
                 let bearer = format!("Bearer {token}");
                 let path = "/v1/sandboxes/no-such-sandbox/terminal";
                 let with_origin = ctx.ws_refused(path, &[("authorization", &bearer), ("origin", "https://evil.example")]).await?;
@@ -149,11 +149,8 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["health"],
             codes: ["E1003"],
             run: |ctx| async move {
-                let token = ctx.token().ok_or_else(|| anyhow!("the engine's token is unknown"))?.to_owned();
-                let (status, body) = raw(&ctx, &format!("GET /v1/health HTTP/1.0\r\nAuthorization: Bearer {token}\r\n\r\n")).await?;
-                ensure!(status == 403, "expected 403, got {status}: {body}");
-                let body: serde_json::Value = serde_json::from_str(&body).with_context(|| format!("not JSON: {body}"))?;
-                super::support::check_error_body(&body, "E1003")?;
+                let token = token(&ctx)?;
+                refused_raw(&ctx, &format!("GET /v1/health HTTP/1.0\r\nAuthorization: Bearer {token}\r\n\r\n"), 403, "E1003").await?;
                 // The same request with a loopback Host is answered: the Host made the difference.
                 let (status, body) = raw(&ctx, &format!("GET /v1/health HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n")).await?;
                 ensure!(status == 200, "expected 200 with a loopback Host, got {status}: {body}");
@@ -168,14 +165,10 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["health"],
             codes: ["E1003", "E1001"],
             run: |ctx| async move {
-                let token = ctx.token().ok_or_else(|| anyhow!("the engine's token is unknown"))?.to_owned();
+                let token = token(&ctx)?;
                 let port = port(&ctx)?;
-                let (status, body) = raw(&ctx, &format!("GET /v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nHost: localhost:{port}\r\nAuthorization: Bearer {token}\r\n\r\n")).await?;
-                ensure!(status == 403, "two Hosts: expected 403, got {status}: {body}");
-                super::support::check_error_body(&serde_json::from_str(&body).with_context(|| format!("not JSON: {body}"))?, "E1003")?;
-                let (status, body) = raw(&ctx, &format!("GET /v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nAuthorization: Bearer {token}\r\n\r\n")).await?;
-                ensure!(status == 401, "two tokens: expected 401, got {status}: {body}");
-                super::support::check_error_body(&serde_json::from_str(&body).with_context(|| format!("not JSON: {body}"))?, "E1001")?;
+                refused_raw(&ctx, &format!("GET /v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nHost: localhost:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"), 403, "E1003").await.context("two Hosts")?;
+                refused_raw(&ctx, &format!("GET /v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nAuthorization: Bearer {token}\r\n\r\n"), 401, "E1001").await.context("two tokens")?;
                 Ok(())
             },
         },
@@ -187,7 +180,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["health"],
             codes: ["E1003"],
             run: |ctx| async move {
-                let token = ctx.token().ok_or_else(|| anyhow!("the engine's token is unknown"))?.to_owned();
+                let token = token(&ctx)?;
                 let port = port(&ctx)?;
                 for request in [
                     format!("GET /v1/health HTTP/1.0\r\nHost:\r\nAuthorization: Bearer {token}\r\n\r\n"),
@@ -195,9 +188,7 @@ pub fn cases() -> Vec<Case> {
                     format!("GET http://evil.example/v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"),
                     format!("GET http://evil.example:{port}/v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"),
                 ] {
-                    let (status, body) = raw(&ctx, &request).await?;
-                    ensure!(status == 403, "expected 403 for {request:?}, got {status}: {body}");
-                    super::support::check_error_body(&serde_json::from_str(&body).with_context(|| format!("not JSON: {body}"))?, "E1003")?;
+                    refused_raw(&ctx, &request, 403, "E1003").await.with_context(|| format!("{request:?}"))?;
                 }
                 let (status, body) = raw(&ctx, &format!("GET http://127.0.0.1:{port}/v1/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n")).await?;
                 ensure!(status == 200, "an absolute-form line naming the engine: expected 200, got {status}: {body}");
@@ -205,6 +196,23 @@ pub fn cases() -> Vec<Case> {
             },
         },
     ]
+}
+
+/// The engine's token, from its descriptor.
+fn token(ctx: &Ctx) -> anyhow::Result<String> {
+    ctx.token()
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow!("the engine's token is unknown"))
+}
+
+/// Writes `request` as is ([`raw`]) and checks it is refused: `status`, an error body
+/// with `code`.
+async fn refused_raw(ctx: &Ctx, request: &str, status: u16, code: &str) -> anyhow::Result<()> {
+    let (got, body) = raw(ctx, request).await?;
+    ensure!(got == status, "expected {status}, got {got}: {body}");
+    let body: serde_json::Value =
+        serde_json::from_str(&body).with_context(|| format!("not JSON: {body}"))?;
+    super::support::check_error_body(&body, code)
 }
 
 /// The engine's port, from its base URL.

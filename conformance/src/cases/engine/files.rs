@@ -378,6 +378,26 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/files/015",
+            spec: "A trailing `/` names a directory, as the kernel reads it: of a file `a.txt`, `files/info` and `DELETE .../files` of `a.txt/`, and a move from it, are 400 `E4006`, `files/exists` answers false; `a.txt` is untouched.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_info", "files_exists", "files_remove", "files_move"],
+            codes: ["E4006"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                put(&ctx, &id, "a.txt", b"inside".to_vec()).await?.expect_status(200)?;
+                expect_error(&get(&ctx, &sb(&id, "/files/info?path=a.txt/")).await?, 400, "E4006").context("info a.txt/")?;
+                let resp = get(&ctx, &sb(&id, "/files/exists?path=a.txt/")).await?;
+                ensure!(resp.status == 200 && resp.json()? == json!({"exists": false}), "exists a.txt/: {}", resp.describe());
+                expect_error(&delete(&ctx, &sb(&id, "/files?path=a.txt/")).await?, 400, "E4006").context("delete a.txt/")?;
+                expect_error(&post(&ctx, &sb(&id, "/files/move"), &json!({"from": "a.txt/", "to": "b.txt"})).await?, 400, "E4006").context("move a.txt/")?;
+                ensure!(read(&ctx, &id, "a.txt").await?.body.as_ref() == b"inside", "a.txt is untouched");
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
 

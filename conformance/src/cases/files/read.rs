@@ -176,10 +176,10 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "files/read/008",
-            spec: "A trailing `/` names a directory, as the kernel reads it: `GET a.txt/` (or `a.txt/.`) of a file is 400 `not_a_directory`, never `a.txt`'s bytes; `PUT x.txt/` is 400 `is_a_directory` and writes nothing (issue 30, item 7).",
+            spec: "A trailing `/` names a directory, as the kernel reads it: `GET a.txt/` (or `a.txt/.`) of a file is 400 `not_a_directory`, never `a.txt`'s bytes; `PUT x.txt/` is 400 `is_a_directory` and writes nothing (issue 30, item 7); `files/info`, `DELETE /files` and `files/move` from `a.txt/` are 400 `not_a_directory` and `files/exists` answers false, `a.txt` untouched.",
             profile: &profiles::FILES,
             tags: [],
-            endpoints: ["files_read", "files_write"],
+            endpoints: ["files_read", "files_write", "files_info", "files_exists", "files_delete", "files_move"],
             codes: ["not_a_directory", "is_a_directory"],
             run: |ctx| async move {
                 let dir = area(&ctx, "read-008")?;
@@ -187,6 +187,17 @@ pub fn cases() -> Vec<Case> {
                 for raw in [format!("{file}/"), format!("{file}/.")] {
                     refused(&read(&ctx, &raw).await?, 400, "not_a_directory", &raw)?;
                 }
+                // The same on every route that locates a path (issue 31, item 3): `a.txt/` is
+                // never `a.txt`, so info and delete refuse it, exists says no, and a move
+                // from it moves nothing.
+                let slashed = format!("{file}/");
+                refused(&super::support::info(&ctx, &slashed).await?, 400, "not_a_directory", "info a.txt/")?;
+                let resp = super::support::exists(&ctx, &slashed).await?;
+                ensure!(resp.status == 200 && resp.json()?["exists"] == false, "exists a.txt/: {}", resp.describe());
+                refused(&super::support::delete(&ctx, &slashed, "").await?, 400, "not_a_directory", "delete a.txt/")?;
+                let moved = s(&dir.join("moved.txt"));
+                refused(&super::support::mv(&ctx, &serde_json::json!({"from": slashed, "to": moved})).await?, 400, "not_a_directory", "move a.txt/")?;
+                ensure!(std::fs::read(&file)? == b"inside\n" && !dir.join("moved.txt").exists(), "a.txt is untouched");
                 let target = dir.join("x.txt");
                 let resp = super::support::write(&ctx, &format!("{}/", s(&target)), "x", "").await?;
                 refused(&resp, 400, "is_a_directory", "x.txt/")?;

@@ -170,8 +170,12 @@ pub fn info(home: &Path, params: &Value) -> Answer {
     entry(&resolve(home, text(params, "path")?)?)
 }
 
+/// `a.txt/` of a file is not there (`E4006` from [`resolve`]), as the kernel answers.
 pub fn exists_answer(home: &Path, params: &Value) -> Answer {
-    let path = resolve(home, text(params, "path")?)?;
+    let path = match resolve(home, text(params, "path")?) {
+        Err(fault) if fault.code == "E4006" => return Ok(json!({ "exists": false })),
+        resolved => resolved?,
+    };
     Ok(json!({ "exists": std::fs::symlink_metadata(path).is_ok() }))
 }
 

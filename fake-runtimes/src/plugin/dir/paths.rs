@@ -16,7 +16,8 @@ pub fn shown(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// `raw` as an absolute path inside `home` (canonical), or `E4005` / `E4001`.
+/// `raw` as an absolute path inside `home` (canonical), or `E4005` / `E4001`; `E4006` when
+/// it ends in `/` and names something that is not a directory.
 pub fn resolve(home: &Path, raw: &str) -> Result<PathBuf, Fault> {
     if raw.is_empty() || raw.contains('\0') {
         return Err(Fault::new(
@@ -46,6 +47,15 @@ pub fn resolve(home: &Path, raw: &str) -> Result<PathBuf, Fault> {
     }
     if normal == home {
         return Ok(normal);
+    }
+    // `a.txt/` names a directory, as the kernel reads it (ENOTDIR), never the file `a.txt`.
+    let trimmed = raw.trim_end_matches("/.");
+    let names_directory = trimmed.ends_with('/') || trimmed.len() < raw.len();
+    if names_directory && std::fs::metadata(&normal).is_ok_and(|m| !m.is_dir()) {
+        return Err(Fault::new(
+            "E4006",
+            format!("`{}` is not a directory", shown(&normal)),
+        ));
     }
     // The deepest folder on the way that exists, with its links followed, must be inside.
     let mut existing = normal.parent().unwrap_or(home).to_path_buf();

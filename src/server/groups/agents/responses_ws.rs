@@ -148,6 +148,7 @@ const CONNECT: Doc = Doc::new(EndpointId::AgentsResponsesConnect, "Responses ove
     .answers(&[Answer::websocket("Each text frame `{\"type\": \"response.create\", ...}` (the body of `POST /v1/responses`) starts a response; its events come back as text frames, the same JSON as the SSE stream, one response after another. A bad message gets an `error` frame and the socket stays.")])
     .errors(&[&[
         Code::WebsocketUpgradeRequired,
+        Code::OriginRefused,
         Code::NotImplementedLocally,
         Code::RuntimeNotInstalled,
         Code::ResourceNotFound,

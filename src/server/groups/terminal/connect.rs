@@ -73,18 +73,10 @@ async fn connect(
     Extension(identity): Extension<Identity>,
     Path(id): Path<String>,
     permit: Option<Extension<ConnectionPermit>>,
-    headers: http::HeaderMap,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
-    // A browser sends `Origin` on every WebSocket handshake and lets any page open one to
-    // any host, so a page the user visits could type into a shell with credentials the
-    // browser holds; programs send none. Refused as the engine's door does.
-    if headers.contains_key(http::header::ORIGIN) {
-        return Err(ApiError::new(
-            Code::OriginRefused,
-            "a handshake with an Origin header (a web page) is refused: connect from a program",
-        ));
-    }
+    // A handshake with an `Origin` (a web page) never gets here: the pipeline refuses it
+    // on every WebSocket route.
     let terminal = app.ptys.terminal(&identity.id, &id)?;
     let upgrade = upgrade.map_err(|_| {
         ApiError::new(
