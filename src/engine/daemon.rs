@@ -37,6 +37,8 @@ pub struct DaemonOptions {
     pub e2b_port: u16,
     pub idle_timeout: Duration,
     pub session_idle: Duration,
+    /// The connection cap of each port; `None`: [`crate::connections::default_max_connections`].
+    pub max_connections: Option<usize>,
 }
 
 /// How `serve` ended.
@@ -106,9 +108,12 @@ pub async fn serve(
 
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let router = app(state.clone());
+    let max_connections = options
+        .max_connections
+        .unwrap_or_else(crate::connections::default_max_connections);
     let server = tokio::spawn(crate::connections::serve(
         zero_copy::Listener(listener),
-        connection_limits(crate::connections::default_max_connections()),
+        connection_limits(max_connections),
         move |io: &zero_copy::Stream| {
             tower::Layer::layer(
                 &axum::Extension(axum::extract::ConnectInfo(io.channel().clone())),
@@ -125,7 +130,7 @@ pub async fn serve(
     let front_router = super::e2b::app(super::e2b::Front::new(state.clone()));
     let front = tokio::spawn(crate::connections::serve(
         e2b_listener,
-        connection_limits(crate::connections::default_max_connections()),
+        connection_limits(max_connections),
         move |_: &tokio::net::TcpStream| front_router.clone(),
         async {
             let _ = front_stop_rx.await;
