@@ -572,8 +572,8 @@ pub static AGENTS_SESSIONS_OUTPUT_CAP: Profile = Profile {
 /// The file_ops group (on by default) under a path policy built from `{dir}`: two allowed
 /// roots (`{dir}/root`, `{dir}/shared`), `{dir}/root/ro` read-only, `.env` files and
 /// `private/` trees denied, links followed only while they stay in the allowed roots, a
-/// 4 MiB per-file limit under a 16 MiB body limit, uploads of `.txt`, `.md` and `.bin` only.
-/// `{dir}/outside` holds what no call may ever read or change. Each case works in a
+/// 4 MiB per-file limit under a 16 MiB body limit, uploads of `.txt`, `.md` and `.bin` only,
+/// at most 5 file parts an upload. `{dir}/outside` holds what no call may ever read or change. Each case works in a
 /// directory of its own under `{dir}/root`.
 pub static FILES: Profile = Profile {
     name: "files",
@@ -591,6 +591,7 @@ paths:
   symlinks: within
   max_file_bytes: 4194304
   upload_extensions: {allow: [txt, md, bin]}
+  max_upload_files: 5
 "#,
     ),
     args: &[],

@@ -93,6 +93,12 @@ fn by_key(key: &str, value: &Value, at: &str) -> anyhow::Result<Option<Value>> {
             Some(s) if is_semver(s) => placeholder("[version]"),
             _ => bail!("{at}: expected a semantic version like 1.2.3, got {value}"),
         },
+        // A bound port differs from run to run (the runner picks free ones).
+        "terminal_port" => match value.as_u64() {
+            Some(1..=65535) => placeholder("[port]"),
+            _ if value.is_null() => Ok(None),
+            _ => bail!("{at}: expected a port number or null, got {value}"),
+        },
         "duration_ms" => match value.as_f64() {
             Some(ms) if ms >= 0.0 => placeholder("[duration]"),
             _ => bail!("{at}: expected a non-negative number, got {value}"),

@@ -60,6 +60,16 @@ struct ServeArgs {
     /// one.
     #[arg(long, default_value_t = 0)]
     e2b_port: u16,
+    /// The most connections open at once, on each of the two ports (past it a connection
+    /// is answered 503 `E9003` with `Retry-After` and closed). Default: 1,024,
+    /// or half the descriptor limit when that is less.
+    #[arg(
+        long,
+        value_name = "N",
+        env = "SVC_ENGINE_MAX_CONNECTIONS",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    max_connections: Option<u32>,
 }
 
 pub fn main(args: ProviderArgs) -> ExitCode {
@@ -105,6 +115,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         e2b_port: args.e2b_port,
         idle_timeout: Duration::from_secs(args.idle_timeout),
         session_idle: daemon::SESSION_IDLE,
+        max_connections: args.max_connections.map(|n| n as usize),
     };
     let outcome = runtime.block_on(daemon::serve(options, |d| {
         let mut stdout = std::io::stdout();

@@ -37,6 +37,8 @@ pub struct DaemonOptions {
     pub e2b_port: u16,
     pub idle_timeout: Duration,
     pub session_idle: Duration,
+    /// The connection cap of each port; `None`: [`crate::connections::default_max_connections`].
+    pub max_connections: Option<usize>,
 }
 
 /// How `serve` ended.
@@ -106,8 +108,11 @@ pub async fn serve(
 
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let router = app(state.clone());
+    let max_connections = options
+        .max_connections
+        .unwrap_or_else(crate::connections::default_max_connections);
     // One count for both listeners, as the server's two share one.
-    let limits = connection_limits(crate::connections::default_max_connections());
+    let limits = connection_limits(max_connections);
     let server = tokio::spawn(crate::connections::serve(
         zero_copy::Listener(listener),
         limits.clone(),

@@ -79,6 +79,7 @@ pub fn document(app: &AppState, identity: &Identity) -> Value {
         "warnings": app.settings.warnings,
         "groups": groups,
         "group_summary": summary,
+        "terminal_port": app.terminal_port.get(),
         "endpoints": endpoints,
     })
 }

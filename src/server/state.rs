@@ -35,6 +35,10 @@ pub struct AppState {
     pub fetcher: crate::services::fetch::Fetcher,
     pub agents: crate::server::agents::Agents,
     pub responses: Arc<crate::server::agents::responses::Responses>,
+    /// The terminal listener's bound port, set once it is bound (`--terminal-port 0` picks
+    /// one), so `/capabilities` can tell a client where the terminal WebSocket is; unset
+    /// for a state without listeners (tests, embedding).
+    pub terminal_port: std::sync::OnceLock<u16>,
 }
 
 pub type SharedState = Arc<AppState>;
@@ -96,6 +100,7 @@ impl AppState {
             started_at: crate::services::ids::now(),
             base_dir,
             capabilities: Default::default(),
+            terminal_port: Default::default(),
         })
     }
 }

@@ -25,7 +25,15 @@ pub struct PathRules {
     /// Which extensions an uploaded file's name may have. Default: every name.
     #[serde(default)]
     pub upload_extensions: ExtensionRules,
+    /// The most file parts one upload may hold (more is refused, nothing written): each
+    /// part is a file made, and a staged file holds two descriptors until the upload
+    /// commits. Default [`DEFAULT_MAX_UPLOAD_FILES`].
+    pub max_upload_files: Option<usize>,
 }
+
+/// Upload parts allowed by default: far more than a person uploads at once, far fewer
+/// than would fill a directory or the descriptor table.
+pub const DEFAULT_MAX_UPLOAD_FILES: usize = 1000;
 
 /// The largest file written by default: 1 GiB (a sandbox's disk is the real bound; this
 /// keeps one request from filling it).
@@ -156,6 +164,7 @@ pub struct PathGuard {
     symlinks: SymlinkPolicy,
     max_file_bytes: u64,
     upload_extensions: ExtensionRules,
+    max_upload_files: usize,
 }
 
 impl PathGuard {
@@ -183,6 +192,11 @@ impl PathGuard {
         if section.max_file_bytes == Some(0) {
             return Err(RuleError("paths.max_file_bytes: must be at least 1".into()));
         }
+        if section.max_upload_files == Some(0) {
+            return Err(RuleError(
+                "paths.max_upload_files: must be at least 1".into(),
+            ));
+        }
         let ext = &section.upload_extensions;
         for (key, list) in [
             ("allow", ext.allow.as_deref().unwrap_or_default()),
@@ -204,6 +218,7 @@ impl PathGuard {
             symlinks: section.symlinks.unwrap_or_default(),
             max_file_bytes: section.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
             upload_extensions: section.upload_extensions.clone(),
+            max_upload_files: section.max_upload_files.unwrap_or(DEFAULT_MAX_UPLOAD_FILES),
         })
     }
 
@@ -219,6 +234,11 @@ impl PathGuard {
     /// `paths.max_file_bytes`, or its default.
     pub fn max_file_bytes(&self) -> u64 {
         self.max_file_bytes
+    }
+
+    /// `paths.max_upload_files`, or its default.
+    pub fn max_upload_files(&self) -> usize {
+        self.max_upload_files
     }
 
     /// `paths.upload_extensions`.
@@ -256,6 +276,30 @@ impl PathGuard {
     /// Whether a deny pattern matches `path` or a directory above it.
     pub fn is_denied(&self, path: &Path) -> bool {
         !self.deny_patterns.is_empty() && path.ancestors().any(|p| self.deny.is_match(p))
+    }
+
+    /// Refuses a regular file of more than one name (`stat`'s `st_nlink`) while deny rules
+    /// exist: the rules judge names, and a hard link is another name for the same bytes
+    /// (`ln .env notes` made `.env` readable as `notes`). Which other names a file has
+    /// cannot be asked of the kernel, so any file of several names is refused, for reading
+    /// and for writing; without deny rules there is nothing to get past.
+    pub fn check_links(
+        &self,
+        path: &Path,
+        stat: &nix::sys::stat::FileStat,
+    ) -> Result<(), PathRefusal> {
+        use nix::sys::stat::SFlag;
+        let regular = stat.st_mode & SFlag::S_IFMT.bits() == SFlag::S_IFREG.bits();
+        if self.deny_patterns.is_empty() || !regular || stat.st_nlink <= 1 {
+            return Ok(());
+        }
+        Err(PathRefusal {
+            kind: RefusalKind::Denied,
+            message: format!(
+                "`{}`: a file with several names (hard links) is refused while deny rules exist",
+                path.display()
+            ),
+        })
     }
 
     /// Whether a deny pattern matches `path` itself (for the entries of a directory already

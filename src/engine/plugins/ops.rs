@@ -5,7 +5,7 @@
 use super::body;
 use super::call::{Call, Target};
 use super::host::Host;
-use super::results::{CodeResult, Processes, RunResult, Size, decode};
+use super::results::{self, CodeResult, Processes, RunResult, Size, decode};
 use super::stream::{self, Changes, Output, Render};
 use crate::engine::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileBody, FileRead, ProcessInfo,
@@ -231,11 +231,12 @@ impl Sandbox for PluginSandbox {
         let list: EntryList = self
             .ask("files_list", json!({ "path": path, "depth": depth }))
             .await?;
-        Ok(list.entries)
+        results::entries(&self.host.id(), "files_list", list.entries)
     }
 
     async fn file_info(&self, path: &str) -> ProviderResult<EntryInfo> {
-        self.ask("files_info", json!({ "path": path })).await
+        let info = self.ask("files_info", json!({ "path": path })).await?;
+        results::entry(&self.host.id(), "files_info", info)
     }
 
     async fn file_exists(&self, path: &str) -> ProviderResult<bool> {

@@ -1,8 +1,10 @@
 //! What a plugin answers where the route's answer carries bytes (as base64) or is read only
 //! in part: the shapes `ops` reads them as.
 
+use super::child::failed;
 use super::protocol;
 use crate::engine::provider::{ProcessInfo, ProviderResult};
+use crate::wire::EntryInfo;
 use serde::Deserialize;
 
 /// `commands/run`'s result: the output as base64.
@@ -36,4 +38,62 @@ pub(super) struct Size {
 
 pub(super) fn decode(plugin: &str, field: &str, b64: &str) -> ProviderResult<Vec<u8>> {
     protocol::bytes(plugin, field, b64)
+}
+
+/// The entry types an answer may name (`EntryInfo::type_`).
+const ENTRY_TYPES: [&str; 4] = ["file", "dir", "symlink", "other"];
+
+/// A plugin's file entries, checked before they reach a client: each name one path
+/// component (not empty, `.` or `..`, no `/` or NUL), its path absolute and ending in that
+/// name, its type one of [`ENTRY_TYPES`] (a size below zero is already no `u64`). A plugin
+/// that answers `../../etc/passwd` as a name is broken, and a client must never be handed
+/// a name that walks out of the directory it listed: `provider_failed` naming the entry.
+pub(super) fn entries(
+    plugin: &str,
+    op: &str,
+    entries: Vec<EntryInfo>,
+) -> ProviderResult<Vec<EntryInfo>> {
+    for (i, e) in entries.iter().enumerate() {
+        if let Some(why) = entry_fault(e) {
+            let at = format!("entry {i} of its `{op}` answer");
+            return Err(failed(plugin, &format!("{at} {why}")));
+        }
+    }
+    Ok(entries)
+}
+
+/// One entry, checked as [`entries`] checks each.
+pub(super) fn entry(plugin: &str, op: &str, entry: EntryInfo) -> ProviderResult<EntryInfo> {
+    if let Some(why) = entry_fault(&entry) {
+        return Err(failed(plugin, &format!("its `{op}` answer {why}")));
+    }
+    Ok(entry)
+}
+
+fn entry_fault(e: &EntryInfo) -> Option<String> {
+    let name = &e.name;
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+        return Some(format!("has the name {name:?}, which is not one file name"));
+    }
+    let components = e.path.split('/').skip(1);
+    let plain = components.clone().all(|c| c != "." && c != "..");
+    if !e.path.starts_with('/') || e.path.contains('\0') || !plain {
+        return Some(format!(
+            "has the path {:?}, which is not absolute and plain",
+            e.path
+        ));
+    }
+    if components.last() != Some(name.as_str()) {
+        return Some(format!(
+            "has the path {:?}, which does not end in its name",
+            e.path
+        ));
+    }
+    if !ENTRY_TYPES.contains(&e.type_.as_str()) {
+        return Some(format!(
+            "has the type {:?}, not one of {ENTRY_TYPES:?}",
+            e.type_
+        ));
+    }
+    None
 }

@@ -489,3 +489,68 @@ while read line; do echo "$line" >> {}; done
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// An entry line for the `files_list` plugin below: `{name, path, type, size}` as given.
+fn entry_json(name: &str, path: &str, type_: &str, size: i64) -> String {
+    format!(
+        r#"{{\"name\":\"{name}\",\"path\":\"{path}\",\"type\":\"{type_}\",\"size\":{size},\"mode\":\"0644\",\"modified_at\":\"2024-01-01T00:00:00Z\"}}"#
+    )
+}
+
+#[tokio::test]
+async fn file_entries_a_plugin_answers_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    // The requested path picks the answer: one entry each, good or broken.
+    let answers = [
+        ("good", entry_json("a.txt", "/w/a.txt", "file", 3)),
+        (
+            "escape",
+            entry_json("../../etc/passwd", "/w/../../etc/passwd", "file", 3),
+        ),
+        ("nested", entry_json("a/b", "/w/a/b", "file", 3)),
+        ("dot", entry_json("..", "/w/..", "dir", 0)),
+        ("negative", entry_json("a.txt", "/w/a.txt", "file", -5)),
+        ("kind", entry_json("a.txt", "/w/a.txt", "socketish", 3)),
+        ("elsewhere", entry_json("a.txt", "/w/b.txt", "file", 3)),
+    ];
+    let cases: String = answers
+        .iter()
+        .map(|(path, entry)| {
+            format!(
+                "*'\"path\":\"{path}\"'*) echo \"{{\\\"type\\\":\\\"response\\\",\\\"id\\\":$id,\\\"result\\\":{{\\\"entries\\\":[{entry}]}}}}\" ;;\n"
+            )
+        })
+        .collect();
+    let body = format!(
+        r#"{HELLO}while read line; do
+{IDS}case "$line" in
+*'"op":"sandboxes_connect"'*) echo "{{\"type\":\"response\",\"id\":$id,\"result\":"'{RECORD}'"}}" ;;
+{cases}esac
+done
+"#
+    );
+    let host = host(dir.path(), &body).await;
+    let sandbox = host.connect(&conn(), "s1").await.unwrap();
+    let good = sandbox.list_files("good", 1).await.unwrap();
+    assert_eq!(good.len(), 1);
+    assert_eq!(good[0].name, "a.txt");
+    for (path, _) in &answers[1..] {
+        let error = sandbox.list_files(path, 1).await.unwrap_err();
+        assert_eq!(
+            error.code,
+            Code::ProviderFailed,
+            "{path}: {}",
+            error.message
+        );
+        assert!(
+            error.message.contains("files_list"),
+            "{path}: {}",
+            error.message
+        );
+    }
+    assert_eq!(
+        host.record().error,
+        None,
+        "a bad answer fails its call only"
+    );
+}

@@ -86,6 +86,7 @@ const CAPABILITIES: Doc = Doc::new(EndpointId::Capabilities, "What the caller ma
                 "preset": {"type": ["string", "null"]},
                 "warnings": {"type": "array", "items": {"type": "string"}},
                 "groups": {"type": "object", "additionalProperties": {"type": "boolean"}},
+                "terminal_port": {"type": ["integer", "null"], "minimum": 1, "maximum": 65535, "description": "The port the terminal WebSocket listens on (endpoints with `port: terminal`), as bound: the number `--terminal-port 0` picked; null when the server has no terminal listener."},
                 "group_summary": {"type": "object", "additionalProperties": {
                     "type": "object",
                     "required": ["enabled", "total"],

@@ -299,7 +299,7 @@ impl FileService {
         let fd = located.open(flags).map_err(|e| located.error(e))?;
         let stat = fstat(&fd).map_err(|e| located.error(e))?;
         match kind_of(&stat) {
-            EntryKind::File => {}
+            EntryKind::File => self.inner.guard.check_links(&located.path, &stat)?,
             EntryKind::Dir => return Err(FileError::IsDirectory(located.path)),
             _ => return Err(FileError::NotRegular(located.path)),
         }
@@ -350,6 +350,11 @@ impl FileService {
         options: WriteOptions,
     ) -> Result<PendingWrite, FileError> {
         let located = self.locate_path(path, Op::Write, Last::Follow, options.parents)?;
+        // A write replaces the name, never the other names' bytes; it is refused all the
+        // same, so that no route treats a file of several names differently.
+        if let Ok(stat) = located.lstat() {
+            self.inner.guard.check_links(&located.path, &stat)?;
+        }
         let Some(name) = located.name else {
             return Err(root_refused(&located.path));
         };
@@ -416,13 +421,15 @@ impl FileService {
         self.write_pieces_path(path, body, options, on_open).await
     }
 
-    async fn write_pieces_path<S, B, E, F>(
+    /// The streamed write of `path`, all its bytes in the temp file but not yet renamed
+    /// over the target: the caller commits it (or drops it, leaving nothing behind).
+    async fn stage_pieces_path<S, B, E, F>(
         &self,
         path: PathBuf,
         body: S,
         options: WriteOptions,
         on_open: F,
-    ) -> Result<Entry, FileError>
+    ) -> Result<PendingWrite, FileError>
     where
         S: futures::Stream<Item = Result<Piece<B>, E>> + Send,
         B: AsRef<[u8]> + Send + 'static,
@@ -462,6 +469,23 @@ impl FileService {
             pending.abort();
             return Err(e);
         }
+        Ok(pending)
+    }
+
+    async fn write_pieces_path<S, B, E, F>(
+        &self,
+        path: PathBuf,
+        body: S,
+        options: WriteOptions,
+        on_open: F,
+    ) -> Result<Entry, FileError>
+    where
+        S: futures::Stream<Item = Result<Piece<B>, E>> + Send,
+        B: AsRef<[u8]> + Send + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+        F: FnOnce(&std::fs::File) + Send + 'static,
+    {
+        let pending = self.stage_pieces_path(path, body, options, on_open).await?;
         tokio::task::spawn_blocking(move || pending.commit())
             .await
             .map_err(|e| FileError::io(self.base(), std::io::Error::other(e)))?
@@ -831,28 +855,30 @@ impl FileService {
         self.begin_write_path(dir.join(name), options)
     }
 
-    /// Uploads `bytes` as `name` into the directory `dir_raw`.
-    pub fn upload(
+    /// Stages `bytes` as `name` in the directory `dir_raw`: written to its temp file, to be
+    /// committed with the upload's other files (see [`FileService::stage_upload_stream`]).
+    pub fn stage_upload(
         &self,
         dir_raw: &str,
         name: &str,
         bytes: &[u8],
         options: WriteOptions,
-    ) -> Result<Entry, FileError> {
+    ) -> Result<PendingWrite, FileError> {
         let mut pending = self.begin_upload(dir_raw, name, options)?;
         pending.write(bytes)?;
-        pending.commit()
+        Ok(pending)
     }
 
-    /// Uploads a body stream as `name` into the directory `dir_raw` (see
-    /// [`FileService::write_pieces`]).
-    pub async fn upload_stream<S, B, E>(
+    /// Stages a body stream as `name` in the directory `dir_raw` (see
+    /// [`FileService::write_pieces`]): an upload renames its files into place only once
+    /// every part has been read and judged, so a refused upload leaves nothing written.
+    pub async fn stage_upload_stream<S, B, E>(
         &self,
         dir_raw: &str,
         name: &str,
         body: S,
         options: WriteOptions,
-    ) -> Result<Entry, FileError>
+    ) -> Result<PendingWrite, FileError>
     where
         S: futures::Stream<Item = Result<B, E>> + Send,
         B: AsRef<[u8]> + Send + 'static,
@@ -861,8 +887,26 @@ impl FileService {
         self.check_upload_name(name)?;
         let dir = self.lexical(dir_raw)?;
         let pieces = futures::StreamExt::map(body, |chunk| chunk.map(Piece::Bytes));
-        self.write_pieces_path(dir.join(name), pieces, options, |_| {})
+        self.stage_pieces_path(dir.join(name), pieces, options, |_| {})
             .await
+    }
+
+    /// Uploads `bytes` as `name` into the directory `dir_raw` at once: the tests' entry
+    /// point (the route stages every part, then commits them together).
+    #[cfg(test)]
+    pub fn upload(
+        &self,
+        dir_raw: &str,
+        name: &str,
+        bytes: &[u8],
+        options: WriteOptions,
+    ) -> Result<Entry, FileError> {
+        self.stage_upload(dir_raw, name, bytes, options)?.commit()
+    }
+
+    /// `paths.max_upload_files`: the most file parts one upload may hold.
+    pub fn max_upload_files(&self) -> usize {
+        self.inner.guard.max_upload_files()
     }
 }
 

@@ -324,6 +324,11 @@ impl Search<'_> {
                 if s.st_size as u64 > self.query.budget.max_file_bytes {
                     return;
                 }
+                // A read refuses a file of several names while deny rules exist; so does
+                // a search of its content.
+                if self.guard.check_links(path, &s).is_err() {
+                    return;
+                }
             }
             _ => return,
         }

@@ -964,3 +964,32 @@ fn an_expected_length_reserves_the_blocks_and_a_shorter_write_gives_the_rest_bac
         "nothing reserved past the per-file limit"
     );
 }
+
+/// A hard link is another name for a denied file's bytes: while deny rules exist a file of
+/// several names is refused for reading and writing; without deny rules it is served.
+#[test]
+fn several_names_refused_under_deny_rules() {
+    let t = Tree::new();
+    t.put("work/.env", b"TOKEN=secret\n");
+    std::fs::hard_link(t.work.join(".env"), t.work.join("hl_env")).unwrap();
+    for s in both(t.service(SymlinkPolicy::Within)) {
+        let e = s.read("hl_env", None).unwrap_err();
+        assert_eq!(kind(e), Some(RefusalKind::Denied));
+        let e = s
+            .write("hl_env", b"x", WriteOptions::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("several names"), "{e}");
+    }
+    assert_eq!(
+        std::fs::read(t.work.join(".env")).unwrap(),
+        b"TOKEN=secret\n"
+    );
+    let open = t.service_with(PathRules {
+        deny: vec![],
+        ..t.rules(SymlinkPolicy::Within)
+    });
+    assert_eq!(
+        read_all(open.read("hl_env", None).unwrap()),
+        b"TOKEN=secret\n"
+    );
+}

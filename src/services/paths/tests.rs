@@ -161,6 +161,17 @@ fn file_settings_have_defaults() {
     let g = PathGuard::from_section(&PathRules::default()).unwrap();
     assert_eq!(g.max_file_bytes(), DEFAULT_MAX_FILE_BYTES);
     assert_eq!(g.upload_extensions(), &ExtensionRules::default());
+    assert_eq!(g.max_upload_files(), DEFAULT_MAX_UPLOAD_FILES);
+    let none = PathRules {
+        max_upload_files: Some(0),
+        ..PathRules::default()
+    };
+    assert!(
+        PathGuard::from_section(&none)
+            .unwrap_err()
+            .0
+            .starts_with("paths.max_upload_files:")
+    );
     // `/capabilities` shows the spec's four fields only.
     let shown = g.describe();
     let keys: Vec<&str> = shown

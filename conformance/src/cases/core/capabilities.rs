@@ -16,6 +16,7 @@ const DOCUMENT_FIELDS: &[&str] = &[
     "api_version",
     "server_version",
     "configured",
+    "terminal_port",
     "endpoints",
 ];
 const ENDPOINT_FIELDS: &[&str] = &[
@@ -190,6 +191,22 @@ pub fn cases() -> Vec<Case> {
                 ensure!(doc["endpoints"]["commands_list"]["limits"]["rate"] == "2/m", "{}", doc["endpoints"]["commands_list"]["limits"]);
                 ensure!(doc["endpoints"]["commands_run"]["limits"]["concurrency"] == 1, "concurrency");
                 ensure!(doc["endpoints"]["capabilities_check"]["limits"]["body_bytes"] == 1024, "body_bytes");
+                Ok(())
+            },
+        },
+        case! {
+            id: "core/capabilities/006",
+            spec: "Issue 30: a client that started the server with `--terminal-port 0` could not learn the terminal port (`port: \"terminal\"` only); the document's `terminal_port` is the bound port, the one the terminal WebSocket answers on.",
+            profile: &profiles::DEFAULT,
+            tags: ["needs:terminal-port"],
+            endpoints: ["capabilities"],
+            codes: [],
+            run: |ctx| async move {
+                let doc = document(&ctx).await?;
+                let url = reqwest::Url::parse(ctx.terminal_url()?)?;
+                let port = url.port_or_known_default().context("the terminal URL has a port")?;
+                ensure!(doc["terminal_port"] == port, "terminal_port {} but the terminal listens on {port}", doc["terminal_port"]);
+                ensure!(doc["endpoints"]["pty_connect"]["port"] == "terminal", "{}", doc["endpoints"]["pty_connect"]);
                 Ok(())
             },
         },

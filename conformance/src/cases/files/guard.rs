@@ -527,6 +527,40 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "files/guard/011",
+            spec: "The attack of issue 30: a hard link gets past no deny glob. With `**/.env` denied, `ln .env hl_env` then reading `hl_env` answered the denied content; while deny rules exist a regular file with more than one name is 403 `path_denied` (the message saying why) for reading, downloading and writing, a content search skips it, and the denied file is untouched; a file of one name is served as ever.",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_read", "files_download", "files_write", "files_search"],
+            codes: ["path_denied"],
+            run: |ctx| async move {
+                let dir = area(&ctx, "guard-011")?;
+                let env = base(&ctx)?.join("root/.env");
+                let link = dir.join("hl_env");
+                std::fs::hard_link(&env, &link)?;
+                let before = std::fs::read(&env)?;
+                let link = s(&link);
+                for (what, resp) in [
+                    ("read", read(&ctx, &link).await?),
+                    ("download", download(&ctx, &link).await?),
+                    ("write", write(&ctx, &link, "overwritten", "").await?),
+                ] {
+                    ensure!(!resp.text().contains("never-shown"), "{what} leaked the denied file\n{}", resp.describe());
+                    let err = refused(&resp, 403, "path_denied", what)?;
+                    ensure!(err["error"].as_str().is_some_and(|m| m.contains("several names")), "{what}: {err}");
+                }
+                let resp = search(&ctx, &json!({"path": s(&dir), "pattern": "TOKEN"})).await?;
+                resp.expect_status(200)?;
+                ensure!(!resp.text().contains("never-shown"), "the search leaked the denied file\n{}", resp.describe());
+                ensure!(std::fs::read(&env)? == before, "the denied file is untouched");
+                put(&dir, "plain.txt", "plain\n")?;
+                let resp = read(&ctx, &s(&dir.join("plain.txt"))).await?;
+                resp.expect_status(200)?;
+                ensure!(&resp.body[..] == b"plain\n", "{}", resp.describe());
+                Ok(())
+            },
+        },
     ]
 }
 

@@ -8,6 +8,8 @@ use reqwest::Method;
 
 /// The `files` profile's per-file limit (`paths.max_file_bytes`).
 const MAX_FILE: usize = 4 * 1024 * 1024;
+/// The `files` profile's cap on file parts (`paths.max_upload_files`).
+const MAX_PARTS: usize = 5;
 
 fn file<'a>(filename: &'a str, bytes: &'a [u8]) -> Part<'a> {
     Part::File {
@@ -128,6 +130,40 @@ pub fn cases() -> Vec<Case> {
                 let resp = upload(&ctx, &[Part::Text("path", &s(&plain)), file("a.txt", b"a")]).await?;
                 refused(&resp, 400, "not_a_directory", "a file as target")?;
                 ensure!(!dir.join("escape.txt").exists() && !dir.parent().unwrap_or(&dir).join("escape.txt").exists(), "nothing escaped");
+                Ok(())
+            },
+        },
+        case! {
+            id: "files/upload/006",
+            spec: "The attack of issue 30: one upload with more file parts than `paths.max_upload_files` (an upload of 10,000 parts made 10,000 files) is 413 `payload_too_large` naming the cap, and leaves nothing written: neither the parts before the cap nor a replaced file; the cap itself is accepted.",
+            profile: &profiles::FILES,
+            tags: [],
+            endpoints: ["files_upload"],
+            codes: ["payload_too_large"],
+            run: |ctx| async move {
+                let dir = area(&ctx, "upload-006")?;
+                let target = s(&dir);
+                put(&dir, "p0.txt", "old")?;
+                let names: Vec<String> = (0..=MAX_PARTS).map(|i| format!("p{i}.txt")).collect();
+                let mut parts = vec![Part::Text("path", &target)];
+                parts.extend(names.iter().map(|n| file(n, b"new")));
+                let resp = upload(&ctx, &parts).await?;
+                let err = refused(&resp, 413, "payload_too_large", "one part over the cap")?;
+                ensure!(err["error"].as_str().is_some_and(|m| m.contains("max_upload_files")), "{err}");
+                let left: Vec<_> = std::fs::read_dir(&dir)?.map(|e| e.map(|e| e.file_name())).collect::<Result<_, _>>()?;
+                ensure!(left == ["p0.txt"], "a refused upload leaves nothing: {left:?}");
+                ensure!(std::fs::read(dir.join("p0.txt"))? == b"old", "the existing file is untouched");
+                // The parts before `path` (held in memory) are refused the same way.
+                let mut parts: Vec<Part> = names.iter().map(|n| file(n, b"new")).collect();
+                parts.push(Part::Text("path", &target));
+                refused(&upload(&ctx, &parts).await?, 413, "payload_too_large", "held parts over the cap")?;
+                ensure!(std::fs::read_dir(&dir)?.count() == 1, "still nothing written");
+                parts.truncate(MAX_PARTS - 1);
+                parts.push(Part::Text("path", &target));
+                parts.push(file("last.txt", b"new"));
+                let resp = upload(&ctx, &parts).await?;
+                resp.expect_status(200)?;
+                ensure!(resp.json()?["files"].as_array().map(Vec::len) == Some(MAX_PARTS), "the cap itself fits");
                 Ok(())
             },
         },

@@ -4,7 +4,8 @@
 //! extension by `paths.upload_extensions`, its size by `paths.max_file_bytes`) before a
 //! byte of it is written, and streamed into an atomic write; file parts sent before `path`
 //! are held in memory until it comes (each within the per-file limit, all within the body
-//! limit).
+//! limit). At most `paths.max_upload_files` file parts; every file is renamed into place
+//! only once the whole body is read, so a refused upload leaves nothing written.
 
 use super::entry::FileEntry;
 use super::errors::over_body_limit;
@@ -14,7 +15,7 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody, FormPart};
 use crate::server::openapi::op::{Answer, Body, Doc, PATH_WRITE, json_schema};
-use crate::services::files::{FileError, FileService, WriteOptions};
+use crate::services::files::{FileError, FileService, PendingWrite, WriteOptions};
 use crate::wire::EntryInfo;
 use axum::extract::State;
 use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
@@ -43,7 +44,7 @@ const EXAMPLE: Example = Example {
 };
 
 pub(super) const DOC: Doc = Doc::new(EndpointId::FilesUpload, "Upload files")
-    .describe("A text part `path` (the target directory, which must exist) and one or more file parts; each file judged on its own (one plain name, `paths.upload_extensions`, `paths.max_file_bytes`) before a byte of it is written. A file of the same name is replaced.")
+    .describe("A text part `path` (the target directory, which must exist) and one or more file parts; each file judged on its own (one plain name, `paths.upload_extensions`, `paths.max_file_bytes`) before a byte of it is written. At most `paths.max_upload_files` file parts (more is 413 `payload_too_large`); files are renamed into place only once every part is read, so a refused upload writes nothing. A file of the same name is replaced.")
     .body(Body::Multipart(|_| {
         json_schema!({
             "type": "object",
@@ -93,26 +94,32 @@ async fn upload(
         )
     })?;
     let files = service(&app);
+    let cap = files.max_upload_files();
     let mut target: Option<String> = None;
     let mut held: Vec<(String, Bytes)> = Vec::new();
-    let mut written = Vec::new();
+    // Every file waits in its temp file until the whole body is read and judged: a refusal
+    // anywhere (a later part's name, size, the part cap) drops them all, nothing written.
+    let mut staged: Vec<PendingWrite> = Vec::new();
     let mut parts = 0usize;
     while let Some(field) = multipart.next_field().await.map_err(part_error)? {
         match (field.file_name().map(str::to_owned), field.name()) {
             (Some(name), _) => {
                 parts += 1;
+                if parts > cap {
+                    return Err(too_many_parts(cap));
+                }
                 files.check_upload_name(&name)?;
                 match &target {
                     Some(dir) => {
-                        let entry = files
-                            .upload_stream(
+                        let pending = files
+                            .stage_upload_stream(
                                 dir,
                                 &name,
                                 field.map(|c| c.map_err(body_error)),
                                 OPTIONS,
                             )
                             .await?;
-                        written.push(entry);
+                        staged.push(pending);
                     }
                     None => {
                         let bytes = hold(&files, &name, field).await?;
@@ -125,11 +132,15 @@ async fn upload(
                     return Err(ApiError::invalid("path", "send one `path` part"));
                 }
                 let dir = field.text().await.map_err(part_error)?;
-                for (name, bytes) in std::mem::take(&mut held) {
-                    let (files, dir) = (files.clone(), dir.clone());
-                    written
-                        .push(blocking(move || files.upload(&dir, &name, &bytes, OPTIONS)).await?);
-                }
+                let (held, files, stage_dir) =
+                    (std::mem::take(&mut held), files.clone(), dir.clone());
+                let pending = blocking(move || {
+                    held.iter()
+                        .map(|(name, bytes)| files.stage_upload(&stage_dir, name, bytes, OPTIONS))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .await?;
+                staged.extend(pending);
                 target = Some(dir);
             }
             (None, other) => {
@@ -148,9 +159,28 @@ async fn upload(
             "no file part: send one or more parts with a file name",
         ));
     }
+    let written = blocking(move || {
+        staged
+            .into_iter()
+            .map(PendingWrite::commit)
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .await?;
     Ok(axum::Json(
         json!({ "files": written.iter().map(EntryInfo::from).collect::<Vec<_>>() }),
     ))
+}
+
+/// An upload with more file parts than `paths.max_upload_files`: 413, as a body over its
+/// limit is (the cap bounds what one request may make, like the size limits).
+fn too_many_parts(cap: usize) -> ApiError {
+    ApiError::new(
+        Code::PayloadTooLarge,
+        format!(
+            "the upload has more than {cap} file parts (`paths.max_upload_files`); nothing was written"
+        ),
+    )
+    .with_param("file")
 }
 
 /// A file part that came before `path`, read into memory within the per-file limit.
