@@ -12,6 +12,7 @@ test: fmt-check one-build lint
     cargo test --workspace
     just test-python
     just test-e2b-python
+    just test-e2b-ts
     just test-ts
     just test-real
     just fuzz
@@ -128,6 +129,28 @@ e2b-python-env:
         echo "installing $reqs into $venv"
         "$venv/bin/python" -m pip install -q --disable-pip-version-check -r $reqs
         echo "$want" >"$venv/.requirements.sha256"
+    fi
+
+# The E2B SDK check for TypeScript: the unchanged, pinned npm `e2b` and `@e2b/code-interpreter` SDKs against the engine's E2B front (an engine per test file, started by `svc e2b env` in a temporary state folder), typechecked with strict tsc, run by node:test.
+test-e2b-ts: e2b-ts-env
+    cargo build --workspace --bins
+    cd tests/e2b_typescript && node_modules/.bin/tsc --noEmit -p .
+    cd tests/e2b_typescript && node --import tsx --test --test-reporter=spec --test-concurrency=1 test/*.test.ts
+
+# node_modules of the E2B TypeScript check (pinned tests/e2b_typescript/package-lock.json, `npm ci`); reinstalled only when the lock changes.
+e2b-ts-env:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    dir=tests/e2b_typescript
+    if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 18) ? 0 : 1)' 2>/dev/null; then
+        echo "the E2B TypeScript check needs Node.js 20.18 or newer (found: $(node --version 2>/dev/null || echo none))" >&2
+        exit 1
+    fi
+    want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+    if [ "$(cat "$dir/node_modules/.package-lock.sha256" 2>/dev/null)" != "$want" ]; then
+        echo "installing $dir/package-lock.json into $dir/node_modules"
+        npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+        echo "$want" >"$dir/node_modules/.package-lock.sha256"
     fi
 
 # The official client check for TypeScript: the npm openai SDK against our server, typechecked with tsc, run by node:test.
