@@ -197,11 +197,6 @@ test(
 
 test(
   'files: a gzip-compressed upload',
-  {
-    todo:
-      'the front answers 415 `compressed uploads are not accepted by a local engine` (documented); it answers before ' +
-      'reading the body, so now and then the SDK gets `TypeError: fetch failed` (cause `write EPIPE`) instead',
-  },
   async (t) => {
     const sb = await sandbox(t);
     await sb.files.write('/home/user/zipped.txt', 'compressed on the way', { gzip: true });
