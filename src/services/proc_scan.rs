@@ -113,6 +113,17 @@ pub fn environ_has(pid: u32, entry: &str) -> bool {
     env.split(|b| *b == 0).any(|e| e == entry.as_bytes())
 }
 
+/// The namespace inode of kind `kind` (`pid`, `mnt`, `net`...) of process `pid`.
+pub fn ns_inode(pid: u32, kind: &str) -> Option<u64> {
+    let link = std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).ok()?;
+    let text = link.to_str()?;
+    text.strip_prefix(kind)?
+        .strip_prefix(":[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
 /// Every pid in `/proc`.
 pub fn pids() -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -156,8 +167,7 @@ pub fn find(marks: &Marks<'_>) -> Vec<Found> {
         if pid == me || pid <= 1 {
             continue;
         }
-        if marks.pidns.is_some() && crate::services::namespaces::ns_inode(pid, "pid") == marks.pidns
-        {
+        if marks.pidns.is_some() && ns_inode(pid, "pid") == marks.pidns {
             if let Some(stat) = stat(pid) {
                 all.push(Found { stat, marked: true });
             }

@@ -35,6 +35,8 @@ mod tests;
 pub use launch::{Network, Plan, start};
 pub use view::{View, ViewError};
 
+// Read from `/proc` like every other process fact (`proc_scan` needs it without a machine).
+pub use crate::services::proc_scan::ns_inode;
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -212,17 +214,6 @@ pub fn machine_folder(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir(dir)?;
     std::os::unix::fs::chown(dir, None, Some(ROOT_HOST_ID))?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o710))
-}
-
-/// The namespace inode of kind `kind` (`pid`, `mnt`, `net`...) of process `pid`.
-pub fn ns_inode(pid: u32, kind: &str) -> Option<u64> {
-    let link = std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).ok()?;
-    let text = link.to_str()?;
-    text.strip_prefix(kind)?
-        .strip_prefix(":[")?
-        .strip_suffix(']')?
-        .parse()
-        .ok()
 }
 
 /// How process `host` (a host pid) is numbered in its own pid namespace: its pid and its
