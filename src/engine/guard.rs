@@ -45,37 +45,64 @@ pub fn check_door(uri: &http::Uri, headers: &HeaderMap) -> Option<EngineError> {
     check_authority(uri)
 }
 
-/// `/v1`'s token: exactly one `Authorization: Bearer`, the descriptor's, compared in
-/// constant time.
+/// `/v1`'s token: exactly one `Authorization: Bearer`, the descriptor's.
 fn check_token(headers: &HeaderMap, token: &str) -> Option<EngineError> {
-    // Exactly one token.
-    let presented = only(headers, http::header::AUTHORIZATION.as_str())
-        .and_then(|one| one.strip_prefix("Bearer "))
-        .unwrap_or("");
-    if !bool::from(presented.as_bytes().ct_eq(token.as_bytes())) {
-        let message = if presented.is_empty() {
+    let message = match credential(
+        headers,
+        http::header::AUTHORIZATION.as_str(),
+        "Bearer ",
+        token,
+    ) {
+        Ok(()) => return None,
+        Err(Refused::Missing) => {
             "missing `Authorization: Bearer <token>` (the token is in the engine descriptor)"
-        } else {
-            "wrong token: the engine was restarted, or this is another engine"
-        };
-        return Some(EngineError::new(Code::Unauthorized, message));
-    }
-    None
+        }
+        Err(Refused::Several) => "more than one `Authorization`: send the token once",
+        Err(Refused::Wrong) => "wrong token: the engine was restarted, or this is another engine",
+    };
+    Some(EngineError::new(Code::Unauthorized, message))
 }
 
-/// The value of `name` when the request carries it exactly once: a credential sent twice
-/// is no credential (which copy a proxy or a client library acts on is anyone's guess).
-pub fn only<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+/// Why a credential is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Not sent (or sent empty).
+    Missing,
+    /// Sent more than once: a credential sent twice is no credential (which copy a proxy or
+    /// a client library acts on is anyone's guess).
+    Several,
+    /// Not the expected one.
+    Wrong,
+}
+
+/// Whether the request presents header `name` exactly once, and its value after `prefix`
+/// is `expected`, compared in constant time. Every door of the engine process asks this.
+pub fn credential(
+    headers: &HeaderMap,
+    name: &str,
+    prefix: &str,
+    expected: &str,
+) -> Result<(), Refused> {
     let mut all = headers.get_all(name).iter();
-    match (all.next(), all.next()) {
-        (Some(one), None) => one.to_str().ok(),
-        _ => None,
+    let value = match (all.next(), all.next()) {
+        (None, _) => return Err(Refused::Missing),
+        (Some(_), Some(_)) => return Err(Refused::Several),
+        (Some(one), None) => one.to_str().unwrap_or(""),
+    };
+    if value.is_empty() {
+        return Err(Refused::Missing);
+    }
+    let presented = value.strip_prefix(prefix).ok_or(Refused::Wrong)?;
+    if bool::from(presented.as_bytes().ct_eq(expected.as_bytes())) {
+        Ok(())
+    } else {
+        Err(Refused::Wrong)
     }
 }
 
 /// Why an absolute-form request line (`GET http://host/...`) is refused: its authority is
 /// what a proxy or the URL's own reading acts on, so it must be loopback as `Host` must.
-pub fn check_authority(uri: &http::Uri) -> Option<EngineError> {
+fn check_authority(uri: &http::Uri) -> Option<EngineError> {
     let authority = uri.authority()?;
     (!host_is_loopback(authority.as_str())).then(|| {
         EngineError::new(
@@ -168,23 +195,26 @@ mod tests {
     #[test]
     fn origin_then_host_then_token() {
         let uri: http::Uri = "/v1/health".parse().unwrap();
-        let check = |h: &HeaderMap, t: &str| check(&uri, h, t);
+        let at_health = |h: &HeaderMap, t: &str| check(&uri, h, t);
         let good = [("host", "127.0.0.1:1"), ("authorization", "Bearer t0k")];
-        assert!(check(&headers(&good), "t0k").is_none());
+        assert!(at_health(&headers(&good), "t0k").is_none());
         let with_origin = headers(&[
             ("host", "127.0.0.1:1"),
             ("authorization", "Bearer t0k"),
             ("origin", "http://127.0.0.1:1"),
         ]);
-        assert_eq!(check(&with_origin, "t0k").unwrap().code, Code::Forbidden);
+        assert_eq!(
+            at_health(&with_origin, "t0k").unwrap().code,
+            Code::Forbidden
+        );
         let rebound = headers(&[("host", "evil.example"), ("authorization", "Bearer t0k")]);
-        assert_eq!(check(&rebound, "t0k").unwrap().code, Code::Forbidden);
+        assert_eq!(at_health(&rebound, "t0k").unwrap().code, Code::Forbidden);
         let wrong = headers(&[("host", "[::1]:1"), ("authorization", "Bearer nope")]);
-        assert_eq!(check(&wrong, "t0k").unwrap().code, Code::Unauthorized);
+        assert_eq!(at_health(&wrong, "t0k").unwrap().code, Code::Unauthorized);
         let none = headers(&[("host", "localhost:1")]);
-        assert_eq!(check(&none, "t0k").unwrap().code, Code::Unauthorized);
+        assert_eq!(at_health(&none, "t0k").unwrap().code, Code::Unauthorized);
         let foreign: http::Uri = "http://evil.example/v1/health".parse().unwrap();
-        let refused = super::check(&foreign, &headers(&good), "t0k").unwrap();
+        let refused = check(&foreign, &headers(&good), "t0k").unwrap();
         assert_eq!(refused.code, Code::Forbidden);
         assert!(check_door(&foreign, &headers(&[("host", "127.0.0.1:1")])).is_some());
         let twice = headers(&[
@@ -192,15 +222,32 @@ mod tests {
             ("authorization", "Bearer t0k"),
             ("authorization", "Bearer t0k"),
         ]);
-        assert_eq!(check(&twice, "t0k").unwrap().code, Code::Unauthorized);
+        assert_eq!(at_health(&twice, "t0k").unwrap().code, Code::Unauthorized);
     }
 
     #[test]
-    fn only_takes_a_header_sent_once() {
+    fn a_credential_is_one_header_with_the_expected_value() {
         let once = headers(&[("x-api-key", "k")]);
-        assert_eq!(only(&once, "x-api-key"), Some("k"));
+        assert_eq!(credential(&once, "x-api-key", "", "k"), Ok(()));
+        assert_eq!(credential(&once, "x-api-key", "", "j"), Err(Refused::Wrong));
         let twice = headers(&[("x-api-key", "k"), ("x-api-key", "k")]);
-        assert_eq!(only(&twice, "x-api-key"), None);
-        assert_eq!(only(&once, "x-access-token"), None);
+        assert_eq!(
+            credential(&twice, "x-api-key", "", "k"),
+            Err(Refused::Several)
+        );
+        assert_eq!(
+            credential(&once, "x-access-token", "", "k"),
+            Err(Refused::Missing)
+        );
+        let empty = headers(&[("x-api-key", "")]);
+        assert_eq!(
+            credential(&empty, "x-api-key", "", "k"),
+            Err(Refused::Missing)
+        );
+        let basic = headers(&[("authorization", "Basic k")]);
+        assert_eq!(
+            credential(&basic, "authorization", "Bearer ", "k"),
+            Err(Refused::Wrong)
+        );
     }
 }

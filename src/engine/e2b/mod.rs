@@ -36,7 +36,6 @@ use http::HeaderMap;
 use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::sync::Arc;
-use subtle::ConstantTimeEq;
 
 /// The envd port every SDK call names unless it reaches another port of the sandbox.
 pub const ENVD_PORT: &str = "49983";
@@ -71,10 +70,6 @@ fn digest(parts: &[&str]) -> String {
         hash.update([0]);
     }
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn same(a: &str, b: &str) -> bool {
-    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
 impl Front {
@@ -181,12 +176,54 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// What a request is for: the control plane (it names no sandbox), or a sandbox's envd or
+/// code-interpreter port. One reading for the door and the dispatch, so neither can take a
+/// request for the other side.
+enum Side<'a> {
+    Control,
+    Sandbox { id: &'a str, port: &'a str },
+}
+
+/// The request's side, or why it names none clearly: an `E2b-Sandbox-Id` or
+/// `E2b-Sandbox-Port` sent twice, empty or not text, or a port the front does not serve.
+fn side(headers: &HeaderMap) -> Result<Side<'_>, Response> {
+    let one = |name: &str| {
+        let mut all = headers.get_all(name).iter();
+        match (all.next(), all.next()) {
+            (None, _) => Ok(None),
+            (Some(value), None) => match value.to_str() {
+                Ok(text) if !text.is_empty() => Ok(Some(text)),
+                _ => Err(format!("`{name}` is empty or not text")),
+            },
+            (Some(_), Some(_)) => Err(format!("`{name}` is sent more than once")),
+        }
+    };
+    let unclear = |why: String| errors::envd_http(400, why);
+    let Some(id) = one(SANDBOX_ID).map_err(unclear)? else {
+        return Ok(Side::Control);
+    };
+    let port = one(SANDBOX_PORT).map_err(unclear)?.unwrap_or(ENVD_PORT);
+    if port != ENVD_PORT && port != CODE_PORT {
+        return Err(errors::envd_http(
+            502,
+            format!(
+                "The sandbox {id} port {port} is not open: a local engine serves envd \
+                 ({ENVD_PORT}) and the code interpreter ({CODE_PORT})"
+            ),
+        ));
+    }
+    Ok(Side::Sandbox { id, port })
+}
+
 async fn dispatch(control: Router, envd: Router, code: Router, request: Request) -> Response {
     use tower::ServiceExt as _;
-    let router = match header(request.headers(), SANDBOX_PORT) {
-        _ if !request.headers().contains_key(SANDBOX_ID) => control,
-        Some(CODE_PORT) => code,
-        _ => envd,
+    let router = match side(request.headers()) {
+        Ok(Side::Control) => control,
+        Ok(Side::Sandbox {
+            port: CODE_PORT, ..
+        }) => code,
+        Ok(Side::Sandbox { .. }) => envd,
+        Err(unclear) => return unclear,
     };
     match router.oneshot(request).await {
         Ok(response) => response,
@@ -199,60 +236,55 @@ async fn dispatch(control: Router, envd: Router, code: Router, request: Request)
 /// request is for: the API key on the control plane, the sandbox's access token on envd
 /// (`/health` needs none, as envd's does not). Counted for the engine's idle exit.
 async fn door(State(front): State<Arc<Front>>, request: Request, next: Next) -> Response {
+    use super::guard::{Refused, credential};
     let _open = front.engine.activity.open();
     let headers = request.headers();
     if let Some(refused) = super::guard::check_door(request.uri(), headers) {
         return ApiError::from(refused).into_response();
     }
-    match header(headers, SANDBOX_ID) {
-        None => {
-            // Exactly one key, as the engine's door takes exactly one token.
-            let key = super::guard::only(headers, "x-api-key").unwrap_or("");
-            if !same(key, &front.api_key) {
-                let message = if headers.get_all("x-api-key").iter().count() > 1 {
-                    "more than one `X-API-KEY`: send the key once"
-                } else if key.is_empty() {
-                    "missing `X-API-KEY`: `eval \"$(svc e2b env)\"` sets E2B_API_KEY"
-                } else {
-                    "wrong API key: the engine was restarted, run `eval \"$(svc e2b env)\"` again"
-                };
+    let side = match side(headers) {
+        Ok(side) => side,
+        Err(unclear) => return unclear,
+    };
+    match side {
+        Side::Control => {
+            let message = match credential(headers, "x-api-key", "", &front.api_key) {
+                Ok(()) => None,
+                Err(Refused::Missing) => {
+                    Some("missing `X-API-KEY`: `eval \"$(svc e2b env)\"` sets E2B_API_KEY")
+                }
+                Err(Refused::Several) => Some("more than one `X-API-KEY`: send the key once"),
+                Err(Refused::Wrong) => Some(
+                    "wrong API key: the engine was restarted, run `eval \"$(svc e2b env)\"` again",
+                ),
+            };
+            if let Some(message) = message {
                 return ApiError::new(401, message).into_response();
             }
         }
-        Some(id) => {
-            let port = header(headers, SANDBOX_PORT).unwrap_or(ENVD_PORT);
-            if port != ENVD_PORT && port != CODE_PORT {
-                return errors::envd_http(
-                    502,
-                    format!(
-                        "The sandbox {id} port {port} is not open: a local engine serves envd \
-                         ({ENVD_PORT}) and the code interpreter ({CODE_PORT})"
-                    ),
-                );
-            }
-            let token = super::guard::only(headers, ACCESS_TOKEN).unwrap_or("");
+        Side::Sandbox { id, port } => {
             // Without a token: envd's `/health`, and the code interpreter's `/contexts` and
             // `/contexts/...`, which `e2b-code-interpreter` 2.11.5 calls with none (E2B guards
             // that port with the sandbox's network; `docs/e2b.md` names the gap). A token
             // that is present must still be the sandbox's own.
             let path = request.uri().path();
-            let open = token.is_empty()
-                && match port {
-                    CODE_PORT => path == "/contexts" || path.starts_with("/contexts/"),
-                    _ => path == "/health",
-                };
-            if !open && !same(token, &front.access_token(id)) {
-                let message = if token.is_empty() {
-                    "missing `X-Access-Token`: the sandbox's envdAccessToken"
-                } else {
-                    "wrong `X-Access-Token` for this sandbox"
-                };
-                return refuse(
-                    request.uri().path(),
-                    ConnectCode::Unauthenticated,
-                    401,
-                    message,
-                );
+            let open = match port {
+                CODE_PORT => path == "/contexts" || path.starts_with("/contexts/"),
+                _ => path == "/health",
+            };
+            let message = match credential(headers, ACCESS_TOKEN, "", &front.access_token(id)) {
+                Ok(()) => None,
+                Err(Refused::Missing) if open => None,
+                Err(Refused::Missing) => {
+                    Some("missing `X-Access-Token`: the sandbox's envdAccessToken")
+                }
+                Err(Refused::Several) => {
+                    Some("more than one `X-Access-Token`: send the token once")
+                }
+                Err(Refused::Wrong) => Some("wrong `X-Access-Token` for this sandbox"),
+            };
+            if let Some(message) = message {
+                return refuse(path, ConnectCode::Unauthenticated, 401, message);
             }
         }
     }
