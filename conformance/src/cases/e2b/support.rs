@@ -86,22 +86,22 @@ impl Front {
 
     /// An envd request naming sandbox `id`, with `token` when given.
     pub fn envd_as(&self, id: &str, token: Option<&str>, path: &str) -> RequestBuilder {
-        let rb = self
-            .anonymous(Method::POST, path)
-            .header("e2b-sandbox-id", id)
-            .header("e2b-sandbox-port", "49983");
-        match token {
-            Some(token) => rb.header("x-access-token", token),
-            None => rb,
-        }
+        self.port_as(Method::POST, "49983", id, token, path)
     }
 
     /// A request to the code interpreter's port (49999) of sandbox `id`, with `token` when given.
     pub fn code_as(&self, method: Method, id: &str, token: Option<&str>, path: &str) -> RequestBuilder {
-        let rb = self
-            .anonymous(method, path)
-            .header("e2b-sandbox-id", id)
-            .header("e2b-sandbox-port", "49999");
+        self.port_as(method, "49999", id, token, path)
+    }
+
+    /// envd's `GET /health` of sandbox `id` (it takes no token).
+    pub fn health(&self, id: &str) -> RequestBuilder {
+        self.port_as(Method::GET, "49983", id, None, "/health")
+    }
+
+    /// A request to `port` of sandbox `id`, with `token` when given.
+    pub fn port_as(&self, method: Method, port: &str, id: &str, token: Option<&str>, path: &str) -> RequestBuilder {
+        let rb = self.anonymous(method, path).header("e2b-sandbox-id", id).header("e2b-sandbox-port", port);
         match token {
             Some(token) => rb.header("x-access-token", token),
             None => rb,

@@ -124,7 +124,7 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "e2b/wire/006",
-            spec: "envd refuses a missing or wrong `X-Access-Token` (another sandbox's included) with 401 `unauthenticated` on a unary call and 401 `{code: 401}` on `/files`; `/health` answers 204 without one while the sandbox runs and 502 \"was not found\" once it is killed.",
+            spec: "envd refuses a missing or wrong `X-Access-Token` (another sandbox's included), and the right one sent twice, with 401 `unauthenticated` on a unary call and 401 `{code: 401}` on `/files`; `/health` answers 204 without one while the sandbox runs and 502 \"was not found\" once it is killed.",
             profile: &profiles::ENGINE,
             tags: [],
             endpoints: [],
@@ -138,17 +138,23 @@ pub fn cases() -> Vec<Case> {
                     let files = ctx.send(front.envd_as(&made.id, token, "/files?path=/etc/hostname").header("content-type", "application/octet-stream").body("x")).await?;
                     ensure!(files.status == 401 && files.json()?["code"] == 401, "{token:?}: {} {}", files.status, files.text());
                 }
-                let health = |id: &str| front.anonymous(reqwest::Method::GET, "/health").header("e2b-sandbox-id", id.to_owned());
-                ctx.send(health(&made.id)).await?.expect_status(204)?;
+                // The right token sent twice is no token: which copy a proxy acts on is anyone's guess.
+                let twice = front.envd(&made, "/filesystem.Filesystem/Stat").header("x-access-token", &made.token).header("content-type", "application/json").body(json!({"path": "/"}).to_string());
+                let twice = ctx.send(twice).await?;
+                let body = twice.json()?;
+                ensure!(twice.status == 401 && connect_error(&body)? == ("unauthenticated", "more than one `X-Access-Token`: send the token once"), "Stat with the token twice: {} {body}", twice.status);
+                let twice = ctx.send(front.envd(&made, "/files?path=/tmp/twice").header("x-access-token", &made.token).header("content-type", "application/octet-stream").body("x")).await?;
+                ensure!(twice.status == 401 && twice.json()?["code"] == 401, "/files with the token twice: {} {}", twice.status, twice.text());
+                ctx.send(front.health(&made.id)).await?.expect_status(204)?;
                 ctx.send(front.control(reqwest::Method::DELETE, &format!("/sandboxes/{}", made.id))).await?.expect_status(204)?;
-                let gone = ctx.send(health(&made.id)).await?;
+                let gone = ctx.send(front.health(&made.id)).await?;
                 ensure!(gone.status == 502 && gone.text().contains("was not found"), "{} {}", gone.status, gone.text());
                 Ok(())
             },
         },
         case! {
             id: "e2b/wire/007",
-            spec: "The code interpreter's `/contexts` and `/contexts/{id}` answer without a token (the SDK sends none there), but refuse a token that is present and wrong (another sandbox's included) with 401; any other path of that port (`/contextsX`) needs the sandbox's own token.",
+            spec: "The code interpreter's `/contexts` and `/contexts/{id}` answer without a token (the SDK sends none there), but refuse a token that is present and wrong (another sandbox's included) with 401; any other path of that port (`/contextsX`, `/execute`) needs the sandbox's own token, and a path that climbs out of `/contexts/` runs nothing.",
             profile: &profiles::ENGINE,
             tags: [],
             endpoints: [],
@@ -170,6 +176,12 @@ pub fn cases() -> Vec<Case> {
                 for token in [None, Some("wrong")] {
                     let resp = ctx.send(front.code_as(Method::GET, &made.id, token, "/contextsX")).await?;
                     ensure!(resp.status == 401, "{token:?} on /contextsX: {} {}", resp.status, resp.text());
+                    let resp = ctx.send(front.code_as(Method::POST, &made.id, token, "/execute").json(&json!({"code": "1"}))).await?;
+                    ensure!(resp.status == 401, "{token:?} on /execute: {} {}", resp.status, resp.text());
+                    for path in ["/contexts/../execute", "/contexts/%2e%2e/execute"] {
+                        let resp = ctx.send(front.code_as(Method::POST, &made.id, token, path).json(&json!({"code": "1"}))).await?;
+                        ensure!(resp.status != 200, "{token:?} on {path}: {} {}", resp.status, resp.text());
+                    }
                 }
                 Ok(())
             },
@@ -188,7 +200,7 @@ pub fn cases() -> Vec<Case> {
                 let gone = format!("The sandbox {} was not found", made.id);
                 let (status, body) = front.unary(&made, "/filesystem.Filesystem/Stat", &json!({"path": "/"})).await?;
                 ensure!(status == 503 && connect_error(&body)? == ("unavailable", gone.as_str()), "Stat: {status} {body}");
-                let files = ctx.send(front.anonymous(Method::GET, "/files?path=/etc/hostname").header("e2b-sandbox-id", &made.id).header("x-access-token", &made.token)).await?;
+                let files = ctx.send(front.port_as(Method::GET, "49983", &made.id, Some(&made.token), "/files?path=/etc/hostname")).await?;
                 let contexts = ctx.send(front.code_as(Method::GET, &made.id, Some(&made.token), "/contexts")).await?;
                 for (what, resp) in [("/files", files), ("/contexts", contexts)] {
                     let body = resp.json()?;
@@ -209,9 +221,8 @@ pub fn cases() -> Vec<Case> {
             endpoints: [],
             codes: [],
             run: |ctx| async move {
-                let front = Front::of(&ctx)?;
-                let made = front.create().await?;
-                let health = front.anonymous(reqwest::Method::GET, "/health").header("e2b-sandbox-id", made.id.clone()).build()?;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
+                let health = front.health(&made.id).build()?;
                 let health = crate::raw_wire::head(&health, "").into_bytes();
                 for len in [1, 100_000] {
                     let write = front.envd_as(&made.id, None, "/files?path=/tmp/refused.bin").header("content-type", "application/octet-stream").build()?;
@@ -219,6 +230,68 @@ pub fn cases() -> Vec<Case> {
                     refused.extend(std::iter::repeat_n(b'x', len));
                     let lost = crate::raw_wire::lost_after_refusals(&front.url, &refused, 401, &health, 200).await?;
                     ensure!(lost == 0, "{lost} of 400 requests lost after refused {len}-byte writes");
+                }
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/wire/010",
+            spec: "A request names its sandbox clearly or is refused before any token is asked: an `E2b-Sandbox-Id` or `E2b-Sandbox-Port` sent twice, empty or not text is 400 `{code: 400}` naming the header (never taken for a control-plane call, whose key it carries); a port the front does not serve is 502 naming the port.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                use reqwest::Method;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
+                let not_text = reqwest::header::HeaderValue::from_bytes(b"sb\xff").map_err(|e| anyhow!("{e}"))?;
+                let unclear = [
+                    ("e2b-sandbox-id", front.control(Method::GET, "/v2/sandboxes").header("e2b-sandbox-id", not_text)),
+                    ("e2b-sandbox-id", front.control(Method::GET, "/v2/sandboxes").header("e2b-sandbox-id", "")),
+                    ("e2b-sandbox-id", front.envd(&made, "/filesystem.Filesystem/Stat").header("e2b-sandbox-id", &made.id).header("content-type", "application/json").body(json!({"path": "/"}).to_string())),
+                    ("e2b-sandbox-port", front.envd(&made, "/filesystem.Filesystem/Stat").header("e2b-sandbox-port", "49983").header("content-type", "application/json").body(json!({"path": "/"}).to_string())),
+                ];
+                for (header, request) in unclear {
+                    let resp = ctx.send(request).await?;
+                    let body = resp.json()?;
+                    ensure!(resp.status == 400 && body["code"] == 400, "{header}: {} {body}", resp.status);
+                    ensure!(body["message"].as_str().is_some_and(|m| m.contains(header)), "{header}: {body}");
+                }
+                let closed = ctx.send(front.port_as(Method::GET, "8080", &made.id, Some(&made.token), "/health")).await?;
+                let body = closed.json()?;
+                ensure!(closed.status == 502 && body["message"].as_str().is_some_and(|m| m.contains("port 8080")), "port 8080: {} {body}", closed.status);
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/wire/011",
+            spec: "`POST /files` takes a raw body sent gzip-compressed (`Content-Encoding: gzip`, the SDKs' `gzip=True`) and writes the inflated bytes; a body that is not gzip after all is 400 `{code: 400}` and writes nothing; another encoding (`br`) is 415.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: [],
+            codes: [],
+            run: |ctx| async move {
+                use std::io::Write as _;
+                let (front, made) = Front::with_sandbox(&ctx).await?;
+                let plain: Vec<u8> = b"inflated on the way in\n".repeat(10_000);
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                gz.write_all(&plain)?;
+                let zipped = gz.finish()?;
+                let write = |path: &str, encoding: &str, body: Vec<u8>| {
+                    front.envd(&made, &format!("/files?path={path}")).header("content-type", "application/octet-stream").header("content-encoding", encoding).body(body)
+                };
+                let written = ctx.send(write("/home/user/zipped.txt", "gzip", zipped)).await?;
+                ensure!(written.status == 200, "gzip upload: {} {}", written.status, written.text());
+                let read = ctx.send(front.port_as(reqwest::Method::GET, "49983", &made.id, Some(&made.token), "/files?path=/home/user/zipped.txt")).await?;
+                ensure!(read.status == 200 && read.body[..] == plain[..], "read back: {} ({} bytes, {} expected)", read.status, read.body.len(), plain.len());
+                let corrupt = ctx.send(write("/home/user/corrupt.txt", "gzip", b"not gzip at all".to_vec())).await?;
+                let body = corrupt.json()?;
+                ensure!(corrupt.status == 400 && body["code"] == 400, "a body that is not gzip: {} {body}", corrupt.status);
+                let brotli = ctx.send(write("/home/user/brotli.txt", "br", b"x".to_vec())).await?;
+                ensure!(brotli.status == 415 && brotli.json()?["code"] == 415, "br: {} {}", brotli.status, brotli.text());
+                for path in ["/home/user/corrupt.txt", "/home/user/brotli.txt"] {
+                    let gone = ctx.send(front.port_as(reqwest::Method::GET, "49983", &made.id, Some(&made.token), &format!("/files?path={path}"))).await?;
+                    ensure!(gone.status == 404, "{path} was written: {} {}", gone.status, gone.text());
                 }
                 Ok(())
             },
