@@ -16,7 +16,8 @@ use axum::error_handling::HandleErrorLayer;
 use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use futures::TryStreamExt;
+use bytes::Bytes;
+use futures::{SinkExt, TryStreamExt};
 use http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 use serde_json::json;
@@ -26,8 +27,8 @@ use tower_http::decompression::RequestDecompressionLayer;
 pub fn router() -> Router<Arc<Front>> {
     Router::new()
         .route("/health", get(health))
-        // A file's bytes flow to the provider as they come: no limit here (a multipart
-        // part is held whole, as the SDK sends only in-memory data that way). The SDKs'
+        // A file's bytes flow to the provider as they come, a multipart part's too: no
+        // limit here. The SDKs'
         // `gzip=True` upload (`Content-Encoding: gzip`) is inflated as it streams; any other
         // encoding reaches `write`, which refuses it.
         .route(
@@ -37,8 +38,9 @@ pub fn router() -> Router<Arc<Front>> {
                 .layer(axum::extract::DefaultBodyLimit::disable())
                 .layer(
                     tower::ServiceBuilder::new()
-                        // The route itself never fails; what the layer could add is a
-                        // request it cannot decode, said as such.
+                        // Only to make the route's error type `Infallible`: the route never
+                        // fails, and a body that does not inflate fails as the write reads
+                        // it (400), not here.
                         .layer(HandleErrorLayer::new(|e: tower::BoxError| async move {
                             envd_http(400, format!("the upload cannot be decoded: {e}"))
                         }))
@@ -126,10 +128,7 @@ async fn write(
     request: Request,
 ) -> Response {
     let headers = request.headers().clone();
-    let (id, sandbox) = match sandbox(&front, &headers, RouteId::FilesWrite).await {
-        Ok(found) => found,
-        Err(refused) => return refused,
-    };
+    // Left by the decompression layer only when it is no encoding it inflates.
     if headers
         .get(header::CONTENT_ENCODING)
         .is_some_and(|v| v != "identity")
@@ -140,6 +139,10 @@ async fn write(
              no other encoding",
         );
     }
+    let (id, sandbox) = match sandbox(&front, &headers, RouteId::FilesWrite).await {
+        Ok(found) => found,
+        Err(refused) => return refused,
+    };
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -188,12 +191,28 @@ async fn write_parts(
             (None, Some(name)) if !name.is_empty() => name.to_owned(),
             _ => return envd_http(400, "a part without a file name, and no `path`"),
         };
-        let bytes = match field.bytes().await {
-            Ok(bytes) => bytes,
-            Err(e) => return envd_http(400, format!("a bad multipart body: {}", e.body_text())),
+        // The part flows into the write as it comes (it borrows the body, so it is fed
+        // through a channel): a large part, or a small gzip one that inflates to a large
+        // one, is never held whole.
+        let (mut feed, body) = futures::channel::mpsc::channel::<std::io::Result<Bytes>>(4);
+        let body: ByteStream = Box::pin(body);
+        let feeding = async move {
+            let mut field = field;
+            loop {
+                let chunk = match field.chunk().await {
+                    Ok(Some(chunk)) => Ok(chunk),
+                    Ok(None) => return,
+                    Err(e) => Err(std::io::Error::other(e.body_text())),
+                };
+                let failed = chunk.is_err();
+                // A write that ended early (refused, failed) drops the receiver.
+                if feed.send(chunk).await.is_err() || failed {
+                    return;
+                }
+            }
         };
-        let body: ByteStream = Box::pin(futures::stream::once(async move { Ok(bytes) }));
-        match sandbox.write_file(query(target), body).await {
+        let (wrote, ()) = tokio::join!(sandbox.write_file(query(target), body), feeding);
+        match wrote {
             Ok(info) => answers.push(written(&info)),
             Err(e) => return failed(id, e),
         }
