@@ -13,7 +13,8 @@
 //! folders and files and hands bwrap descriptors (`--bind-fd`, `--ro-bind-data`), through
 //! a shell's redirections (the engine itself has no `unsafe` to place descriptors with).
 
-use super::{HOME, Machine, TMP, Tools, USER_ID, etc, ns_inode};
+use super::{HOME, Machine, TMP, Tools, USER_ID, etc};
+use crate::services::proc_scan::ns_inode;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -35,8 +35,7 @@ mod tests;
 pub use launch::{Network, Plan, start};
 pub use view::{View, ViewError};
 
-// Read from `/proc` like every other process fact (`proc_scan` needs it without a machine).
-pub use crate::services::proc_scan::ns_inode;
+use crate::services::proc_scan::ns_inode;
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
