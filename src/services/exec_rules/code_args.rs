@@ -3,7 +3,9 @@
 //! program, so under an allow list they are refused. The list is of what is known, not a
 //! promise: a program that runs what its input files say (a `Makefile`, a repository's
 //! hooks and config, `package.json` scripts, any interpreter) runs whatever the caller can
-//! write there, which the README's Security section says plainly.
+//! write there, which the README's Security section says plainly. Known and not refused
+//! here, for that reason: `make -f -` (a makefile from stdin) or any makefile the caller
+//! wrote, `git -C`/`--git-dir` pointing at a repository whose config the caller wrote.
 
 /// Why `args` make `program` (by its file name) run code of the caller's choosing, or
 /// `None`.
@@ -34,23 +36,27 @@ fn short_option(arg: &str, letter: char) -> bool {
 /// `make --eval=TEXT` (or a prefix of it, `--ev`) and `make -E TEXT` evaluate makefile
 /// text: `$(shell ...)` runs a command before any target is read. A variable set on the
 /// line with `!=`, or whose text holds a `$`, runs a command as it is read too (`X!=id`,
-/// `X:=$(shell id)`).
+/// `X:=$(shell id)`), after `--` as well: `--` ends the options, not the variables.
 fn make(args: &[String]) -> Option<&'static str> {
-    args.iter()
-        .take_while(|a| *a != "--")
-        .any(|a| {
-            if a.starts_with('-') {
-                long_option(a, "eval") || short_option(a, 'E')
-            } else {
-                a.split_once('=').is_some_and(|(name, value)| {
-                    name.ends_with('!') || name.contains('$') || value.contains('$')
-                })
-            }
+    let options_end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let evaluates = |a: &String| long_option(a, "eval") || short_option(a, 'E');
+    let sets_code = |a: &String| {
+        a.split_once('=').is_some_and(|(name, value)| {
+            name.ends_with('!') || name.contains('$') || value.contains('$')
         })
-        .then_some(
-            "`make --eval`, `make -E` and a variable set on the line with `!=` or a `$` \
+    };
+    let option = |a: &String| a.starts_with('-');
+    (args[..options_end].iter().any(|a| {
+        if option(a) {
+            evaluates(a)
+        } else {
+            sets_code(a)
+        }
+    }) || args[options_end..].iter().any(sets_code))
+    .then_some(
+        "`make --eval`, `make -E` and a variable set on the line with `!=` or a `$` \
              evaluate text that can run any command",
-        )
+    )
 }
 
 /// Options of git commands that run a program the caller names, by command: the long ones
@@ -65,6 +71,11 @@ const GIT_COMMAND_OPTIONS: &[(&str, &[&str], &[char])] = &[
     ("archive", &["exec"], &[]),
     ("rebase", &["exec"], &['x']),
     ("difftool", &["extcmd"], &['x']),
+    ("init", &["template"], &[]),
+    ("grep", &["open-files-in-pager"], &['O']),
+    ("fetch-pack", &["upload-pack", "exec"], &[]),
+    ("send-pack", &["receive-pack", "exec"], &[]),
+    ("send-email", &["sendmail-cmd", "smtp-server"], &[]),
 ];
 
 /// Git commands whose work is to run a command the caller names (`git bisect run CMD`,
@@ -77,12 +88,26 @@ const GIT_RUNNING_COMMANDS: &[(&str, Option<&str>)] = &[
 ];
 
 /// Whether git's `command`, given `args` (those after it), runs a program the caller names.
+/// `git config` that sets a value is one: the value can be an alias starting with `!`, a
+/// pager or `core.sshCommand`, which the next git call runs; only its reading forms pass.
 fn git_command(command: &str, args: &[String]) -> bool {
     let args: Vec<&str> = args
         .iter()
         .map(String::as_str)
         .take_while(|a| *a != "--")
         .collect();
+    if command == "config" {
+        const READING: &[&str] = &[
+            "get",
+            "list",
+            "--get",
+            "--get-all",
+            "--get-regexp",
+            "--list",
+            "-l",
+        ];
+        return !args.iter().any(|a| READING.contains(a));
+    }
     let runs = GIT_RUNNING_COMMANDS
         .iter()
         .any(|(name, word)| *name == command && word.is_none_or(|word| args.contains(&word)));
@@ -112,8 +137,9 @@ fn git(args: &[String]) -> Option<&'static str> {
         "--namespace",
         "--attr-source",
         "--shallow-file",
-        "--list-cmds",
     ];
+    /// Global options that take a value only as `=VALUE`.
+    const EQUALS_VALUE: &[&str] = &["--list-cmds"];
     /// Global options that take no value.
     const FLAGS: &[&str] = &[
         "-p",
@@ -157,9 +183,10 @@ fn git(args: &[String]) -> Option<&'static str> {
         if WITH_VALUE.contains(&arg.as_str()) {
             i += 2;
         } else if FLAGS.contains(&arg.as_str())
-            || arg
-                .split_once('=')
-                .is_some_and(|(name, _)| name.starts_with("--") && WITH_VALUE.contains(&name))
+            || arg.split_once('=').is_some_and(|(name, _)| {
+                name.starts_with("--")
+                    && (WITH_VALUE.contains(&name) || EQUALS_VALUE.contains(&name))
+            })
         {
             i += 1;
         } else {
@@ -214,6 +241,18 @@ mod tests {
             ("git", "bisect run id"),
             ("git", "submodule foreach id"),
             ("git", "filter-branch --tree-filter id"),
+            ("make", "-f /dev/null -- X!=id"),
+            ("make", "-- X:=$(shell id)"),
+            ("git", "config alias.x !id"),
+            ("git", "config --global core.pager id"),
+            ("git", "config set core.sshCommand id"),
+            ("git", "init --template=/tmp/hooks repo"),
+            ("git", "grep -O id pattern"),
+            ("git", "grep --open-files-in-pager=id pattern"),
+            ("git", "fetch-pack --upload-pack=id origin"),
+            ("git", "send-pack --receive-pack=id origin"),
+            ("git", "send-email --sendmail-cmd=id patch"),
+            ("git", "--list-cmds -c alias.x=!id x"),
         ] {
             assert!(
                 runs_code(program, &words(args)).is_some(),
@@ -237,6 +276,13 @@ mod tests {
             ("git", "bisect start"),
             ("git", "submodule update"),
             ("git", "push origin -- --exec"),
+            ("make", "-- all"),
+            ("git", "config --get user.name"),
+            ("git", "config --list"),
+            ("git", "config get user.name"),
+            ("git", "--list-cmds=main log"),
+            ("git", "init repo"),
+            ("git", "grep -n pattern"),
         ] {
             assert!(
                 runs_code(program, &words(args)).is_none(),

@@ -205,7 +205,7 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "process/guard/008",
-            spec: "An allow list means what it says (issue 30, item 3): with `make`, `git`, `curl` and `kubectl` allowed, a line that sets a variable which makes them run code or read another configuration (`MAKEFLAGS`, `GIT_CONFIG_*`, `GIT_EXTERNAL_DIFF`, `KUBECONFIG`, `CURL_HOME`, before the program or through `env`), and arguments known to run code (`make --eval` or any prefix of it from `--ev`, `-E`, a variable set on the line with `!=` or a `$`, `git -c`, `git --config-env`, any git global option not known, such as `--attr-source VALUE` hiding a `-c`, and a git command's options that run a program, any prefix of them, `clone --upl=`, `rebase -x`, `submodule foreach`) are 403 and run nothing; a caller's `env` name that is not an identifier (`A B`, `1ABC`) is 400 `env_invalid`.",
+            spec: "An allow list means what it says (issue 30, item 3): with `make`, `git`, `curl` and `kubectl` allowed, a line that sets a variable which makes them run code or read another configuration (`MAKEFLAGS`, `GIT_CONFIG_*`, `GIT_EXTERNAL_DIFF`, `KUBECONFIG`, `CURL_HOME`, before the program or through `env`), and arguments known to run code (`make --eval` or any prefix of it from `--ev`, `-E`, a variable set on the line with `!=` or a `$`, after `--` too, `git -c`, `git config` setting a value, `git init --template`, `git --config-env`, any git global option not known, such as `--attr-source VALUE` hiding a `-c`, and a git command's options that run a program, any prefix of them, `clone --upl=`, `rebase -x`, `submodule foreach`) are 403 and run nothing; a caller's `env` name that is not an identifier (`A B`, `1ABC`) is 400 `env_invalid`.",
             profile: &profiles::PROCESS_GUARD,
             tags: [],
             endpoints: ["shell", "shell_stream", "process_start"],
@@ -224,6 +224,9 @@ pub fn cases() -> Vec<Case> {
                     json!({"cmd": format!("make --eva='$(shell {touch})' -f /dev/null")}),
                     json!({"cmd": format!("make -f /dev/null 'X!={touch}'")}),
                     json!({"cmd": format!("make -f /dev/null 'X:=$(shell {touch})'")}),
+                    json!({"cmd": format!("make -f /dev/null -- 'X!={touch}'")}),
+                    json!({"cmd": format!("git config alias.x '!{touch}'")}),
+                    json!({"cmd": format!("git init --template=. x")}),
                     json!({"cmd": format!("git --attr-source HEAD -c alias.x='!{touch}' x")}),
                     json!({"cmd": "git", "args": ["--attr-source", "HEAD", "-c", format!("alias.x=!{touch}"), "x"]}),
                     json!({"cmd": format!("git clone --upl='{touch};' file:///nonexistent x")}),
