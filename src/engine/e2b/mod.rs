@@ -186,7 +186,7 @@ enum Side<'a> {
 
 /// The request's side, or why it names none clearly: an `E2b-Sandbox-Id` or
 /// `E2b-Sandbox-Port` sent twice, empty or not text, or a port the front does not serve.
-fn side(headers: &HeaderMap) -> Result<Side<'_>, Response> {
+fn side(headers: &HeaderMap) -> Result<Side<'_>, ApiError> {
     let one = |name: &str| {
         let mut all = headers.get_all(name).iter();
         match (all.next(), all.next()) {
@@ -198,13 +198,13 @@ fn side(headers: &HeaderMap) -> Result<Side<'_>, Response> {
             (Some(_), Some(_)) => Err(format!("`{name}` is sent more than once")),
         }
     };
-    let unclear = |why: String| errors::envd_http(400, why);
+    let unclear = |why: String| ApiError::new(400, why);
     let Some(id) = one(SANDBOX_ID).map_err(unclear)? else {
         return Ok(Side::Control);
     };
     let port = one(SANDBOX_PORT).map_err(unclear)?.unwrap_or(ENVD_PORT);
     if port != ENVD_PORT && port != CODE_PORT {
-        return Err(errors::envd_http(
+        return Err(ApiError::new(
             502,
             format!(
                 "The sandbox {id} port {port} is not open: a local engine serves envd \
@@ -223,7 +223,7 @@ async fn dispatch(control: Router, envd: Router, code: Router, request: Request)
             port: CODE_PORT, ..
         }) => code,
         Ok(Side::Sandbox { .. }) => envd,
-        Err(unclear) => return unclear,
+        Err(unclear) => return unclear.into_response(),
     };
     match router.oneshot(request).await {
         Ok(response) => response,
@@ -244,7 +244,7 @@ async fn door(State(front): State<Arc<Front>>, request: Request, next: Next) -> 
     }
     let side = match side(headers) {
         Ok(side) => side,
-        Err(unclear) => return unclear,
+        Err(unclear) => return unclear.into_response(),
     };
     match side {
         Side::Control => {
