@@ -264,6 +264,41 @@ pub fn arm(core: &Arc<Core>) {
     });
 }
 
+/// How often an isolated sandbox's machine is looked at ([`watch_machine`]).
+const MACHINE_WATCH: Duration = Duration::from_secs(1);
+
+/// Ends an isolated sandbox whose machine ended underneath it (its init killed from
+/// outside, or by the kernel): its processes died with the machine, and a command entering
+/// by the dead init's pid would one day enter whatever process was given that pid. From
+/// then on every call answers `E2009`, as after a kill. A machine is looked at every
+/// [`MACHINE_WATCH`] (an adopted one too, which no process of this engine waits for).
+pub fn watch_machine(core: &Arc<Core>) {
+    let Some(isolated) = &core.isolated else {
+        return;
+    };
+    let machine = isolated.machine.clone();
+    let mut ended = core.life.ended.subscribe();
+    let weak = Arc::downgrade(core);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(MACHINE_WATCH);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = ended.changed() => return,
+            }
+            let Some(core) = weak.upgrade() else { return };
+            if core.life.is_gone() {
+                return;
+            }
+            if !machine.alive() {
+                tracing::warn!(sandbox = %core.id, "the sandbox's machine ended: the sandbox is ended");
+                let _ = end(&core, true).await;
+                return;
+            }
+        }
+    });
+}
+
 /// Ends the sandbox (a kill, or its expiry); answers its last record, `stopped`.
 pub async fn end(core: &Arc<Core>, from_kill: bool) -> ProviderResult<SandboxRecord> {
     let _turn = core.lifecycle.lock().await;

@@ -93,6 +93,7 @@ impl LocalProvider {
             match lifecycle::adopt(&dir, &cgroups, tools.as_ref(), Arc::downgrade(&sandboxes)) {
                 Adopted::Alive(core) => {
                     lifecycle::arm(&core);
+                    lifecycle::watch_machine(&core);
                     sandboxes.insert(core);
                 }
                 Adopted::Ended => {}
@@ -244,6 +245,7 @@ impl Provider for LocalProvider {
         )
         .await?;
         lifecycle::arm(&core);
+        lifecycle::watch_machine(&core);
         Ok(self.sandboxes.insert(core).record())
     }
 
