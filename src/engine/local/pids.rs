@@ -30,8 +30,8 @@ pub struct Shown {
 impl Core {
     /// Notes the command the registry started as `outer` and answers the pid the API
     /// gives it: `outer` itself without a machine, else the pid inside of the process
-    /// `nsenter` forked. A command that ended before it was seen inside keeps `outer`:
-    /// nothing can address it any more, and the number is not reused inside.
+    /// `nsenter` forked. A command not seen inside within the wait keeps `outer` as its
+    /// number, noted as its own pair so it stays addressable while it runs.
     pub async fn note_command(&self, outer: u32) -> u32 {
         if self.isolated.is_none() {
             return outer;
@@ -40,7 +40,9 @@ impl Core {
             .await
             .ok()
             .flatten();
-        let Some(inner) = inner else { return outer };
+        // Not seen inside (it ended at once, or the machine is slow past the wait): the API
+        // gives the outer number, and the pair still makes it addressable while it runs.
+        let inner = inner.unwrap_or(outer);
         let mut pairs = lock(&self.inner);
         // Pairs of ended commands go: their inner numbers may be given again.
         pairs.retain(|outer, _| proc_scan::stat(*outer).is_some_and(|s| !s.is_dead()));
