@@ -55,7 +55,7 @@ pub fn host_path(core: &Core, raw: &str) -> ProviderResult<String> {
                 // The view normalizes: a trailing `/` (or `/.`) is kept, since `a.txt/`
                 // names a directory, never `a.txt`.
                 let mut host = p.display().to_string();
-                if (raw.ends_with('/') || raw.ends_with("/.")) && !host.ends_with('/') {
+                if crate::services::files::names_directory(raw) && !host.ends_with('/') {
                     host.push('/');
                 }
                 host

@@ -245,7 +245,7 @@ impl FileService {
         let located = self.locate_path(path, op, last, create_parents)?;
         // `a.txt/` names a directory, as the kernel reads it (ENOTDIR), never `a.txt`:
         // decided here, so every operation that locates a path answers the same.
-        if names_directory(raw) && !located.is_directory() {
+        if names_directory(raw) && !located.is_directory(last) {
             return Err(FileError::NotDirectory(located.path));
         }
         Ok(located)
@@ -418,7 +418,10 @@ impl FileService {
         F: FnOnce(&std::fs::File) + Send + 'static,
     {
         let path = self.file_target(raw)?;
-        self.write_pieces_path(path, body, options, on_open).await
+        let pending = self.stage_pieces_path(path, body, options, on_open).await?;
+        tokio::task::spawn_blocking(move || pending.commit())
+            .await
+            .map_err(|e| FileError::io(self.base(), std::io::Error::other(e)))?
     }
 
     /// The streamed write of `path`, all its bytes in the temp file but not yet renamed
@@ -452,6 +455,7 @@ impl FileService {
                     Piece::Failed(cause) => return Err(pending.fail(cause)),
                 }
             }
+            pending.finish()?;
             Ok::<_, FileError>(pending)
         });
         // The body is read once the temp file exists (a refused path reads none of it): a
@@ -470,25 +474,6 @@ impl FileService {
             return Err(e);
         }
         Ok(pending)
-    }
-
-    async fn write_pieces_path<S, B, E, F>(
-        &self,
-        path: PathBuf,
-        body: S,
-        options: WriteOptions,
-        on_open: F,
-    ) -> Result<Entry, FileError>
-    where
-        S: futures::Stream<Item = Result<Piece<B>, E>> + Send,
-        B: AsRef<[u8]> + Send + 'static,
-        E: Into<Box<dyn std::error::Error + Send + Sync>>,
-        F: FnOnce(&std::fs::File) + Send + 'static,
-    {
-        let pending = self.stage_pieces_path(path, body, options, on_open).await?;
-        tokio::task::spawn_blocking(move || pending.commit())
-            .await
-            .map_err(|e| FileError::io(self.base(), std::io::Error::other(e)))?
     }
 
     /// The directory `raw`'s entries, `depth` levels down (1..=10), links described and
@@ -866,6 +851,7 @@ impl FileService {
     ) -> Result<PendingWrite, FileError> {
         let mut pending = self.begin_upload(dir_raw, name, options)?;
         pending.write(bytes)?;
+        pending.finish()?;
         Ok(pending)
     }
 

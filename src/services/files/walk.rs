@@ -8,7 +8,7 @@
 //! on the last component relative to its parent's descriptor with `*at` calls that do not
 //! follow links either, so a link swapped in at any moment never leads anywhere else.
 
-use super::entry::Entry;
+use super::entry::{Entry, EntryKind};
 use super::error::FileError;
 use crate::services::beneath;
 use crate::services::paths::{Op, PathGuard, RefusalKind, SymlinkPolicy, normalize};
@@ -64,22 +64,22 @@ impl Located {
     }
 
     /// Whether the entry is a directory, or not there (a path that names a directory may
-    /// be one still to make). A link counts by its target, as the kernel resolves `link/`.
-    pub fn is_directory(&self) -> bool {
+    /// be one still to make). A link counts by its target, as the kernel resolves `link/`,
+    /// only where the walk followed it (`last` is not [`Last::Keep`]): a kept link's target
+    /// was never judged, and may be outside, where even its type is none of the caller's
+    /// business; such a link is no directory.
+    pub fn is_directory(&self, last: Last) -> bool {
         let Some(name) = &self.name else {
             return true;
         };
-        match self.lstat() {
-            Err(_) => true,
-            Ok(stat) => match stat.st_mode & SFlag::S_IFMT.bits() {
-                m if m == SFlag::S_IFDIR.bits() => true,
-                m if m == SFlag::S_IFLNK.bits() => {
-                    fstatat(&self.dir, name.as_os_str(), AtFlags::empty()).is_ok_and(|target| {
-                        target.st_mode & SFlag::S_IFMT.bits() == SFlag::S_IFDIR.bits()
-                    })
-                }
-                _ => false,
-            },
+        let of = |stat: FileStat| EntryKind::of_mode(stat.st_mode);
+        match self.lstat().map(of) {
+            Err(_) | Ok(EntryKind::Dir) => true,
+            Ok(EntryKind::Symlink) if last != Last::Keep => {
+                fstatat(&self.dir, name.as_os_str(), AtFlags::empty())
+                    .is_ok_and(|target| of(target) == EntryKind::Dir)
+            }
+            Ok(_) => false,
         }
     }
 

@@ -9,7 +9,7 @@ use super::error::FileError;
 use super::walk::{entry_at, errno_error};
 use nix::errno::Errno;
 use nix::fcntl::{FallocateFlags, OFlag, RenameFlags, fallocate, openat, renameat2};
-use nix::sys::stat::{Mode, fchmod, fstat};
+use nix::sys::stat::{FileStat, Mode, fchmod, fstat};
 use nix::unistd::{UnlinkatFlags, fsync, unlinkat};
 use std::ffi::OsString;
 use std::fs::File;
@@ -81,6 +81,8 @@ pub struct PendingWrite {
     name: OsString,
     temp: OsString,
     file: Option<File>,
+    /// The temporary file's `fstat` once [`PendingWrite::finish`] closed it.
+    finished: Option<FileStat>,
     written: u64,
     /// Bytes whose blocks were reserved up front ([`WriteOptions::expected_len`]).
     reserved: u64,
@@ -147,6 +149,7 @@ impl PendingWrite {
             name,
             temp,
             file: Some(file),
+            finished: None,
             written: 0,
             reserved,
             limit,
@@ -216,11 +219,15 @@ impl PendingWrite {
         FileError::io(&self.path, cause)
     }
 
-    /// Syncs the temporary file and renames it over the target (refusing an existing
-    /// target unless `overwrite`); answers the written file's info.
-    pub fn commit(mut self) -> Result<Entry, FileError> {
+    /// Ends the writing: the unused reservation is given back, the bytes are synced when
+    /// asked, and the temporary file is closed, so a write staged to be committed later
+    /// (an upload's parts) holds one descriptor, its directory's, not two.
+    pub fn finish(&mut self) -> Result<(), FileError> {
         let Some(file) = self.file.take() else {
-            return Err(self.too_large());
+            return match self.finished {
+                Some(_) => Ok(()),
+                None => Err(self.too_large()),
+            };
         };
         if self.written < self.reserved {
             // Fewer bytes than expected: the blocks past the end go back to the disk (a
@@ -233,6 +240,25 @@ impl PendingWrite {
             self.unlink_temp();
             return Err(FileError::io(&self.path, e));
         }
+        match fstat(&file) {
+            Ok(stat) => {
+                self.finished = Some(stat);
+                Ok(())
+            }
+            Err(e) => {
+                self.unlink_temp();
+                Err(errno_error(&self.path, e))
+            }
+        }
+    }
+
+    /// Finishes the write ([`PendingWrite::finish`]) and renames it over the target
+    /// (refusing an existing target unless `overwrite`); answers the written file's info.
+    pub fn commit(mut self) -> Result<Entry, FileError> {
+        self.finish()?;
+        let Some(stat) = self.finished else {
+            return Err(self.too_large());
+        };
         let flags = if self.overwrite {
             RenameFlags::empty()
         } else {
@@ -253,7 +279,6 @@ impl PendingWrite {
             // The rename itself lasts once the directory is synced.
             let _ = fsync(&self.dir);
         }
-        let stat = fstat(&file).map_err(|e| errno_error(&self.path, e))?;
         Ok(entry_at(
             &self.dir,
             Some(self.name.as_os_str()),

@@ -48,24 +48,32 @@ pub fn resolve(home: &Path, raw: &str) -> Result<PathBuf, Fault> {
     if normal == home {
         return Ok(normal);
     }
+    // The deepest folder on the way that exists, with its links followed, must be inside.
+    let mut existing = normal.parent().unwrap_or(home).to_path_buf();
+    while std::fs::symlink_metadata(&existing).is_err() {
+        existing.pop();
+    }
+    if !existing
+        .canonicalize()
+        .is_ok_and(|real| real.starts_with(home))
+    {
+        return Err(outside());
+    }
     // `a.txt/` names a directory, as the kernel reads it (ENOTDIR), never the file `a.txt`.
+    // Asked only once the path is known to be inside: the answer says what is there.
     let trimmed = raw.trim_end_matches("/.");
     let names_directory = trimmed.ends_with('/') || trimmed.len() < raw.len();
+    if names_directory {
+        // A link there is followed to say what it names only when it stays inside.
+        follow(home, &normal)?;
+    }
     if names_directory && std::fs::metadata(&normal).is_ok_and(|m| !m.is_dir()) {
         return Err(Fault::new(
             "E4006",
             format!("`{}` is not a directory", shown(&normal)),
         ));
     }
-    // The deepest folder on the way that exists, with its links followed, must be inside.
-    let mut existing = normal.parent().unwrap_or(home).to_path_buf();
-    while std::fs::symlink_metadata(&existing).is_err() {
-        existing.pop();
-    }
-    match existing.canonicalize() {
-        Ok(real) if real.starts_with(home) => Ok(normal),
-        _ => Err(outside()),
-    }
+    Ok(normal)
 }
 
 /// For what reads or writes through the last component: a link there must stay inside.

@@ -108,8 +108,8 @@ async fn upload(
                 if parts > cap {
                     return Err(too_many_parts(cap));
                 }
-                files.check_upload_name(&name)?;
                 match &target {
+                    // The service judges the name before it reads a byte of the part.
                     Some(dir) => {
                         let pending = files
                             .stage_upload_stream(
@@ -122,6 +122,8 @@ async fn upload(
                         staged.push(pending);
                     }
                     None => {
+                        // Judged before the part is held in memory.
+                        files.check_upload_name(&name)?;
                         let bytes = hold(&files, &name, field).await?;
                         held.push((name, bytes));
                     }
