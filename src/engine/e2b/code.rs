@@ -10,7 +10,7 @@ use super::super::provider::Sandbox;
 use super::super::routes::RouteId;
 use super::Front;
 use super::errors::ApiError;
-use crate::error::engine::Code;
+use crate::error::engine::{Code, EngineError};
 use crate::wire::{CodeRunBody, ContextRecord, CreateContext};
 use axum::Router;
 use axum::extract::{Path, State};
@@ -84,6 +84,7 @@ struct Execute {
     code: String,
     context_id: Option<String>,
     language: Option<String>,
+    /// Refused when not empty: see [`execute`].
     env_vars: Option<BTreeMap<String, String>>,
 }
 
@@ -174,6 +175,20 @@ async fn execute(
 ) -> Result<Response, ApiError> {
     let asked: Execute = serde_json::from_slice(&body)
         .map_err(|e| ApiError::new(400, format!("a bad body: {e}")))?;
+    // A run always names a context here (the default one when the caller names none) and
+    // an engine context's variables are fixed when it is made, so a run's own would be
+    // refused by the engine, after a default context was made for nothing: refused first.
+    if asked.env_vars.as_ref().is_some_and(|e| !e.is_empty()) {
+        return Err(ApiError::envd(
+            &super::sandbox_id(&headers),
+            EngineError::new(
+                Code::FeatureNotSupported,
+                "per-run `env_vars` are not supported by a local engine: a code context's \
+                 variables are fixed when it is made; give them to the sandbox when it is \
+                 created (`envs`) or set them in the code",
+            ),
+        ));
+    }
     let (id, sandbox) = handle(&front, &headers, RouteId::CodeRun).await?;
     let named_language = match &asked.context_id {
         Some(context) => language_of(&front, &id, &sandbox, context).await,
@@ -186,13 +201,12 @@ async fn execute(
     } else {
         asked.code
     };
-    let envs = asked.env_vars.filter(|e| !e.is_empty());
     let run = |context: String| {
         sandbox.code_run(CodeRunBody {
             code: code.clone(),
             language: Some(language.to_owned()),
             context_id: Some(context),
-            envs: envs.clone(),
+            envs: None,
             timeout: None,
         })
     };

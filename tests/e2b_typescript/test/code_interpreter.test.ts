@@ -63,8 +63,9 @@ test(
   "runCode: a run's envs reach its code",
   {
     todo:
-      'the front answers 400 `envs cannot go with context_id: a context\'s variables are fixed when it is created` ' +
-      'to /execute with `env_vars` (the SDK shows `400 Bad Request`)',
+      'a local engine does not support per-run env_vars: the front answers 501 `per-run env_vars are not ' +
+      "supported by a local engine` to /execute with `env_vars` before it makes a context (a context's variables " +
+      'are fixed when it is made)',
   },
   async (t) => {
     const sb = await sandbox(t);
