@@ -67,13 +67,11 @@ impl Contexts {
     }
 
     /// The sandbox's contexts as a listing shows them: each noted with its language (its
-    /// run count kept), and any the front knew that the listing lacks forgotten (deleted
-    /// through `/v1`), with a default that named it.
+    /// run count kept). One the listing lacks is not forgotten: it may have been made after
+    /// the listing was read (a concurrent first run's default), and one deleted through
+    /// `/v1` is forgotten when a run meets `ContextNotFound`.
     pub(super) fn listed(&self, sandbox: &str, all: &[ContextRecord]) {
         let mut known = lock(&self.inner);
-        let live = |c: &str| all.iter().any(|r| r.context_id == c);
-        known.contexts.retain(|(s, c), _| s != sandbox || live(c));
-        known.defaults.retain(|(s, _), c| s != sandbox || live(c));
         for record in all {
             let entry = known
                 .contexts
@@ -140,14 +138,17 @@ mod tests {
     }
 
     #[test]
-    fn a_listing_forgets_contexts_deleted_elsewhere_and_notes_new_ones() {
+    fn a_listing_notes_new_contexts_and_forgets_none_it_did_not_see() {
         let known = Contexts::default();
-        known.saw("s", "old", "python3");
-        known.settle_default("s", "python3", "old".into());
         known.saw("t", "other", "bash");
-        known.listed("s", &[record("new", "bash")]);
-        assert_eq!(known.default_of("s", "python3"), None);
-        assert_eq!(known.language_of("s", "old"), None);
+        // A listing read before a concurrent first run made its default...
+        let listing = [record("new", "bash")];
+        known.saw("s", "made", "python3");
+        assert_eq!(known.settle_default("s", "python3", "made".into()), "made");
+        // ...does not forget it when it is noted: the run's state lives in that context.
+        known.listed("s", &listing);
+        assert_eq!(known.default_of("s", "python3").as_deref(), Some("made"));
+        assert_eq!(known.language_of("s", "made").as_deref(), Some("python3"));
         assert_eq!(known.language_of("s", "new").as_deref(), Some("bash"));
         assert_eq!(known.language_of("t", "other").as_deref(), Some("bash"));
         known.forget_sandbox("s");
