@@ -50,11 +50,17 @@ impl Contexts {
         entry.0 = language.to_owned();
     }
 
+    /// One more run of the context: its count. A context forgotten meanwhile (deleted by a
+    /// concurrent call) is not noted again, which would give it no language: the run is
+    /// its first as far as the front knows.
     pub(super) fn count(&self, sandbox: &str, context: &str) -> u64 {
-        let mut known = lock(&self.inner);
-        let entry = known.contexts.entry(key(sandbox, context)).or_default();
-        entry.1 += 1;
-        entry.1
+        match lock(&self.inner).contexts.get_mut(&key(sandbox, context)) {
+            Some(entry) => {
+                entry.1 += 1;
+                entry.1
+            }
+            None => 1,
+        }
     }
 
     /// Forgets a context that is gone, and any default that named it.
@@ -135,6 +141,23 @@ mod tests {
         assert_eq!(known.count("s", "c1"), 1);
         known.restarted("s", "c1");
         assert_eq!(known.count("s", "c1"), 1);
+    }
+
+    #[test]
+    fn a_count_after_a_concurrent_forget_does_not_bring_the_context_back() {
+        let known = Contexts::default();
+        known.saw("s", "c1", "bash");
+        known.settle_default("s", "bash", "c1".into());
+        // A run ended on c1 while a delete forgot it: the count notes nothing.
+        known.forget("s", "c1");
+        assert_eq!(known.count("s", "c1"), 1);
+        assert_eq!(
+            known.language_of("s", "c1"),
+            None,
+            "no context without a language"
+        );
+        assert_eq!(known.count("s", "c1"), 1);
+        assert_eq!(known.default_of("s", "bash"), None);
     }
 
     #[test]
