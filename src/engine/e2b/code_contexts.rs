@@ -1,8 +1,9 @@
 //! What the code interpreter's front remembers of each sandbox's code contexts: the default
 //! context of each language (a run without a context uses it) and each context's language
 //! and run count (`number_of_executions`), so a run neither makes a context nor lists them
-//! all. A context gone (deleted here or through `/v1`, or its sandbox ended) is forgotten
-//! with its count and any default that named it.
+//! all. A context deleted here is forgotten with its count and any default that named it;
+//! one deleted through `/v1` when a run meets `ContextNotFound`; all of a sandbox's when it
+//! is killed here or an envd call finds it gone (it timed out, or was killed through `/v1`).
 
 use crate::wire::ContextRecord;
 use std::collections::HashMap;

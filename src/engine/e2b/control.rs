@@ -287,9 +287,7 @@ async fn kill(State(front): State<Arc<Front>>, Path(id): Path<String>) -> Answer
     let (handle, _) = record(&front, &id).await?;
     handle.kill().await.map_err(|e| ApiError::control(&id, e))?;
     front.engine.sessions.forget(&Front::conn(), &id);
-    front.processes.forget_sandbox(&id);
-    front.watchers.forget_sandbox(&id);
-    front.code.forget_sandbox(&id);
+    front.forget_sandbox(&id);
     tracing::info!(sandbox = %id, "an E2B client killed the sandbox");
     Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -346,7 +346,7 @@ impl Watchers {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// After a kill: its watchers end with it.
+    /// Once the sandbox is gone ([`Front::forget_sandbox`]): its watchers end with it.
     pub fn forget_sandbox(&self, sandbox: &str) {
         self.map().retain(|_, w| {
             let keep = w.sandbox != sandbox;

@@ -144,8 +144,22 @@ impl Front {
         let id = sandbox_id(headers);
         match self.sandbox(&id, route_id).await {
             Ok(sandbox) => Ok((id, sandbox)),
-            Err(e) => Err(answer(&id, e)),
+            Err(e) => {
+                if e.code == Code::SandboxNotFound {
+                    self.forget_sandbox(&id);
+                }
+                Err(answer(&id, e))
+            }
         }
+    }
+
+    /// Forgets what the front's tables hold of a sandbox that is gone: killed here, or
+    /// found gone by an envd call (it timed out, or was killed through `/v1`), so no entry
+    /// outlives its sandbox for long.
+    pub fn forget_sandbox(&self, id: &str) {
+        self.processes.forget_sandbox(id);
+        self.watchers.forget_sandbox(id);
+        self.code.forget_sandbox(id);
     }
 }
 

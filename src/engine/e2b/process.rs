@@ -126,7 +126,7 @@ impl Table {
         all
     }
 
-    /// After a kill: what the sandbox ran is gone with it.
+    /// Once the sandbox is gone ([`Front::forget_sandbox`]): what it ran is gone with it.
     pub fn forget_sandbox(&self, sandbox: &str) {
         lock(&self.map).remove(sandbox);
     }
