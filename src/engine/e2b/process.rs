@@ -226,10 +226,12 @@ async fn start_stream(
         .with_record(&id, route)
         .await
         .map_err(|e| RpcError::envd(&id, e))?;
-    let shown =
-        json!({"cmd": config.cmd, "args": config.args, "envs": config.envs, "cwd": config.cwd});
     let user = user(&record, headers)?;
     if let Some(pty) = request.pty {
+        // An engine terminal runs its shell as it is, in the sandbox's home with the
+        // sandbox's variables: `args`, `envs` and `cwd` are not applied (docs/e2b.md), so
+        // `List` does not claim them.
+        let shown = json!({"cmd": config.cmd});
         let size = pty
             .size
             .unwrap_or(super::messages::Size { cols: 80, rows: 24 });
@@ -241,6 +243,8 @@ async fn start_stream(
         };
         return start_pty(front, &id, sandbox, &open, shown, request.tag).await;
     }
+    let shown =
+        json!({"cmd": config.cmd, "args": config.args, "envs": config.envs, "cwd": config.cwd});
     let command = CommandBody {
         cmd: config.cmd,
         args: Some(config.args),
