@@ -200,7 +200,9 @@ impl RpcError {
         }
     }
 
-    /// An engine error about sandbox `id` on a Connect call.
+    /// An engine error about sandbox `id` on a Connect call. There is no
+    /// `From<EngineError>`: an envd call's engine error is always about its sandbox, and
+    /// one that vanished mid-call must be answered in the SDKs' words, not the engine's.
     pub fn envd(id: &str, e: EngineError) -> RpcError {
         RpcError::new(engine_row(e.code).2, worded(id, e, sandbox_gone))
     }
@@ -212,12 +214,6 @@ impl RpcError {
     /// The body `{code, message}`.
     pub fn body(&self) -> serde_json::Value {
         json!({"code": self.code.name(), "message": self.message})
-    }
-}
-
-impl From<EngineError> for RpcError {
-    fn from(e: EngineError) -> RpcError {
-        RpcError::new(engine_row(e.code).2, e.message)
     }
 }
 
@@ -256,7 +252,7 @@ mod tests {
         for (code, name, _) in CONNECT {
             assert_eq!(code.name(), *name);
         }
-        let gone: RpcError = EngineError::new(Code::ProcessNotFound, "no").into();
+        let gone = RpcError::envd("s1", EngineError::new(Code::ProcessNotFound, "no"));
         assert_eq!(gone.code.status(), StatusCode::NOT_FOUND);
         assert_eq!(gone.body()["code"], "not_found");
         let api: ApiError = EngineError::new(Code::SandboxNotRunning, "paused").into();

@@ -8,6 +8,7 @@ use super::connect::{self, Messages};
 use super::errors::{ConnectCode, RpcError};
 use super::messages::{ListDirRequest, MoveRequest, PathRequest, WatchRequest, WatcherRequest};
 use super::{Front, sandbox_id};
+use crate::error::engine::EngineError;
 use crate::wire::{EntryInfo, LIST_DEPTH_MAX, MkdirBody, MoveBody};
 use axum::Router;
 use axum::body::Bytes;
@@ -81,6 +82,25 @@ fn permissions(kind: &str, mode: u32) -> String {
     out
 }
 
+/// A filesystem call's failure: the engine's, answered as about the request's sandbox (one
+/// gone meanwhile in the SDKs' words), or the front's own.
+enum Failed {
+    Engine(EngineError),
+    Rpc(RpcError),
+}
+
+impl From<EngineError> for Failed {
+    fn from(e: EngineError) -> Failed {
+        Failed::Engine(e)
+    }
+}
+
+impl From<RpcError> for Failed {
+    fn from(e: RpcError) -> Failed {
+        Failed::Rpc(e)
+    }
+}
+
 /// Runs a unary filesystem call on the request's sandbox, recorded and policed as `/v1`'s
 /// `route`.
 async fn call<Req, F, Fut>(
@@ -93,13 +113,16 @@ async fn call<Req, F, Fut>(
 where
     Req: serde::de::DeserializeOwned,
     F: FnOnce(Req, Arc<dyn super::super::provider::Sandbox>) -> Fut,
-    Fut: std::future::Future<Output = Result<Value, RpcError>>,
+    Fut: std::future::Future<Output = Result<Value, Failed>>,
 {
     connect::unary(
         async {
             let request: Req = connect::unary_request(headers, body)?;
-            let (_, sandbox) = front.envd_sandbox(headers, route, RpcError::envd).await?;
-            op(request, sandbox).await
+            let (id, sandbox) = front.envd_sandbox(headers, route, RpcError::envd).await?;
+            op(request, sandbox).await.map_err(|failed| match failed {
+                Failed::Engine(e) => RpcError::envd(&id, e),
+                Failed::Rpc(e) => e,
+            })
         }
         .await,
     )
@@ -141,7 +164,8 @@ async fn make_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byt
                 return Err(RpcError::new(
                     ConnectCode::AlreadyExists,
                     format!("directory {path} already exists"),
-                ));
+                )
+                .into());
             }
             let info = s
                 .mkdir(MkdirBody {
@@ -150,11 +174,11 @@ async fn make_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byt
                 })
                 .await
                 .map_err(|e| match e.code {
-                    crate::error::engine::Code::FileExists => RpcError::new(
+                    crate::error::engine::Code::FileExists => Failed::Rpc(RpcError::new(
                         ConnectCode::AlreadyExists,
                         format!("directory {path} already exists"),
-                    ),
-                    _ => e.into(),
+                    )),
+                    _ => Failed::Engine(e),
                 })?;
             Ok(json!({"entry": entry(&info)}))
         },
@@ -237,36 +261,41 @@ fn fs_event(watched: &str, event: &Event, include_entry: bool) -> Option<Value> 
     Some(value)
 }
 
-/// The engine's watch of a request, and the directory as the sandbox names it.
+/// The engine's watch of a request, the directory as the sandbox names it, and the
+/// sandbox's id (a watch's errors are about it).
 async fn open_watch(
     front: &Front,
     headers: &HeaderMap,
     request: &WatchRequest,
-) -> Result<(String, EventStream), RpcError> {
+) -> Result<(String, EventStream, String), RpcError> {
     let path = required(request.path.clone())?;
-    let (_, sandbox) = front
+    let (id, sandbox) = front
         .envd_sandbox(headers, RouteId::FilesWatch, RpcError::envd)
         .await?;
+    let failed = |e| RpcError::envd(&id, e);
     // The directory as the engine shows paths, so event paths can be made relative.
-    let shown = sandbox.file_info(&path).await?;
+    let shown = sandbox.file_info(&path).await.map_err(failed)?;
     if !shown.is_dir() {
         return Err(RpcError::invalid(format!("path {path} is not a directory")));
     }
-    let events = sandbox.watch(&path, request.recursive).await?;
-    Ok((shown.path, events))
+    let events = sandbox
+        .watch(&path, request.recursive)
+        .await
+        .map_err(failed)?;
+    Ok((shown.path, events, id))
 }
 
 async fn watch_dir(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
     let opened = async {
         let request: WatchRequest = connect::stream_request(&headers, &body)?;
-        let (watched, events) = open_watch(&front, &headers, &request).await?;
+        let (watched, events, id) = open_watch(&front, &headers, &request).await?;
         let include = request.include_entry;
         let changes = events.filter_map(move |event| {
             let message = match event {
                 Ok(event) => {
                     fs_event(&watched, &event, include).map(|e| Ok(json!({"filesystem": e})))
                 }
-                Err(e) => Some(Err(RpcError::from(e))),
+                Err(e) => Some(Err(RpcError::envd(&id, e))),
             };
             futures::future::ready(message)
         });
@@ -366,7 +395,7 @@ async fn create_watcher(
     connect::unary(
         async {
             let request: WatchRequest = connect::unary_request(&headers, &body)?;
-            let (watched, mut events) = open_watch(&front, &headers, &request).await?;
+            let (watched, mut events, id) = open_watch(&front, &headers, &request).await?;
             let gathered: Pending = Arc::default();
             let into = gathered.clone();
             let include = request.include_entry;
@@ -377,7 +406,7 @@ async fn create_watcher(
                             Some(e) => Ok(e),
                             None => continue,
                         },
-                        Err(e) => Err(RpcError::from(e)),
+                        Err(e) => Err(RpcError::envd(&id, e)),
                     };
                     if !keep(&mut pending(&into), message) {
                         break;

@@ -303,7 +303,7 @@ async fn start_stream(
                     }
                     _ => continue,
                 },
-                Err(e) => Err(RpcError::from(e)),
+                Err(e) => Err(RpcError::envd(&id, e)),
             };
             tracked.send(event);
         }
@@ -419,7 +419,10 @@ async fn write_input(
     let tracked = front.processes.find(id, selector)?;
     match &tracked.pty {
         Some(pty) => send_pty(pty, TerminalInput::Bytes(bytes.into())).await,
-        None => Ok(sandbox.stdin(tracked.pid, bytes, false).await?),
+        None => sandbox
+            .stdin(tracked.pid, bytes, false)
+            .await
+            .map_err(|e| RpcError::envd(id, e)),
     }
 }
 
@@ -500,7 +503,10 @@ async fn send_signal(State(front): State<Arc<Front>>, headers: HeaderMap, body: 
                 Some(pty) => {
                     lock(pty).take();
                 }
-                None => sandbox.signal(tracked.pid, signal).await?,
+                None => sandbox
+                    .signal(tracked.pid, signal)
+                    .await
+                    .map_err(|e| RpcError::envd(&id, e))?,
             }
             Ok(json!({}))
         }
@@ -519,7 +525,10 @@ async fn close_stdin(State(front): State<Arc<Front>>, headers: HeaderMap, body: 
                     "a PTY has no stdin to close: send it Ctrl-D",
                 ));
             }
-            sandbox.stdin(tracked.pid, Vec::new(), true).await?;
+            sandbox
+                .stdin(tracked.pid, Vec::new(), true)
+                .await
+                .map_err(|e| RpcError::envd(&id, e))?;
             Ok(json!({}))
         }
         .await,
