@@ -106,11 +106,8 @@ async fn create(State(front): State<Arc<Front>>, bytes: Bytes) -> Answer {
         crate::services::namespaces::Support::Unavailable(_) => None,
     };
     let mut create = CreateSandbox {
-        timeout: Some(
-            asked
-                .timeout
-                .unwrap_or(crate::wire::SANDBOX_TIMEOUT_DEFAULT_S),
-        ),
+        // `check_create` fills in the default and checks the bounds, as on `/v1`.
+        timeout: asked.timeout,
         envs: asked.env_vars,
         metadata: asked.metadata,
         secure: asked.secure,
