@@ -96,15 +96,6 @@ fn now() -> String {
     crate::services::files::rfc3339(std::time::SystemTime::now())
 }
 
-/// The request's sandbox, recorded and policed as `/v1`'s `route`.
-async fn handle(
-    front: &Front,
-    headers: &HeaderMap,
-    route: RouteId,
-) -> Result<(String, Arc<dyn Sandbox>), ApiError> {
-    front.envd_sandbox(headers, route, ApiError::envd).await
-}
-
 /// The sandbox's default context for `language`, made on first use (and again once the
 /// one it had is gone).
 async fn default_context(
@@ -189,7 +180,9 @@ async fn execute(
             ),
         ));
     }
-    let (id, sandbox) = handle(&front, &headers, RouteId::CodeRun).await?;
+    let (id, sandbox) = front
+        .envd_sandbox(&headers, RouteId::CodeRun, ApiError::envd)
+        .await?;
     let named_language = match &asked.context_id {
         Some(context) => language_of(&front, &id, &sandbox, context).await,
         None => None,
@@ -293,7 +286,9 @@ async fn create(
         serde_json::from_slice(&body).map_err(|e| ApiError::new(400, format!("a bad body: {e}")))?
     };
     let language = engine_language(asked.language.as_deref())?;
-    let (id, sandbox) = handle(&front, &headers, RouteId::CodeContextsCreate).await?;
+    let (id, sandbox) = front
+        .envd_sandbox(&headers, RouteId::CodeContextsCreate, ApiError::envd)
+        .await?;
     let record = sandbox
         .context_create(CreateContext {
             language: Some(language.to_owned()),
@@ -306,7 +301,9 @@ async fn create(
 }
 
 async fn list(State(front): State<Arc<Front>>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let (id, sandbox) = handle(&front, &headers, RouteId::CodeContextsList).await?;
+    let (id, sandbox) = front
+        .envd_sandbox(&headers, RouteId::CodeContextsList, ApiError::envd)
+        .await?;
     let all = sandbox
         .context_list()
         .await
@@ -320,7 +317,9 @@ async fn remove(
     headers: HeaderMap,
     Path(context): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (id, sandbox) = handle(&front, &headers, RouteId::CodeContextsDelete).await?;
+    let (id, sandbox) = front
+        .envd_sandbox(&headers, RouteId::CodeContextsDelete, ApiError::envd)
+        .await?;
     let deleted = sandbox.context_delete(&context).await;
     if deleted.is_ok()
         || deleted
@@ -338,7 +337,9 @@ async fn restart(
     headers: HeaderMap,
     Path(context): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (id, sandbox) = handle(&front, &headers, RouteId::CodeContextsRestart).await?;
+    let (id, sandbox) = front
+        .envd_sandbox(&headers, RouteId::CodeContextsRestart, ApiError::envd)
+        .await?;
     sandbox
         .context_restart(&context)
         .await

@@ -53,17 +53,6 @@ fn failed(id: &str, e: EngineError) -> Response {
     ApiError::envd(id, e).into_response()
 }
 
-async fn sandbox(
-    front: &Front,
-    headers: &HeaderMap,
-    route: RouteId,
-) -> Result<(String, Arc<dyn Sandbox>), Response> {
-    front
-        .envd_sandbox(headers, route, ApiError::envd)
-        .await
-        .map_err(IntoResponse::into_response)
-}
-
 async fn health(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
     let id = sandbox_id(&headers);
     // One `info`: the handle's own lookup reads the record this answers from.
@@ -93,7 +82,10 @@ async fn read(
     let Some(path) = query.path.filter(|p| !p.is_empty()) else {
         return envd_http(400, "`path` is required");
     };
-    let (id, sandbox) = match sandbox(&front, &headers, RouteId::FilesRead).await {
+    let (id, sandbox) = match front
+        .envd_sandbox(&headers, RouteId::FilesRead, failed)
+        .await
+    {
         Ok(found) => found,
         Err(refused) => return refused,
     };
@@ -139,7 +131,10 @@ async fn write(
              no other encoding",
         );
     }
-    let (id, sandbox) = match sandbox(&front, &headers, RouteId::FilesWrite).await {
+    let (id, sandbox) = match front
+        .envd_sandbox(&headers, RouteId::FilesWrite, failed)
+        .await
+    {
         Ok(found) => found,
         Err(refused) => return refused,
     };

@@ -114,10 +114,12 @@ impl Front {
         self.engine.sessions.call(&*provider, &conn, id, op).await
     }
 
-    /// The sandbox's handle, for a call that consumes a body or keeps the handle.
+    /// The sandbox's handle, for a call that consumes a body or keeps the handle: the
+    /// lookup of [`Front::with_record`], its record unused (its `info` is what finds a
+    /// stale session).
     pub async fn sandbox(&self, id: &str, route_id: RouteId) -> ProviderResult<Arc<dyn Sandbox>> {
-        let (conn, provider) = self.provider(route_id)?;
-        self.engine.sessions.sandbox(&*provider, &conn, id).await
+        let (sandbox, _) = self.with_record(id, route_id).await?;
+        Ok(sandbox)
     }
 
     /// The sandbox's handle and its record, read by one `info` through the session.

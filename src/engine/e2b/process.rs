@@ -172,15 +172,6 @@ fn keepalive() -> Value {
     event("keepalive", json!({}))
 }
 
-/// The sandbox's handle for a process call, recorded and policed as `/v1`'s `route`.
-async fn handle(
-    front: &Front,
-    headers: &HeaderMap,
-    route: RouteId,
-) -> Result<(String, Arc<dyn Sandbox>), RpcError> {
-    front.envd_sandbox(headers, route, RpcError::envd).await
-}
-
 /// The user of a call in a sandbox that has users (a machine of namespaces); a sandbox
 /// without isolation runs everything as the engine's user, whatever the SDK names.
 fn user(record: &SandboxRecord, headers: &HeaderMap) -> Result<Option<String>, RpcError> {
@@ -373,7 +364,9 @@ async fn start_pty(
 async fn connect_to(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
     let attach = async {
         let request: Selected = connect::stream_request(&headers, &body)?;
-        let (id, _) = handle(&front, &headers, RouteId::CommandsStream).await?;
+        let (id, _) = front
+            .envd_sandbox(&headers, RouteId::CommandsStream, RpcError::envd)
+            .await?;
         let tracked = front.processes.find(&id, request.process.as_ref())?;
         Ok::<_, RpcError>(follow(tracked.pid, tracked.listen()))
     };
@@ -387,7 +380,9 @@ async fn list(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) 
     connect::unary(
         async {
             let _: Value = connect::unary_request(&headers, &body)?;
-            let (id, _) = handle(&front, &headers, RouteId::ProcessesList).await?;
+            let (id, _) = front
+                .envd_sandbox(&headers, RouteId::ProcessesList, RpcError::envd)
+                .await?;
             let processes: Vec<Value> = front
                 .processes
                 .of(&id)
@@ -443,7 +438,9 @@ async fn send_input(State(front): State<Arc<Front>>, headers: HeaderMap, body: B
     connect::unary(
         async {
             let request: SendInputRequest = connect::unary_request(&headers, &body)?;
-            let (id, sandbox) = handle(&front, &headers, RouteId::ProcessesStdin).await?;
+            let (id, sandbox) = front
+                .envd_sandbox(&headers, RouteId::ProcessesStdin, RpcError::envd)
+                .await?;
             write_input(
                 &front,
                 (&id, &sandbox),
@@ -468,7 +465,9 @@ async fn stream_input(
     let result = async {
         let messages: Vec<StreamInputRequest> = connect::client_stream(&headers, &body)?;
         // One lookup for the whole stream, not one per message.
-        let (id, sandbox) = handle(&front, &headers, RouteId::ProcessesStdin).await?;
+        let (id, sandbox) = front
+            .envd_sandbox(&headers, RouteId::ProcessesStdin, RpcError::envd)
+            .await?;
         let mut selector = None;
         for message in messages {
             if let Some(start) = message.start {
@@ -496,7 +495,9 @@ async fn send_signal(State(front): State<Arc<Front>>, headers: HeaderMap, body: 
         async {
             let request: SendSignalRequest = connect::unary_request(&headers, &body)?;
             let signal = request.signal()?;
-            let (id, sandbox) = handle(&front, &headers, RouteId::ProcessesSignal).await?;
+            let (id, sandbox) = front
+                .envd_sandbox(&headers, RouteId::ProcessesSignal, RpcError::envd)
+                .await?;
             let tracked = front.processes.find(&id, request.process.as_ref())?;
             match &tracked.pty {
                 // A terminal ends with its input: the shell and its session go.
@@ -518,7 +519,9 @@ async fn close_stdin(State(front): State<Arc<Front>>, headers: HeaderMap, body: 
     connect::unary(
         async {
             let request: Selected = connect::unary_request(&headers, &body)?;
-            let (id, sandbox) = handle(&front, &headers, RouteId::ProcessesStdin).await?;
+            let (id, sandbox) = front
+                .envd_sandbox(&headers, RouteId::ProcessesStdin, RpcError::envd)
+                .await?;
             let tracked = front.processes.find(&id, request.process.as_ref())?;
             if tracked.pty.is_some() {
                 return Err(RpcError::invalid(
@@ -539,7 +542,9 @@ async fn update(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes
     connect::unary(
         async {
             let request: UpdateRequest = connect::unary_request(&headers, &body)?;
-            let (id, _) = handle(&front, &headers, RouteId::Terminal).await?;
+            let (id, _) = front
+                .envd_sandbox(&headers, RouteId::Terminal, RpcError::envd)
+                .await?;
             let tracked = front.processes.find(&id, request.process.as_ref())?;
             let size = request
                 .pty
