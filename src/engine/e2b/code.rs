@@ -115,7 +115,18 @@ async fn default_context(
         .await
         .map_err(|e| ApiError::envd(id, e))?;
     front.code.saw(id, &made.context_id, language);
-    Ok(front.code.settle_default(id, language, made.context_id))
+    let settled = front
+        .code
+        .settle_default(id, language, made.context_id.clone());
+    if settled != made.context_id {
+        // Another first run settled its default first: this one's interpreter would live
+        // on unused, so it goes (a failure leaves only an idle context behind).
+        if let Err(e) = sandbox.context_delete(&made.context_id).await {
+            tracing::debug!(sandbox = %id, error = %e.message, "a spare default context stays");
+        }
+        front.code.forget(id, &made.context_id);
+    }
+    Ok(settled)
 }
 
 /// The engine language of a named context: noted when the front saw it, else listed once.

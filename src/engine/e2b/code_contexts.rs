@@ -95,7 +95,7 @@ impl Contexts {
     }
 
     /// The default for `language` once `made` was made for it: the first noted wins when
-    /// two first runs made one each (the other is an ordinary context).
+    /// two first runs made one each (the other's maker deletes it).
     pub(super) fn settle_default(&self, sandbox: &str, language: &str, made: String) -> String {
         let mut known = lock(&self.inner);
         known
