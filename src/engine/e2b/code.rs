@@ -332,11 +332,8 @@ async fn remove(
         .envd_sandbox(&headers, RouteId::CodeContextsDelete, ApiError::envd)
         .await?;
     let deleted = sandbox.context_delete(&context).await;
-    if deleted.is_ok()
-        || deleted
-            .as_ref()
-            .is_err_and(|e| e.code == Code::ContextNotFound)
-    {
+    // Deleted now or already gone: either way the front forgets it.
+    if !matches!(&deleted, Err(e) if e.code != Code::ContextNotFound) {
         front.code.forget(&id, &context);
     }
     deleted.map_err(|e| ApiError::envd(&id, e))?;
