@@ -200,6 +200,8 @@ test(
   async (t) => {
     const sb = await sandbox(t);
     await sb.files.write('/home/user/zipped.txt', 'compressed on the way', { gzip: true });
+    // The front never compresses a read (it answers the bytes as they are, which the SDK takes too): the read with
+    // `gzip` only shows the upload arrived whole.
     assert.equal(await sb.files.read('/home/user/zipped.txt', { gzip: true }), 'compressed on the way');
   },
 );
