@@ -7,7 +7,7 @@ import type { TestContext } from 'node:test';
 import { CommandExitError, Sandbox, TimeoutError, type SandboxOpts } from 'e2b';
 
 import { useEngine, test } from './engine.ts';
-import { forTest, waitFor } from './helpers.ts';
+import { forTest, rejects, waitFor } from './helpers.ts';
 
 useEngine();
 const sandbox = (t: TestContext, opts: SandboxOpts = {}) => forTest(t, () => Sandbox.create(opts));
@@ -22,13 +22,7 @@ test('run: a command runs as user in its home and exits 0', async (t) => {
 
 test('run: a failing command throws CommandExitError with its exit code and output', async (t) => {
   const sb = await sandbox(t);
-  let caught: unknown;
-  try {
-    await sb.commands.run('echo out; echo err >&2; exit 3');
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof CommandExitError, `expected CommandExitError, got ${String(caught)}`);
+  const caught = await rejects(sb.commands.run('echo out; echo err >&2; exit 3'), CommandExitError);
   assert.equal(caught.exitCode, 3);
   assert.equal(caught.stdout, 'out\n');
   assert.equal(caught.stderr, 'err\n');
@@ -92,13 +86,7 @@ test('background: connect by pid, list, kill', async (t) => {
   assert.equal(sleeper.exitCode, undefined, 'still running');
 
   assert.equal(await sb.commands.kill(sleeper.pid), true);
-  let caught: unknown;
-  try {
-    await sleeper.wait();
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof CommandExitError, `expected CommandExitError, got ${String(caught)}`);
+  const caught = await rejects(sleeper.wait(), CommandExitError);
   assert.notEqual(caught.exitCode, 0);
   assert.ok(!(await sb.commands.list()).some((p) => p.pid === sleeper.pid));
   assert.equal(await sb.commands.kill(sleeper.pid), false, 'a second kill finds nothing');
@@ -135,17 +123,21 @@ test('stdin: sendStdin writes, closeStdin ends the input', async (t) => {
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
+type PtyOpts = Omit<Parameters<Sandbox['pty']['create']>[0], 'onData'>;
+
+/** A PTY made with `opts` (or, given a `pid`, connected to again), its output gathered: the handle, and its output so far. */
+async function openPty(sb: Sandbox, opts: PtyOpts | { pid: number }) {
+  const chunks: Uint8Array[] = [];
+  const onData = (data: Uint8Array) => {
+    chunks.push(data);
+  };
+  const terminal = 'pid' in opts ? await sb.pty.connect(opts.pid, { onData }) : await sb.pty.create({ ...opts, onData });
+  return { terminal, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
 test('pty: create, sendInput, resize, output, exit', async (t) => {
   const sb = await sandbox(t);
-  const chunks: Uint8Array[] = [];
-  const terminal = await sb.pty.create({
-    rows: 20,
-    cols: 70,
-    onData: (data) => {
-      chunks.push(data);
-    },
-  });
-  const text = () => Buffer.concat(chunks).toString('utf8');
+  const { terminal, text } = await openPty(sb, { rows: 20, cols: 70 });
   assert.ok(terminal.pid > 0);
   await sb.pty.sendInput(terminal.pid, encode('stty size; [ -t 0 ] && echo on-a-terminal; echo $TERM; id -un\n'));
   await waitFor('`stty size` at 20x70', async () => (text().includes('20 70') ? true : undefined));
@@ -161,17 +153,10 @@ test('pty: disconnect and connect again, list, kill', async (t) => {
   const sb = await sandbox(t);
   const terminal = await sb.pty.create({ rows: 24, cols: 80, onData: () => {} });
   await terminal.disconnect();
-  const chunks: Uint8Array[] = [];
-  const again = await sb.pty.connect(terminal.pid, {
-    onData: (data) => {
-      chunks.push(data);
-    },
-  });
+  const { terminal: again, text } = await openPty(sb, { pid: terminal.pid });
   assert.equal(again.pid, terminal.pid);
   await sb.pty.sendInput(terminal.pid, encode('echo reattached-$((40 + 2))\n'));
-  await waitFor('the output after reattaching', async () =>
-    Buffer.concat(chunks).toString('utf8').includes('reattached-42\r\n') ? true : undefined,
-  );
+  await waitFor('the output after reattaching', async () => (text().includes('reattached-42\r\n') ? true : undefined));
   assert.ok((await sb.commands.list()).some((p) => p.pid === terminal.pid), 'the PTY is listed');
   assert.equal(await sb.pty.kill(terminal.pid), true);
   await assert.rejects(again.wait(), CommandExitError);
@@ -181,23 +166,19 @@ test('pty: disconnect and connect again, list, kill', async (t) => {
 
 test(
   'pty: envs, cwd and user reach the shell',
-  { todo: 'the front drops a PTY start\'s `envs` and `cwd` (process.rs start_pty: TerminalOpen has cols, rows, shell, user)' },
+  { todo: 'the front drops a PTY start\'s `args`, `envs` and `cwd` (process.rs start_pty: TerminalOpen has cols, rows, shell, user)' },
   async (t) => {
     const sb = await sandbox(t);
-    const chunks: Uint8Array[] = [];
-    const terminal = await sb.pty.create({
+    const { terminal, text } = await openPty(sb, {
       rows: 24,
       cols: 80,
       envs: { MARK: 'pty-env' },
       cwd: '/tmp',
       user: 'root',
-      onData: (data) => {
-        chunks.push(data);
-      },
     });
     await sb.pty.sendInput(terminal.pid, encode('echo "[$MARK]"; pwd; id -un; exit\n'));
     await terminal.wait();
-    assert.match(Buffer.concat(chunks).toString('utf8'), /\[pty-env\]\r\n\/tmp\r\nroot\r\n/);
+    assert.match(text(), /\[pty-env\]\r\n\/tmp\r\nroot\r\n/);
   },
 );
 
@@ -206,16 +187,9 @@ test(
   { todo: "the PTY's slave is not in the sandbox's own /dev/pts, so ttyname(3) fails: `tty` prints `not a tty`" },
   async (t) => {
     const sb = await sandbox(t);
-    const chunks: Uint8Array[] = [];
-    const terminal = await sb.pty.create({
-      rows: 24,
-      cols: 80,
-      onData: (data) => {
-        chunks.push(data);
-      },
-    });
+    const { terminal, text } = await openPty(sb, { rows: 24, cols: 80 });
     await sb.pty.sendInput(terminal.pid, encode('tty; exit\n'));
     await terminal.wait();
-    assert.match(Buffer.concat(chunks).toString('utf8'), /\r\n\/dev\/pts\/\d+\r\n/);
+    assert.match(text(), /\r\n\/dev\/pts\/\d+\r\n/);
   },
 );

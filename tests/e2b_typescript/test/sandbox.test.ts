@@ -35,35 +35,31 @@ test('create: a running sandbox whose getInfo has its id, template, metadata and
 
 test('list: metadata filter and paging by limit', async (t) => {
   const sb = await sandbox(t);
-  const other = await Sandbox.create({ metadata: { suite: 'other' } });
-  try {
-    const mine = await Sandbox.list({ query: { metadata: { suite: 'e2b-typescript' } } }).nextItems();
-    assert.deepEqual(
-      mine.map((s) => s.sandboxId),
-      [sb.sandboxId],
-    );
-    const theirs = await Sandbox.list({ query: { metadata: { suite: 'other' } } }).nextItems();
-    assert.deepEqual(
-      theirs.map((s) => s.sandboxId),
-      [other.sandboxId],
-    );
+  const other = await forTest(t, () => Sandbox.create({ metadata: { suite: 'other' } }));
+  const mine = await Sandbox.list({ query: { metadata: { suite: 'e2b-typescript' } } }).nextItems();
+  assert.deepEqual(
+    mine.map((s) => s.sandboxId),
+    [sb.sandboxId],
+  );
+  const theirs = await Sandbox.list({ query: { metadata: { suite: 'other' } } }).nextItems();
+  assert.deepEqual(
+    theirs.map((s) => s.sandboxId),
+    [other.sandboxId],
+  );
 
-    const pages = Sandbox.list({ limit: 1 });
-    const first = await pages.nextItems();
-    assert.equal(first.length, 1);
-    assert.equal(pages.hasNext, true);
-    assert.ok(pages.nextToken, 'a next token');
-    const second = await pages.nextItems();
-    assert.equal(second.length, 1);
-    assert.notEqual(second[0]?.sandboxId, first[0]?.sandboxId);
-    const all = new Set<string>();
-    const walk = Sandbox.list({ limit: 1 });
-    while (walk.hasNext) for (const s of await walk.nextItems()) all.add(s.sandboxId);
-    assert.ok(all.has(sb.sandboxId) && all.has(other.sandboxId), `${[...all]}`);
-    await assert.rejects(walk.nextItems(), /no more items/i);
-  } finally {
-    await other.kill();
-  }
+  const pages = Sandbox.list({ limit: 1 });
+  const first = await pages.nextItems();
+  assert.equal(first.length, 1);
+  assert.equal(pages.hasNext, true);
+  assert.ok(pages.nextToken, 'a next token');
+  const second = await pages.nextItems();
+  assert.equal(second.length, 1);
+  assert.notEqual(second[0]?.sandboxId, first[0]?.sandboxId);
+  const all = new Set<string>();
+  const walk = Sandbox.list({ limit: 1 });
+  while (walk.hasNext) for (const s of await walk.nextItems()) all.add(s.sandboxId);
+  assert.ok(all.has(sb.sandboxId) && all.has(other.sandboxId), `${[...all]}`);
+  await assert.rejects(walk.nextItems(), /no more items/i);
 });
 
 test('setTimeout moves endAt to now + the timeout', async (t) => {
