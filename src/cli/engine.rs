@@ -60,8 +60,8 @@ struct ServeArgs {
     /// one.
     #[arg(long, default_value_t = 0)]
     e2b_port: u16,
-    /// The most connections open at once, on each of the two ports (past it a connection
-    /// is answered 503 `E9003` with `Retry-After` and closed). Default: 1,024,
+    /// The most connections open at once, counted over both ports together (past it a
+    /// connection is answered 503 `E9003` with `Retry-After` and closed). Default: 1,024,
     /// or half the descriptor limit when that is less.
     #[arg(
         long,

@@ -37,7 +37,7 @@ pub struct DaemonOptions {
     pub e2b_port: u16,
     pub idle_timeout: Duration,
     pub session_idle: Duration,
-    /// The connection cap of each port; `None`: [`crate::connections::default_max_connections`].
+    /// The connection cap, one count over both ports; `None`: [`crate::connections::default_max_connections`].
     pub max_connections: Option<usize>,
 }
 

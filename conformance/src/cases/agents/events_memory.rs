@@ -177,7 +177,6 @@ async fn full_reader(api: &Api, sid: &str) -> anyhow::Result<()> {
 }
 
 async fn run(ctx: Ctx) -> anyhow::Result<()> {
-    crate::raw_wire::authority(ctx.base_url())?;
     let api = Api::new(&ctx);
     let (sid, turn, _) = api
         .run_turn(
