@@ -26,14 +26,15 @@
 //!   hyper's count and ours differ: the upload fails and the connection is closed, never a
 //!   guess. Bytes hyper had buffered before the intake was armed stay ordinary chunks,
 //!   written by the file service before any placed byte (they come first in the body).
-//! - Filler is not free: hyper's buffer must be written (the crate forbids `unsafe`, so it
-//!   cannot stay uninitialised), a memset of every placed byte and fresh pages for hyper's
-//!   buffer, on 2 cores beside the thread's own copy. So once the thread runs and at least
-//!   [`BYPASS_FROM`] bytes are still to come, [`Upload`] stops asking hyper for the body
-//!   and follows the thread's progress itself. hyper, never asked, reads no more of the
-//!   body, so its count stays behind the socket: when the upload ends, the intake is broken
-//!   (as for any upload dropped with its drain ahead of hyper), hyper's one read to drain
-//!   the body it was not given fails, and hyper closes the connection after the answer.
+//! - Filler is not free: hyper's buffer must be written (the crate denies `unsafe` outside
+//!   its one block, the cgroup join, so it cannot stay uninitialised), a memset of every
+//!   placed byte and fresh pages for hyper's buffer, on 2 cores beside the thread's own
+//!   copy. So once the thread runs and at least [`BYPASS_FROM`] bytes are still to come,
+//!   [`Upload`] stops asking hyper for the body and follows the thread's progress itself.
+//!   hyper, never asked, reads no more of the body, so its count stays behind the socket:
+//!   when the upload ends, the intake is broken (as for any upload dropped with its drain
+//!   ahead of hyper), hyper's one read to drain the body it was not given fails, and hyper
+//!   closes the connection after the answer.
 //!   The handler marks that answer `Connection: close` ([`super::upload_answer`]; hyper
 //!   adds it itself only when it noticed first; RFC 9112 section 9.6). A new connection
 //!   costs about 0.1 ms on loopback, a small part of what 8 MiB of filler costs.

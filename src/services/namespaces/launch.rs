@@ -11,7 +11,8 @@
 //! The engine's folders may be closed to other users (its state folder is 0700), and a
 //! root engine runs bwrap as [`ROOT_HOST_ID`](super::ROOT_HOST_ID): so the engine opens the
 //! folders and files and hands bwrap descriptors (`--bind-fd`, `--ro-bind-data`), through
-//! a shell's redirections (the engine itself has no `unsafe` to place descriptors with).
+//! a shell's redirections (placing descriptors in the child ourselves would need more
+//! `unsafe` between fork and exec; the crate keeps one such block, the cgroup join).
 
 use super::{HOME, Machine, TMP, Tools, USER_ID, etc};
 use crate::services::proc_scan::ns_inode;
