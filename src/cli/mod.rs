@@ -182,6 +182,10 @@ fn serve(args: ServeArgs) -> ExitCode {
     for warning in &settings.warnings {
         tracing::warn!("{warning}");
     }
+    // Before any thread or child exists.
+    for warning in server::children::guard_children(&settings) {
+        tracing::warn!("{warning}");
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

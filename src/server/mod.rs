@@ -5,6 +5,7 @@ pub mod agents;
 pub mod audit;
 pub mod auth;
 pub mod capabilities;
+pub mod children;
 pub mod config;
 pub mod docs;
 pub mod endpoints;

@@ -70,6 +70,22 @@ impl ChildEnv {
         Ok(ChildEnv { vars })
     }
 
+    /// The base as seen by `user`: `HOME`, `USER` and `LOGNAME` name that user, not the
+    /// server's (a child run as another user cannot use the server's home).
+    pub fn for_user(&self, user: &str, home: &std::path::Path) -> ChildEnv {
+        let mut vars: Vec<(String, String)> = self
+            .vars
+            .iter()
+            .filter(|(name, _)| !matches!(name.as_str(), "HOME" | "USER" | "LOGNAME"))
+            .cloned()
+            .collect();
+        vars.push(("HOME".into(), home.display().to_string()));
+        vars.push(("USER".into(), user.into()));
+        vars.push(("LOGNAME".into(), user.into()));
+        vars.sort();
+        ChildEnv { vars: vars.into() }
+    }
+
     /// The base variables, in name order.
     pub fn vars(&self) -> &[(String, String)] {
         &self.vars

@@ -315,6 +315,7 @@ impl CommandSpec {
                 ..supervisor::Limits::default()
             },
             join_cgroup: Vec::new(),
+            server_tool: false,
         };
         let outcome = supervisor::run(&spec)
             .await

@@ -64,6 +64,10 @@ pub struct ProcessRules {
     /// Bytes kept of each of stdout and stderr: a shell's capped answer, a process's
     /// replay ring. Default 1 MiB.
     pub output_bytes: Option<usize>,
+    /// The user every child runs as (`nobody`, `65534`, `65534:65534`), so that none can
+    /// read the server's files, memory or environment; the server must run as root to use
+    /// it. Default: the server's own user. See [`crate::services::child_user`].
+    pub run_as: Option<String>,
 }
 
 /// An allow-list entry: a pattern, or a pattern and the scopes a caller needs to use it.

@@ -6,6 +6,7 @@ pub mod beneath;
 pub mod browser;
 pub mod cgroup;
 pub mod child_env;
+pub mod child_user;
 pub mod code_run;
 pub mod commands;
 pub mod env_rules;

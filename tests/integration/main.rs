@@ -1,5 +1,6 @@
 //! Integration tests of `svc` itself: one test binary (crates.io's layout).
 
+mod child_secrets;
 mod cli;
 mod coverage;
 mod docs;

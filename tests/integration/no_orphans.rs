@@ -2,7 +2,8 @@
 //! stdin, signal, kill, shells and open streams against a real server, ended by SIGTERM to
 //! the server; then no process the server started is left. Every child carries a marker
 //! variable, and `/proc/*/environ` is scanned for it: children of children, processes that
-//! ignore TERM, and whatever a shell left in its group are all found that way.
+//! ignore TERM, whatever a shell left in its group and what left the group with `setsid`
+//! are all found that way.
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -21,6 +22,9 @@ enum Kind {
     Stubborn,
     /// `cat`, waiting on its stdin.
     Reader,
+    /// A shell whose child leaves the group and the session (`os.setsid()`), as a daemon
+    /// does: a group kill misses it, only the server's tree tracking ends it.
+    Escaper,
 }
 
 impl Kind {
@@ -30,6 +34,9 @@ impl Kind {
             Kind::Tree => json!({"cmd": "sleep 30 & sleep 30 & wait"}),
             Kind::Stubborn => json!({"cmd": "trap '' TERM; (trap '' TERM; sleep 30) & wait"}),
             Kind::Reader => json!({"cmd": "cat", "args": []}),
+            Kind::Escaper => json!({
+                "cmd": "python3 -c 'import os,time; os.setsid(); time.sleep(30)' & sleep 30 & wait"
+            }),
         }
     }
 }
@@ -51,7 +58,8 @@ fn kind() -> impl Strategy<Value = Kind> {
         Just(Kind::Sleep),
         Just(Kind::Tree),
         Just(Kind::Stubborn),
-        Just(Kind::Reader)
+        Just(Kind::Reader),
+        Just(Kind::Escaper)
     ]
 }
 

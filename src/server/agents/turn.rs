@@ -273,6 +273,7 @@ async fn execute(
             ..supervisor::Limits::default()
         },
         join_cgroup: Vec::new(),
+        server_tool: false,
     };
     let mut child = match Streaming::spawn(&spec) {
         Ok(child) => child,

@@ -106,6 +106,8 @@ pub struct Settings {
     pub commands: CommandRegistry,
     /// Which programs and variables a caller may hand a child (`process:`).
     pub exec: crate::services::exec_rules::ExecRules,
+    /// Who children run as (`process.run_as`); `None`: the server's own user.
+    pub run_as: Option<crate::services::child_user::ChildUser>,
     pub agents: crate::server::agents::settings::AgentsSettings,
     /// What every child starts from (never the server's own environment).
     pub child_env: crate::services::child_env::ChildEnv,
@@ -155,6 +157,42 @@ impl Settings {
         Settings::load_with_env(&LoadOptions::default(), &BTreeMap::new())
             .expect("defaults are valid")
     }
+}
+
+/// The user of `process.run_as`, checked: the server can start children as that user
+/// (root can; another user only as itself), and the config file holding tokens
+/// (`tokens_file`) is not readable by it.
+fn children_user(
+    spec: &str,
+    tokens_file: Option<&str>,
+) -> Result<crate::services::child_user::ChildUser, ConfigError> {
+    use std::os::unix::fs::MetadataExt;
+    let user = crate::services::child_user::resolve(spec)
+        .map_err(|why| ConfigError(format!("process.run_as: {why}")))?;
+    let own = nix::unistd::geteuid().as_raw();
+    if own != 0 && user.uid != own {
+        return err(format!(
+            "process.run_as: the server runs as uid {own} and cannot start children as uid \
+             {}: run it as root, or leave the key out",
+            user.uid
+        ));
+    }
+    if let Some(file) = tokens_file
+        && let Ok(meta) = std::fs::metadata(file)
+    {
+        let mode = meta.mode();
+        let readable = mode & 0o004 != 0
+            || (meta.gid() == user.gid && mode & 0o040 != 0)
+            || (meta.uid() == user.uid && mode & 0o400 != 0);
+        if readable {
+            return err(format!(
+                "{file} holds identity tokens and the children's user ({}) can read it: \
+                 `chmod 600 {file}`, or give the tokens with `token_env`",
+                user.name
+            ));
+        }
+    }
+    Ok(user)
 }
 
 fn read_template(
@@ -216,6 +254,8 @@ fn resolve(
 
     let limits = resolve_limits(&server.limits)?;
 
+    // Tokens written in the file (not `token_env`): whoever reads the file holds them.
+    let tokens_in_file = template.identities.iter().any(|e| e.token.is_some());
     let mut identities = Vec::new();
     for (i, entry) in template.identities.into_iter().enumerate() {
         identities.push(Identity::from_entry(i, entry, env)?);
@@ -243,6 +283,7 @@ fn resolve(
         paths,
         commands,
         exec,
+        run_as: None,
         agents: Default::default(),
         child_env: Default::default(),
         dev_tools,
@@ -261,6 +302,19 @@ fn resolve(
     pass.extend(env::child_env_pass(env));
     settings.child_env = crate::services::child_env::ChildEnv::from_parent(env, &pass)
         .map_err(|why| ConfigError(format!("server.child_env / {}: {why}", env::CHILD_ENV)))?;
+    if let Some(spec) = &template.process.run_as {
+        let tokens_file = settings.source.as_deref().filter(|_| tokens_in_file);
+        let user = children_user(spec, tokens_file)?;
+        settings.child_env = settings.child_env.for_user(&user.name, &user.home);
+        settings.run_as = Some(user);
+    } else if tokens_in_file {
+        warnings.push(
+            "identity tokens are written in the config file, which every child can read \
+             (children run as the server's user): give them with `token_env`, or run the \
+             server as root with `process.run_as`"
+                .into(),
+        );
+    }
     settings.agents =
         crate::server::agents::settings::AgentsSettings::from_env(env, &mut warnings)?;
     settings.agents.child_env = settings.child_env.clone();

@@ -133,6 +133,8 @@ impl Session {
             args: args(config, headless, &profile, &proxy),
             cwd: Some(profile.clone()),
             env: env(&profile),
+            // The server's own tool: its profile folder is the server's.
+            server_tool: true,
             ..Spec::default()
         };
         let started = async {

@@ -169,6 +169,24 @@ impl Cgroups {
         &self.parents[0]
     }
 
+    /// The same place with one folder per cgroup and no limits: the freezer's hierarchy
+    /// where v1 has one (a kill freezes first, so nothing forks past it), else the first.
+    /// For cgroups that only hold a tree of processes together: one folder to make, join
+    /// and remove per child instead of one per hierarchy.
+    pub fn one_folder(&self) -> Cgroups {
+        let keep = self.layout.freezer.unwrap_or(0);
+        Cgroups {
+            parents: vec![self.parents[keep].clone()],
+            layout: Layout {
+                v1: self.layout.v1,
+                cpu: None,
+                memory: None,
+                pids: None,
+                freezer: self.layout.freezer.map(|_| 0),
+            },
+        }
+    }
+
     /// Makes the cgroup `name` with `limits` (only those enforced here are written); on
     /// any failure nothing is left.
     pub fn create(&self, name: &str, limits: &Limits) -> io::Result<Cgroup> {

@@ -292,6 +292,9 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
     if let Some(cwd) = &spec.cwd {
         command = command.current_dir(cwd);
     }
+    if let Some(user) = crate::services::child_user::child_user() {
+        command = command.uid(user.uid).gid(user.gid);
+    }
     let child = command.spawn(pts).map_err(|e| Error::Spawn {
         shell: spec.shell.clone(),
         source: io_of(e),

@@ -6,7 +6,8 @@
 //! period, then KILL) and nothing is left behind as a zombie or an orphan. When the child
 //! exits, what it left in its group is killed too, unless its limits say
 //! [`GroupEnd::Leave`]: a sandbox's command leaves its background children running, as a
-//! shell on a machine does.
+//! shell on a machine does. Once the server asked for whole trees ([`trees`]), what left
+//! the group (`setsid`) is found through the child's own cgroup and ends with it too.
 //!
 //! Output is kept apart, stdout and stderr each in a bounded [`ring`] that counts every
 //! byte and replays from an offset; stdin is closed, written once, or a stream. Three ways
@@ -18,10 +19,12 @@
 pub mod process;
 pub mod registry;
 pub mod ring;
+pub mod trees;
 
 pub use process::{Chunk, Exit, LEAVE_DRAIN, Process, ProcessHandle, Stream, stop_all};
 pub use registry::{Label, Output, ProcessRecord, Registry, RegistryConfig, Status};
 pub use ring::{Replay, Retention};
+pub use trees::{keep_whole_trees, whole_trees_kept};
 
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -51,6 +54,10 @@ pub struct Spec {
     /// fork and exec): nothing it starts is ever outside the cgroup, and a cgroup it cannot
     /// join fails the spawn, never runs the program outside.
     pub join_cgroup: Vec<PathBuf>,
+    /// The server's own tool (the browser), run as the server's user: every other child
+    /// runs as `process.run_as` when the operator set it
+    /// ([`child_user`](crate::services::child_user)).
+    pub server_tool: bool,
 }
 
 /// What the child's stdin is.

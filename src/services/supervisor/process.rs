@@ -4,9 +4,11 @@
 //! and records the exit.
 
 use super::ring::{Replay, Retention, Ring};
+use super::trees::Tree;
 use super::{Error, GroupEnd, Line, Signal, Spec, Stdin};
 use nix::sys::signal::killpg;
 use nix::unistd::Pid;
+use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
@@ -335,7 +337,34 @@ impl Process {
 /// The spawn under every user: `retention` for both rings; a `tap` also gets the output as
 /// it is read (with back-pressure: the child waits for a slow reader).
 pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io::Result<Process> {
-    let mut child = command(spec).spawn()?;
+    // A child with a cgroup of its own (a sandbox's) or whose group outlives it keeps that.
+    let tree = if spec.join_cgroup.is_empty() && spec.limits.group_end == GroupEnd::Kill {
+        Tree::make()?
+    } else {
+        None
+    };
+    let user = child_user(spec);
+    if let (Some(given), Some(user)) = (&tree, user) {
+        // The child joins after it became the user (std sets the ids before the hooks).
+        if let Err(e) = given.give_to(user.uid, user.gid) {
+            if let Some(tree) = tree {
+                tree.discard();
+            }
+            return Err(e);
+        }
+    }
+    let join = tree
+        .as_ref()
+        .map_or_else(|| spec.join_cgroup.clone(), Tree::join_files);
+    let mut child = match command(spec, &join).spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            if let Some(tree) = tree {
+                tree.discard();
+            }
+            return Err(e);
+        }
+    };
     let pid = child
         .id()
         .ok_or_else(|| std::io::Error::other("the child has no pid"))?;
@@ -403,6 +432,7 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
         shared.clone(),
         control_rx,
         (spec.limits.timeout, spec.limits.group_end),
+        tree,
         drained,
     ));
     Ok(Process {
@@ -413,7 +443,7 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
 /// Every child: its own process group (so it can be stopped as a whole), piped output,
 /// killed if the server drops it, and exactly the environment of the spec (callers start
 /// from `ChildEnv`): nothing of the server's own environment leaks through.
-fn command(spec: &Spec) -> Command {
+fn command(spec: &Spec, join_cgroup: &[PathBuf]) -> Command {
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
@@ -431,21 +461,40 @@ fn command(spec: &Spec) -> Command {
     command
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)));
-    crate::services::cgroup::join_before_exec(command.as_std_mut(), &spec.join_cgroup);
+    if let Some(user) = child_user(spec) {
+        // std also drops the supplementary groups (`setgroups(0)`) when root sets a uid.
+        command.uid(user.uid).gid(user.gid);
+    }
+    crate::services::cgroup::join_before_exec(command.as_std_mut(), join_cgroup);
     command
+}
+
+/// Who `spec`'s child runs as when not the server's own user.
+fn child_user(spec: &Spec) -> Option<&'static crate::services::child_user::ChildUser> {
+    if spec.server_tool {
+        return None;
+    }
+    crate::services::child_user::child_user()
 }
 
 /// Owns the child until it is reaped. Signals go through here, so none can reach a pid
 /// that was reaped and reused: while this loop runs, the child's pid (its group's id) is
-/// still held.
+/// still held. With a [`Tree`], a stop and the end reach what left the group too.
 async fn reap(
     mut child: Child,
     shared: Arc<Shared>,
     mut control: mpsc::UnboundedReceiver<Control>,
     (timeout, group_end): (Option<Duration>, GroupEnd),
+    tree: Option<Tree>,
     drained: Vec<JoinHandle<()>>,
 ) {
     let group = Pid::from_raw(shared.pid as i32);
+    let term = |tree: &Option<Tree>| {
+        let _ = killpg(group, nix::sys::signal::Signal::SIGTERM);
+        if let Some(tree) = tree {
+            tree.signal(nix::sys::signal::Signal::SIGTERM);
+        }
+    };
     let timeout_at = timeout.map(|t| Instant::now() + t);
     let mut kill_at: Option<Instant> = None;
     let mut timed_out = false;
@@ -454,9 +503,9 @@ async fn reap(
         tokio::select! {
             status = child.wait() => break status,
             message = control.recv(), if controls => match message {
-                Some(Control::Signal(signal)) => send(&mut child, group, signal),
+                Some(Control::Signal(signal)) => send(&mut child, group, signal, &tree).await,
                 Some(Control::Stop(grace)) => {
-                    let _ = killpg(group, nix::sys::signal::Signal::SIGTERM);
+                    term(&tree);
                     let at = Instant::now() + grace;
                     kill_at = Some(kill_at.map_or(at, |k| k.min(at)));
                 }
@@ -465,20 +514,24 @@ async fn reap(
             () = tokio::time::sleep_until(timeout_at.unwrap_or_else(Instant::now)),
                 if timeout_at.is_some() && !timed_out => {
                 timed_out = true;
-                let _ = killpg(group, nix::sys::signal::Signal::SIGTERM);
+                term(&tree);
                 let at = Instant::now() + shared.grace;
                 kill_at = Some(kill_at.map_or(at, |k| k.min(at)));
             }
             () = tokio::time::sleep_until(kill_at.unwrap_or_else(Instant::now)), if kill_at.is_some() => {
-                send(&mut child, group, Signal::Kill);
+                send(&mut child, group, Signal::Kill, &tree).await;
                 kill_at = None;
             }
         }
     };
     let drain = match group_end {
         GroupEnd::Kill => {
-            // Whatever the child left running in its group goes too.
+            // Whatever the child left running in its group goes too, and with a tree
+            // whatever left the group: before the drain, since they may hold the pipes.
             let _ = killpg(group, nix::sys::signal::Signal::SIGKILL);
+            if let Some(tree) = tree {
+                tree.end().await;
+            }
             DRAIN
         }
         GroupEnd::Leave => LEAVE_DRAIN,
@@ -503,11 +556,14 @@ async fn reap(
     shared.bump();
 }
 
-fn send(child: &mut Child, group: Pid, signal: Signal) {
+async fn send(child: &mut Child, group: Pid, signal: Signal, tree: &Option<Tree>) {
     let _ = killpg(group, signal.nix());
     if signal == Signal::Kill {
         // The child itself, should it have moved to a group of its own.
         let _ = child.start_kill();
+        if let Some(tree) = tree {
+            tree.kill().await;
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! outlive a request, the guards of every route that starts a child, and the server's
 //! stop ending them all.
 
+mod escape;
 mod guard;
 mod processes;
 mod shell;
@@ -18,5 +19,6 @@ pub fn cases() -> Vec<Case> {
     all.extend(processes::cases());
     all.extend(guard::cases());
     all.extend(shutdown::cases());
+    all.extend(escape::cases());
     all
 }

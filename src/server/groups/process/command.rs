@@ -172,6 +172,7 @@ pub fn prepare(
             ..Limits::default()
         },
         join_cgroup: Vec::new(),
+        server_tool: false,
     };
     let label = Label {
         tag: tag.unwrap_or_default(),

@@ -1,0 +1,40 @@
+//! What keeps the server's children from the server, set once at start and for the whole
+//! process (README, "Security"):
+//! - the server is not dumpable (`PR_SET_DUMPABLE` 0): `/proc/<server>/environ`, `mem`,
+//!   `fd`, `maps` and the like are root's and refuse every process that lacks
+//!   `CAP_SYS_PTRACE`, a child of the same user included (a child of a root server has it:
+//!   hence `process.run_as`);
+//! - every child runs in a cgroup of its own where the machine allows, so nothing it starts
+//!   outlives a kill, a timeout or its own end by leaving its process group
+//!   ([`supervisor::trees`](crate::services::supervisor::trees));
+//! - children run as `process.run_as` when the operator set it.
+
+use crate::server::config::Settings;
+use crate::services::{child_user, supervisor};
+
+/// Applies the three to this process; answers what does not hold here, for the log.
+pub fn guard_children(settings: &Settings) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        warnings.push(format!(
+            "the server stays dumpable ({e}): a child of its user can read its environment \
+             and memory under /proc"
+        ));
+    }
+    if let Err(why) = supervisor::keep_whole_trees() {
+        warnings.push(format!(
+            "children keep only their process groups, no cgroup ({why}): a child that leaves \
+             its group (setsid) outlives a kill or a timeout"
+        ));
+    }
+    match &settings.run_as {
+        Some(user) => child_user::run_children_as(user.clone()),
+        None if nix::unistd::geteuid().is_root() => warnings.push(
+            "the server runs as root and so do its children, which can therefore read its \
+             memory, environment and files: set `process.run_as` (README, Security)"
+                .into(),
+        ),
+        None => {}
+    }
+    warnings
+}

@@ -1,0 +1,147 @@
+//! No child can read the server's credentials (issue 30, item 1), written as the attack: a
+//! `/shell` reads the server's environment, descriptors and memory under `/proc/$PPID`, and
+//! its config file. Before the fix `tr '\0' '\n' </proc/$PPID/environ` printed
+//! `SVC_SERVER_TOKEN`.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const TOKEN: &str = "child-secrets-token-5d1e";
+
+/// A server on port 0 with `SVC_SERVER_TOKEN` set, as user `uid` when given; its port.
+fn serve(uid: Option<u32>, config: Option<&std::path::Path>) -> (Child, u16) {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("svc"));
+    command
+        .args(["serve", "--port", "0", "--terminal-port", "0"])
+        .env("SVC_SERVER_TOKEN", TOKEN)
+        .env_remove("SVC_CONFIG")
+        .current_dir("/")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(config) = config {
+        command.args(["--config", &config.display().to_string()]);
+    }
+    if let Some(uid) = uid {
+        use std::os::unix::process::CommandExt;
+        command.uid(uid).gid(uid);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    (child, port)
+}
+
+/// `cmd` through `/shell` as the server identity: its stdout, stderr and exit code.
+fn shell(port: u16, cmd: &str) -> (String, String, i64) {
+    let mut tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let body = json!({"cmd": cmd, "cwd": "/"}).to_string();
+    write!(
+        tcp,
+        "POST /shell HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = tcp.read_to_string(&mut reply);
+    let (head, body) = reply.split_once("\r\n\r\n").expect(&reply);
+    assert!(head.starts_with("HTTP/1.1 200"), "{reply}");
+    let body: Value = serde_json::from_str(body.trim()).expect(body);
+    (
+        body["stdout"].as_str().unwrap_or_default().to_owned(),
+        body["stderr"].as_str().unwrap_or_default().to_owned(),
+        body["exit_code"].as_i64().unwrap_or(-1),
+    )
+}
+
+/// Every way into the server under `/proc` is refused, and the token shows nowhere.
+fn cannot_read_the_server(port: u16, server: u32) {
+    let (stdout, _, _) = shell(port, "echo $PPID");
+    assert_eq!(
+        stdout.trim(),
+        server.to_string(),
+        "the shell's parent is the server"
+    );
+    for attack in [
+        "tr '\\0' '\\n' </proc/$PPID/environ",
+        "ls /proc/$PPID/fd",
+        "head -c 64 /proc/$PPID/mem",
+        "cat /proc/$PPID/maps",
+    ] {
+        let (stdout, stderr, code) = shell(port, attack);
+        assert_ne!(code, 0, "`{attack}` succeeded: {stdout}");
+        assert!(
+            !stdout.contains(TOKEN) && !stderr.contains(TOKEN),
+            "`{attack}` showed the token"
+        );
+    }
+}
+
+fn stop(mut server: Child) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = server.wait();
+}
+
+/// The server and its children share a user that is not root (as root, the test runs the
+/// server as `nobody`): the server is not dumpable, so `/proc/<server>` refuses them.
+#[test]
+fn a_child_of_the_servers_own_user_cannot_read_the_server() {
+    let as_nobody = nix::unistd::geteuid().is_root().then_some(65534);
+    let (server, port) = serve(as_nobody, None);
+    let (stdout, _, _) = shell(port, "id -u");
+    assert_ne!(stdout.trim(), "0", "the server under test is not root");
+    cannot_read_the_server(port, server.id());
+    stop(server);
+}
+
+/// A root server's children run as `process.run_as` and read neither the server nor its
+/// config file. Needs root: only root starts children as another user.
+#[test]
+fn children_of_a_root_server_run_as_process_run_as() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("not root: `process.run_as` needs a root server, not tried here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("template.yaml");
+    std::fs::write(
+        &config,
+        "identities:\n  - {id: ci, token: file-token-77a1, scopes: [\"*\"]}\nprocess:\n  run_as: nobody\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // A config file its children could read is refused before anything starts.
+    let refused = Command::new(assert_cmd::cargo::cargo_bin("svc"))
+        .args(["check-config", "--config", &config.display().to_string()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned()
+        + &String::from_utf8_lossy(&refused.stdout);
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains("chmod 600"), "{said}");
+
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (server, port) = serve(None, Some(&config));
+    let (stdout, _, _) = shell(port, "id -u; echo $HOME");
+    assert_eq!(stdout, "65534\n/nonexistent\n");
+    cannot_read_the_server(port, server.id());
+    let (stdout, _, code) = shell(port, &format!("cat {}", config.display()));
+    assert!(code != 0 && !stdout.contains("file-token"), "{stdout}");
+    stop(server);
+}
