@@ -34,6 +34,12 @@ pub fn guard_children(settings: &Settings) -> Vec<String> {
              memory, environment and files: set `process.run_as` (README, Security)"
                 .into(),
         ),
+        None if settings.tokens_in_file => warnings.push(
+            "identity tokens are written in the config file, which every child can read \
+             (children run as the server's user): give them with `token_env`, or run the \
+             server as root with `process.run_as`"
+                .into(),
+        ),
         None => {}
     }
     warnings

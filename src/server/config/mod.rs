@@ -108,6 +108,9 @@ pub struct Settings {
     pub exec: crate::services::exec_rules::ExecRules,
     /// Who children run as (`process.run_as`); `None`: the server's own user.
     pub run_as: Option<crate::services::child_user::ChildUser>,
+    /// Identity tokens are written in the config file (not `token_env`): whoever can read
+    /// the file holds them.
+    pub tokens_in_file: bool,
     pub agents: crate::server::agents::settings::AgentsSettings,
     /// What every child starts from (never the server's own environment).
     pub child_env: crate::services::child_env::ChildEnv,
@@ -284,6 +287,7 @@ fn resolve(
         commands,
         exec,
         run_as: None,
+        tokens_in_file: false,
         agents: Default::default(),
         child_env: Default::default(),
         dev_tools,
@@ -302,18 +306,12 @@ fn resolve(
     pass.extend(env::child_env_pass(env));
     settings.child_env = crate::services::child_env::ChildEnv::from_parent(env, &pass)
         .map_err(|why| ConfigError(format!("server.child_env / {}: {why}", env::CHILD_ENV)))?;
+    settings.tokens_in_file = tokens_in_file;
     if let Some(spec) = &template.process.run_as {
         let tokens_file = settings.source.as_deref().filter(|_| tokens_in_file);
         let user = children_user(spec, tokens_file)?;
         settings.child_env = settings.child_env.for_user(&user.name, &user.home);
         settings.run_as = Some(user);
-    } else if tokens_in_file {
-        warnings.push(
-            "identity tokens are written in the config file, which every child can read \
-             (children run as the server's user): give them with `token_env`, or run the \
-             server as root with `process.run_as`"
-                .into(),
-        );
     }
     settings.agents =
         crate::server::agents::settings::AgentsSettings::from_env(env, &mut warnings)?;

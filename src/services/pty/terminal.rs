@@ -5,6 +5,7 @@
 use super::session;
 use super::{CHUNK_BYTES, CLIENT_QUEUE_CHUNKS, Error, REPLAY_BYTES, STALL, Size, Spec};
 use crate::services::supervisor::ring::{Retention, Ring};
+use crate::services::supervisor::trees::Tree;
 use bytes::Bytes;
 use nix::sys::signal::Signal;
 use pty_process::{OwnedReadPty, OwnedWritePty};
@@ -302,6 +303,20 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
     let pid = child
         .id()
         .ok_or_else(|| Error::Io(std::io::Error::other("the shell has no pid")))?;
+    // The shell's whole tree, where the server keeps trees: what leaves the session
+    // (`setsid`) still ends with the terminal. A shell that cannot be moved in is killed
+    // (by `kill_on_drop`) rather than run outside.
+    let tree = match Tree::make().map_err(Error::Io)? {
+        Some(tree) => match tree.add(pid) {
+            Ok(()) => Some(tree),
+            Err(e) => {
+                drop(child);
+                tree.discard();
+                return Err(Error::Io(e));
+            }
+        },
+        None => None,
+    };
     let (read, write) = pty.into_split();
     let (control, control_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
@@ -322,7 +337,7 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
         ended: watch::Sender::new(false),
     });
     let reader = tokio::spawn(pump(read, shared.clone()));
-    tokio::spawn(reap(child, shared.clone(), control_rx, reader));
+    tokio::spawn(reap(child, shared.clone(), control_rx, tree, reader));
     Ok(TerminalHandle { shared })
 }
 
@@ -385,6 +400,7 @@ async fn reap(
     mut child: Child,
     shared: Arc<Shared>,
     mut control: mpsc::UnboundedReceiver<Control>,
+    tree: Option<Tree>,
     reader: tokio::task::JoinHandle<()>,
 ) {
     let sid = shared.pid;
@@ -396,6 +412,9 @@ async fn reap(
             message = control.recv(), if controls => match message {
                 Some(Control::Stop(grace)) => {
                     session::signal(sid, &[Signal::SIGHUP, Signal::SIGCONT, Signal::SIGTERM]);
+                    if let Some(tree) = &tree {
+                        tree.signal(Signal::SIGTERM);
+                    }
                     let at = Instant::now() + grace;
                     kill_at = Some(kill_at.map_or(at, |k| k.min(at)));
                 }
@@ -408,8 +427,12 @@ async fn reap(
             }
         }
     };
-    // What the shell left running in its session (background jobs, nohup) goes too.
+    // What the shell left running in its session (background jobs, nohup) goes too, and
+    // with a tree what left the session.
     session::signal(sid, &[Signal::SIGKILL]);
+    if let Some(tree) = tree {
+        tree.end().await;
+    }
     drop(child);
     let _ = tokio::time::timeout(DRAIN, reader).await;
     let exit = status.ok().map(|status| {

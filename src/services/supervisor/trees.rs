@@ -39,11 +39,11 @@ pub fn whole_trees_kept() -> bool {
 
 /// One child's cgroup.
 #[derive(Debug, Clone)]
-pub(super) struct Tree(Cgroup);
+pub struct Tree(Cgroup);
 
 impl Tree {
     /// A new cgroup for the next child; `None` when trees are not kept.
-    pub(super) fn make() -> std::io::Result<Option<Tree>> {
+    pub fn make() -> std::io::Result<Option<Tree>> {
         let Some(cgroups) = TREES.get() else {
             return Ok(None);
         };
@@ -74,7 +74,7 @@ impl Tree {
 
     /// `signal` to every process in it (TERM before the grace period: a process that left
     /// the group gets its chance to end as the group does).
-    pub(super) fn signal(&self, signal: Signal) {
+    pub fn signal(&self, signal: Signal) {
         for pid in self.0.procs() {
             crate::services::proc_scan::signal(pid, signal);
         }
@@ -87,7 +87,7 @@ impl Tree {
     }
 
     /// Kills everything in it and removes it.
-    pub(super) async fn end(self) {
+    pub async fn end(self) {
         let cgroup = self.0;
         let _ = tokio::task::spawn_blocking(move || {
             let _ = cgroup.kill();
@@ -96,8 +96,15 @@ impl Tree {
         .await;
     }
 
+    /// Moves `pid` in after its spawn, for a child started where no hook runs between
+    /// fork and exec (a terminal's shell: moved in before its first input is written, so
+    /// anything a user starts there is inside).
+    pub fn add(&self, pid: u32) -> std::io::Result<()> {
+        self.0.add(pid)
+    }
+
     /// Removes it after a spawn that failed (nothing joined it).
-    pub(super) fn discard(self) {
+    pub fn discard(self) {
         let _ = self.0.remove();
     }
 }

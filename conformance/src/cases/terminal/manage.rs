@@ -157,5 +157,25 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "terminal/kill/002",
+            spec: "pty_kill: a process the shell started that left the shell's session (a fork, then Python's `os.setsid()`, as a daemon does) ends with the terminal too; a session kill alone misses it.",
+            profile: &TERMINAL,
+            tags: ["needs:terminal-port"],
+            endpoints: ["pty_kill", "pty_connect"],
+            codes: [],
+            run: |ctx| async move {
+                let record = terminal(&ctx, json!({})).await?;
+                let id = id_of(&record);
+                let mut ws = attach(&ctx, &id, ALICE).await?;
+                type_line(&mut ws, "python3 -c 'import os,time; os.fork() and os._exit(0); os.setsid(); print(\"escaped=%d=%s\" % (os.getpid(), \"end\"), flush=True); time.sleep(303)' &").await?;
+                let read = read_until(&mut ws, b"=end").await?;
+                let escaped = number_after(&read, "escaped")?;
+                ensure!(running(escaped), "the escaped process runs before the kill");
+                call(&ctx, ALICE, Method::DELETE, &format!("/pty/{id}"), None).await?.expect_status(200)?;
+                gone(escaped).await?;
+                Ok(())
+            },
+        },
     ]
 }
