@@ -13,9 +13,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, test as nodeTest, type TestContext, type TestOptions } from 'node:test';
+import { after, before } from 'node:test';
 
 import { Sandbox } from 'e2b';
+
+import { testShowing } from '../../ts-shared/node-test.mts';
 
 export const REPO = resolve(import.meta.dirname, '..', '..', '..');
 const EXPORTED = ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY'] as const;
@@ -121,21 +123,7 @@ export function useEngine(): Engine {
   return holder;
 }
 
-type TestFn = (t: TestContext) => Promise<void>;
-
 /** node:test's `test`, showing the engine's log (tail) when a test that is not a todo fails. */
-export function test(name: string, fn: TestFn): void;
-export function test(name: string, options: TestOptions, fn: TestFn): void;
-export function test(name: string, a: TestFn | TestOptions, b?: TestFn): void {
-  const options = typeof a === 'function' ? {} : a;
-  const fn = typeof a === 'function' ? a : b;
-  if (!fn) throw new Error(`test ${name} has no body`);
-  nodeTest(name, options, async (t) => {
-    try {
-      await fn(t);
-    } catch (err) {
-      if (!options.todo && current) t.diagnostic(`engine log (${current.log}), last lines:\n${tail(current.log)}`);
-      throw err;
-    }
-  });
-}
+export const test = testShowing((t) => {
+  if (current) t.diagnostic(`engine log (${current.log}), last lines:\n${tail(current.log)}`);
+});

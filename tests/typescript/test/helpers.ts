@@ -4,10 +4,12 @@ import assert from 'node:assert/strict';
 
 import { APIError } from 'openai';
 
+import { rejection, sleep, waitFor as waitWithin } from '../../ts-shared/node-test.mts';
+
 export const RUNTIMES = ['rt-one', 'rt-two'] as const;
 export type Runtime = (typeof RUNTIMES)[number];
 
-export const sleep = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));
+export { sleep };
 
 /** Every item of an async iterable (an SDK PagePromise auto-paginates with `for await`). */
 export async function collect<T>(items: AsyncIterable<T>, max = 1000): Promise<T[]> {
@@ -19,36 +21,21 @@ export async function collect<T>(items: AsyncIterable<T>, max = 1000): Promise<T
   return out;
 }
 
-type ErrorClass<E extends APIError> = abstract new (...args: never[]) => E;
-
 /** Awaits `call`, which must reject with an SDK error of class `cls`; returns it for further checks. */
 export async function rejects<E extends APIError>(
   call: Promise<unknown>,
-  cls: ErrorClass<E>,
+  cls: abstract new (...args: never[]) => E,
   expected: { code?: string; param?: string } = {},
 ): Promise<E> {
-  let caught: unknown;
-  try {
-    await call;
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught !== undefined, `expected ${cls.name}, but the call succeeded`);
-  assert.ok(caught instanceof cls, `expected ${cls.name}, got ${String(caught)}`);
+  const caught = await rejection(call, cls);
   if (expected.code !== undefined) assert.equal(caught.code, expected.code);
   if (expected.param !== undefined) assert.equal(caught.param, expected.param);
   return caught;
 }
 
 /** Polls `check` every 50 ms until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    assert.ok(Date.now() < deadline, `timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
+export function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  return waitWithin(what, check, timeoutMs);
 }
 
 export function b64(text: string): string {

@@ -10,10 +10,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import { after, before, test as nodeTest, type TestContext, type TestOptions } from 'node:test';
+import { after, before } from 'node:test';
 import { createInterface } from 'node:readline';
 
 import OpenAI from 'openai';
+
+import { testShowing } from '../../ts-shared/node-test.mts';
 
 export const REPO = resolve(import.meta.dirname, '..', '..', '..');
 const LISTENING = /^listening on (http:\/\/\S+?)\/?$/;
@@ -158,21 +160,7 @@ export function useServer(extra: Record<string, string> = {}): Server {
   return holder;
 }
 
-type TestFn = (t: TestContext) => Promise<void>;
-
 /** node:test's `test`, showing the servers' stderr (tail) when a test that is not a todo fails. */
-export function test(name: string, fn: TestFn): void;
-export function test(name: string, options: TestOptions, fn: TestFn): void;
-export function test(name: string, a: TestFn | TestOptions, b?: TestFn): void {
-  const options = typeof a === 'function' ? {} : a;
-  const fn = typeof a === 'function' ? a : b;
-  if (!fn) throw new Error(`test ${name} has no body`);
-  nodeTest(name, options, async (t) => {
-    try {
-      await fn(t);
-    } catch (err) {
-      if (!options.todo) for (const log of live) t.diagnostic(`svc stderr (${log}), last lines:\n${tail(log, 20)}`);
-      throw err;
-    }
-  });
-}
+export const test = testShowing((t) => {
+  for (const log of live) t.diagnostic(`svc stderr (${log}), last lines:\n${tail(log, 20)}`);
+});
