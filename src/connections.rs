@@ -64,11 +64,15 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let has_body = request.headers().contains_key(header::TRANSFER_ENCODING)
-            || request
-                .headers()
-                .get(header::CONTENT_LENGTH)
-                .is_some_and(|len| len.as_bytes() != b"0");
+        // HTTP/2 ends a refused stream on its own (RST_STREAM) and forbids `Connection`:
+        // only an HTTP/1 connection is left out of step by an unread body.
+        let http1 = request.version() < http::Version::HTTP_2;
+        let has_body = http1
+            && (request.headers().contains_key(header::TRANSFER_ENCODING)
+                || request
+                    .headers()
+                    .get(header::CONTENT_LENGTH)
+                    .is_some_and(|len| len.as_bytes() != b"0"));
         // The service that was polled ready answers; a fresh clone takes its place.
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
@@ -101,19 +105,19 @@ where
 pub struct Limits {
     /// A request head must arrive whole within this long of the connection opening or of the
     /// previous answer's end: a half-sent head and an idle kept connection both end there.
-    pub header_timeout: Duration,
+    header_timeout: Duration,
     /// The connections open at once; the server's two listeners share one count.
-    pub open: Arc<Semaphore>,
+    open: Arc<Semaphore>,
     /// The whole HTTP/1.1 answer (`503`, `Retry-After`, `Connection: close`) to a connection
     /// past the cap, rendered by the caller from its error table.
-    pub busy: Bytes,
+    busy: Bytes,
     /// The refusals being written at once: past these a connection past the cap is closed
     /// unanswered, so a flood costs a bounded number of tasks.
-    pub refusing: Arc<Semaphore>,
+    refusing: Arc<Semaphore>,
 }
 
 /// Refusals written at once ([`Limits::refusing`]).
-pub const REFUSING: usize = 64;
+const REFUSING: usize = 64;
 
 impl Limits {
     /// At most `max` connections open at once (one count for every listener given a clone),
@@ -147,7 +151,7 @@ pub fn default_max_connections() -> usize {
 
 /// An HTTP/1.1 answer as bytes: `status` with a JSON `body`, `Retry-After`, and
 /// `Connection: close`.
-pub fn raw_answer(status: StatusCode, retry_after_secs: u64, body: &[u8]) -> Bytes {
+fn raw_answer(status: StatusCode, retry_after_secs: u64, body: &[u8]) -> Bytes {
     let mut out = format!(
         "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
          retry-after: {retry_after_secs}\r\nconnection: close\r\n\r\n",

@@ -39,7 +39,10 @@ pub fn authority(base_url: &str) -> anyhow::Result<String> {
     let rest = base_url
         .strip_prefix("http://")
         .ok_or_else(|| anyhow!("raw requests need an http:// base URL, not {base_url}"))?;
-    Ok(rest.split('/').next().unwrap_or(rest).to_owned())
+    Ok(rest
+        .split_once('/')
+        .map_or(rest, |(authority, _)| authority)
+        .to_owned())
 }
 
 /// The status and body of the answer to `request`, one request whose connection the server

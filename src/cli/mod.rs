@@ -225,8 +225,6 @@ fn serve(args: ServeArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        // Before the first request, so every capabilities document carries it.
-        let _ = state.terminal_port.set(terminal.port());
         tracing::info!(terminal = %server::url_of(terminal), "terminal WebSocket listening");
         let mut stdout = std::io::stdout();
         let _ = writeln!(stdout, "listening on {}", server::url_of(main));

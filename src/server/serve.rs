@@ -103,6 +103,9 @@ pub async fn run(
     listeners: Listeners,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Before the first request, so every capabilities document carries it (whoever
+    // started the server: the CLI, a test, a program using the library).
+    let _ = state.terminal_port.set(listeners.terminal_addr()?.port());
     let (tx, rx) = tokio::sync::watch::channel(false);
     let signal = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stopped| *stopped).await;
