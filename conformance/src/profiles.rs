@@ -850,6 +850,18 @@ pub static ENGINE: Profile = Profile {
     files: &[],
 };
 
+/// An engine of its own with a cap of 4 connections (`SVC_ENGINE_MAX_CONNECTIONS`), for
+/// the case that floods it.
+pub static ENGINE_CONNECTIONS: Profile = Profile {
+    name: "engine-connections",
+    contract: Contract::Engine,
+    provider: None,
+    env: &[("SVC_ENGINE_MAX_CONNECTIONS", "4")],
+    template: None,
+    args: &[],
+    files: &[],
+};
+
 /// An engine of its own for a case that stops it (`POST /v1/shutdown`).
 pub static ENGINE_STOPPED: Profile = Profile {
     name: "engine-stopped",

@@ -50,11 +50,6 @@ use Availability::Live;
 const NO_FAULT: Availability =
     Availability::Dormant("only a fault of the engine's host answers it; no request provokes it");
 
-/// The engine's connection cap is the machine's default, which no conformance case reaches.
-const BUSY: Availability = Availability::Dormant(
-    "the engine's connection cap is the machine's default (1,024, or half the descriptor limit); engine::daemon::tests::past_the_cap_a_connection_is_answered_busy proves it",
-);
-
 // Status mapping of spec 7.2: 404 not found; 401 bad token or provider authentication; 501
 // capability missing; 400 bad value or configuration; 500 anything else.
 engine_table! {
@@ -105,7 +100,7 @@ engine_table! {
     ProviderTimeout     => "E9002", 500, "ProviderTimeoutError",        "retry; GET /v1/providers shows the provider's state; see the engine log", Live;
     /// More connections are open than the engine allows: this one is answered and closed
     /// before its request is read.
-    Busy                => "E9003", 503, "BusyError",                   "retry after `Retry-After` seconds; close the connections you do not use", BUSY;
+    Busy                => "E9003", 503, "BusyError",                   "retry after `Retry-After` seconds; close the connections you do not use", Live;
     /// Anything else; the engine log has the details.
     Internal            => "E9000", 500, "EngineError",                 "see the engine log, `<state_dir>/engine.log`", NO_FAULT;
 }
@@ -249,7 +244,7 @@ mod tests {
                 400 | 401 | 403 | 404 | 500 | 501 | 503
             ));
             // Every row answers; the ones no request can provoke say why.
-            let dormant = matches!(code, Code::Internal | Code::Busy);
+            let dormant = matches!(code, Code::Internal);
             match code.availability() {
                 Availability::Live => assert!(!dormant, "{code:?}"),
                 Availability::Dormant(_) => assert!(dormant, "{code:?}"),

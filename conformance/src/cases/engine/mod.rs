@@ -6,6 +6,7 @@
 mod code;
 mod commands;
 mod connection;
+mod connection_cap;
 mod door;
 mod errors;
 mod files;
@@ -31,6 +32,7 @@ pub fn cases() -> Vec<Case> {
     all.extend(remote::cases());
     all.extend(errors::cases());
     all.extend(connection::cases());
+    all.extend(connection_cap::cases());
     all.extend(sandboxes::cases());
     all.extend(lifecycle::cases());
     all.extend(commands::cases());
