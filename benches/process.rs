@@ -10,6 +10,9 @@
 //!   spawning `echo hi` and reading its first byte.
 //! - 100 concurrent shells: the wall time of 100 `POST /shell` of `true` at once, versus
 //!   100 direct spawns at once.
+//!
+//! The server's children run in a cgroup each where the machine allows, as under `svc serve`
+//! (the first line printed says which).
 
 #[path = "support/server.rs"]
 mod server;
@@ -70,6 +73,17 @@ fn report(name: &str, server: Vec<f64>, floor: Vec<f64>) {
 fn main() {
     let rounds = arg("--rounds", 300) as usize;
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    // As `svc serve` does at start (src/server/children.rs): every child in a cgroup of its
+    // own where the machine allows, so the figures include what that costs.
+    // `--trees 0` leaves children in their process groups only, to show what the cgroups cost.
+    if arg("--trees", 1) == 0 {
+        println!("children's trees: process groups only (--trees 0)");
+    } else {
+        match svc::services::supervisor::keep_whole_trees() {
+            Ok(()) => println!("children's trees: a cgroup per child (as `svc serve` runs them)"),
+            Err(why) => println!("children's trees: process groups only ({why})"),
+        }
+    }
     runtime.block_on(async move {
         let dir = tempfile::tempdir().unwrap();
         let (base, _state) = serve(dir.path(), &[]).await;
