@@ -13,8 +13,24 @@ use std::time::Duration;
 const TOKEN: &str = "child-secrets-token-5d1e";
 
 /// A server on port 0 with `SVC_SERVER_TOKEN` set, as user `uid` when given; its port.
-fn serve(uid: Option<u32>, config: Option<&std::path::Path>) -> (Child, u16) {
-    let mut command = Command::new(assert_cmd::cargo::cargo_bin("svc"));
+/// Another user runs a copy of the binary in a folder anyone may enter: the checkout's own
+/// folders may be closed to it (a CI machine's work folder often is).
+fn serve(
+    uid: Option<u32>,
+    config: Option<&std::path::Path>,
+) -> (Child, u16, Option<tempfile::TempDir>) {
+    let (program, copy) = match uid {
+        Some(_) => {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            let program = dir.path().join("svc");
+            std::fs::copy(assert_cmd::cargo::cargo_bin("svc"), &program).unwrap();
+            std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+            (program, Some(dir))
+        }
+        None => (assert_cmd::cargo::cargo_bin("svc"), None),
+    };
+    let mut command = Command::new(program);
     command
         .args(["serve", "--port", "0", "--terminal-port", "0"])
         .env("SVC_SERVER_TOKEN", TOKEN)
@@ -40,7 +56,7 @@ fn serve(uid: Option<u32>, config: Option<&std::path::Path>) -> (Child, u16) {
         .next()
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("no port in {line:?}"));
-    (child, port)
+    (child, port, copy)
 }
 
 /// `cmd` through `/shell` as the server identity: its stdout, stderr and exit code.
@@ -103,7 +119,7 @@ fn stop(mut server: Child) {
 #[test]
 fn a_child_of_the_servers_own_user_cannot_read_the_server() {
     let as_nobody = nix::unistd::geteuid().is_root().then_some(65534);
-    let (server, port) = serve(as_nobody, None);
+    let (server, port, _copy) = serve(as_nobody, None);
     let (stdout, _, _) = shell(port, "id -u");
     assert_ne!(stdout.trim(), "0", "the server under test is not root");
     cannot_read_the_server(port, server.id());
@@ -119,6 +135,8 @@ fn children_of_a_root_server_run_as_process_run_as() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    // Open to anyone: the file's own mode is what must keep it from the children.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let config = dir.path().join("template.yaml");
     std::fs::write(
         &config,
@@ -137,7 +155,7 @@ fn children_of_a_root_server_run_as_process_run_as() {
     assert!(said.contains("chmod 600"), "{said}");
 
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let (server, port) = serve(None, Some(&config));
+    let (server, port, _copy) = serve(None, Some(&config));
     let (stdout, _, _) = shell(port, "id -u; echo $HOME");
     assert_eq!(stdout, "65534\n/nonexistent\n");
     cannot_read_the_server(port, server.id());
