@@ -212,3 +212,56 @@ pub async fn lost_after_refusals(
     }
     Ok(lost)
 }
+
+/// What the peer sends on `conn` within `wait`, and whether it closed the connection.
+pub async fn read_for(conn: &mut TcpStream, wait: Duration) -> (String, bool) {
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let until = tokio::time::Instant::now() + wait;
+    loop {
+        let left = until.saturating_duration_since(tokio::time::Instant::now());
+        match tokio::time::timeout(left, conn.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (String::from_utf8_lossy(&got).into_owned(), true),
+            Ok(Ok(n)) => got.extend_from_slice(&chunk[..n]),
+            Err(_) => return (String::from_utf8_lossy(&got).into_owned(), false),
+        }
+    }
+}
+
+/// Opens `count` connections to `authority` that send nothing, and reads each for `wait`:
+/// the connections (still open, to be dropped by the caller) and the answers of those the
+/// peer refused, each checked to be closed after its answer.
+pub async fn flood(
+    authority: &str,
+    count: usize,
+    wait: Duration,
+) -> anyhow::Result<(Vec<TcpStream>, Vec<String>)> {
+    let mut open = Vec::new();
+    for _ in 0..count {
+        open.push(TcpStream::connect(authority).await?);
+    }
+    let mut refusals = Vec::new();
+    for conn in &mut open {
+        let (answer, closed) = read_for(conn, wait).await;
+        if !answer.is_empty() {
+            ensure!(closed, "a refused connection is closed: {answer:?}");
+            refusals.push(answer);
+        }
+    }
+    Ok((open, refusals))
+}
+
+/// A refusal past a connection cap: `HTTP/1.1 503` with `Retry-After` and
+/// `Connection: close`; answers its JSON body.
+pub fn busy_body(refusal: &str) -> anyhow::Result<serde_json::Value> {
+    let (head, body) = refusal
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| anyhow!("no answer head: {refusal:?}"))?;
+    let head = head.to_ascii_lowercase();
+    ensure!(head.starts_with("http/1.1 503"), "503: {refusal}");
+    ensure!(
+        head.contains("\r\nretry-after: ") && head.contains("\r\nconnection: close"),
+        "Retry-After and Connection: close: {refusal}"
+    );
+    Ok(serde_json::from_str(body)?)
+}

@@ -4,30 +4,16 @@
 //! `/health` from answering for long.
 
 use crate::{Case, case, profiles};
-use anyhow::{anyhow, ensure};
+use anyhow::ensure;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use crate::raw_wire::read_for;
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 /// The profile's `server.connections.header_timeout_secs`.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(3);
 /// The profile's `server.connections.max`.
 const MAX: usize = 8;
-
-/// What the server sends on `conn` within `wait`, and whether it closed the connection.
-async fn read_for(conn: &mut TcpStream, wait: Duration) -> (String, bool) {
-    let mut got = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let until = Instant::now() + wait;
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, conn.read(&mut chunk)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => return (String::from_utf8_lossy(&got).into_owned(), true),
-            Ok(Ok(n)) => got.extend_from_slice(&chunk[..n]),
-            Err(_) => return (String::from_utf8_lossy(&got).into_owned(), false),
-        }
-    }
-}
 
 /// `/health` on a fresh connection: the status line's code, or `None` when refused.
 async fn health(authority: &str) -> anyhow::Result<String> {
@@ -62,25 +48,9 @@ pub fn cases() -> Vec<Case> {
             ensure!(started.elapsed() >= HEADER_TIMEOUT - Duration::from_millis(500), "not before the timeout: {:?}", started.elapsed());
 
             // A flood of silent connections meets the cap, not the descriptor limit.
-            let mut flood = Vec::new();
-            for _ in 0..MAX + 4 {
-                flood.push(TcpStream::connect(&authority).await?);
-            }
-            let mut refusals = Vec::new();
-            for conn in &mut flood {
-                let (answer, closed) = read_for(conn, Duration::from_millis(100)).await;
-                if !answer.is_empty() {
-                    ensure!(closed, "a refused connection is closed: {answer:?}");
-                    refusals.push(answer);
-                }
-            }
+            let (flood, refusals) = crate::raw_wire::flood(&authority, MAX + 4, Duration::from_millis(100)).await?;
             ensure!(refusals.len() >= 4, "{} of {} silent connections refused past a cap of {MAX}", refusals.len(), MAX + 4);
-            let refusal = refusals.remove(0);
-            let (head, body) = refusal.split_once("\r\n\r\n").ok_or_else(|| anyhow!("no answer head: {refusal:?}"))?;
-            let head = head.to_ascii_lowercase();
-            ensure!(head.starts_with("http/1.1 503"), "503: {refusal}");
-            ensure!(head.contains("\r\nretry-after: ") && head.contains("\r\nconnection: close"), "Retry-After and Connection: close: {refusal}");
-            let body: serde_json::Value = serde_json::from_str(body)?;
+            let body = crate::raw_wire::busy_body(&refusals[0])?;
             ensure!(body["code"] == "too_many_connections" && body["type"] == "TooManyConnectionsError", "the table's row: {body}");
             let past = health(&authority).await?;
             ensure!(!past.starts_with("HTTP/1.1 200"), "past the cap /health is refused too");
