@@ -356,7 +356,7 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
     let join = tree
         .as_ref()
         .map_or_else(|| spec.join_cgroup.clone(), Tree::join_files);
-    let mut child = match command(spec, &join).spawn() {
+    let mut child = match command(spec, &join, user).spawn() {
         Ok(child) => child,
         Err(e) => {
             if let Some(tree) = tree {
@@ -443,7 +443,11 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
 /// Every child: its own process group (so it can be stopped as a whole), piped output,
 /// killed if the server drops it, and exactly the environment of the spec (callers start
 /// from `ChildEnv`): nothing of the server's own environment leaks through.
-fn command(spec: &Spec, join_cgroup: &[PathBuf]) -> Command {
+fn command(
+    spec: &Spec,
+    join_cgroup: &[PathBuf],
+    user: Option<&crate::services::child_user::ChildUser>,
+) -> Command {
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
@@ -461,7 +465,7 @@ fn command(spec: &Spec, join_cgroup: &[PathBuf]) -> Command {
     command
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)));
-    if let Some(user) = child_user(spec) {
+    if let Some(user) = user {
         // std also drops the supplementary groups (`setgroups(0)`) when root sets a uid.
         command.uid(user.uid).gid(user.gid);
     }
