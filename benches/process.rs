@@ -73,14 +73,16 @@ fn report(name: &str, server: Vec<f64>, floor: Vec<f64>) {
 fn main() {
     let rounds = arg("--rounds", 300) as usize;
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    // As `svc serve` does at start (src/server/children.rs): every child in a cgroup of its
-    // own where the machine allows, so the figures include what that costs.
-    // `--trees 0` leaves children in their process groups only, to show what the cgroups cost.
+    // As `svc serve` does at start (src/server/children.rs): this process and every child a
+    // subreaper, a sweep after each child's end, so the figures include what that costs.
+    // `--trees 0` leaves children in their process groups only, to show that cost.
     if arg("--trees", 1) == 0 {
         println!("children's trees: process groups only (--trees 0)");
     } else {
         match svc::services::supervisor::keep_whole_trees() {
-            Ok(()) => println!("children's trees: a cgroup per child (as `svc serve` runs them)"),
+            Ok(()) => {
+                println!("children's trees: every child a subreaper (as `svc serve` runs them)")
+            }
             Err(why) => println!("children's trees: process groups only ({why})"),
         }
     }

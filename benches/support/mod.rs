@@ -26,26 +26,34 @@ pub fn ms(d: std::time::Duration) -> f64 {
 }
 
 /// The floor of a command run: spawning `program` directly and waiting for it, as any
-/// supervisor has to (its own group, a clean environment, piped output).
+/// supervisor has to (its own group, a clean environment, piped output). Where this
+/// process keeps trees (the process bench, as `svc serve`), the child is counted as its own,
+/// or the server's sweep after a child's end would take it for a leftover.
 pub async fn spawn_and_wait(program: &str, args: &[&str]) -> std::time::Duration {
     let started = std::time::Instant::now();
-    let out = tokio::process::Command::new(program)
+    let birth = svc::services::supervisor::trees::Birth::begin();
+    let child = tokio::process::Command::new(program)
         .args(args)
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .process_group(0)
         .stdin(std::process::Stdio::null())
-        .output()
-        .await
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let _own = birth.map(|birth| birth.born(child.id().unwrap()));
+    let out = child.wait_with_output().await.unwrap();
     assert!(out.status.success());
     started.elapsed()
 }
 
-/// The floor of a streamed run: spawning `program` directly until its first stdout byte.
+/// The floor of a streamed run: spawning `program` directly until its first stdout byte
+/// (counted as this process's own, as in [`spawn_and_wait`]).
 pub async fn first_byte(program: &str, args: &[&str]) -> std::time::Duration {
     use tokio::io::AsyncReadExt;
     let started = std::time::Instant::now();
+    let birth = svc::services::supervisor::trees::Birth::begin();
     let mut child = tokio::process::Command::new(program)
         .args(args)
         .env_clear()
@@ -54,6 +62,7 @@ pub async fn first_byte(program: &str, args: &[&str]) -> std::time::Duration {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let _own = birth.map(|birth| birth.born(child.id().unwrap()));
     let mut stdout = child.stdout.take().unwrap();
     let mut byte = [0u8; 1];
     stdout.read_exact(&mut byte).await.unwrap();

@@ -28,8 +28,8 @@ impl Started {
 
 /// Starts `program provider engine serve` for `state_dir`, detached: its own process group
 /// (a Ctrl-C at the caller's terminal does not reach it; a new session would need `setsid`
-/// between fork and exec, which only `unsafe` code can do: the crate keeps that to its one
-/// block, the cgroup join), stdio on `/dev/null` (it never
+/// between fork and exec, which only `unsafe` code can do: the crate keeps that to the
+/// cgroup join and the subreaper mark), stdio on `/dev/null` (it never
 /// holds the caller's terminal or pipes open: `$(svc sandbox create)` returns), the root as
 /// its working directory (it never holds a mount busy) and `SVC_STATE_DIR` set to the
 /// folder the client uses, made absolute for that reason.

@@ -4,15 +4,18 @@
 //!   `fd`, `maps` and the like are root's and refuse every process that lacks
 //!   `CAP_SYS_PTRACE`, a child of the same user included (a child of a root server has it:
 //!   hence `process.run_as`);
-//! - every child runs in a cgroup of its own where the machine allows, so nothing it starts
-//!   outlives a kill, a timeout or its own end by leaving its process group
+//! - the server and every child are child subreapers, so nothing a child starts outlives a
+//!   kill, a timeout or its own end by leaving its process group
 //!   ([`supervisor::trees`](crate::services::supervisor::trees));
-//! - children run as `process.run_as` when the operator set it.
+//! - children run as `process.run_as` when the operator set it; else, when identity tokens
+//!   are written in the config file, children see that file empty (a mount namespace of
+//!   their own, [`hidden`]) where the machine allows.
 
 use crate::server::config::Settings;
-use crate::services::{child_user, supervisor};
+use crate::services::namespaces::hidden;
+use crate::services::{before_exec, child_user, supervisor};
 
-/// Applies the three to this process; answers what does not hold here, for the log.
+/// Applies them to this process; answers what does not hold here, for the log.
 pub fn guard_children(settings: &Settings) -> Vec<String> {
     let mut warnings = Vec::new();
     if let Err(e) = nix::sys::prctl::set_dumpable(false) {
@@ -23,8 +26,8 @@ pub fn guard_children(settings: &Settings) -> Vec<String> {
     }
     if let Err(why) = supervisor::keep_whole_trees() {
         warnings.push(format!(
-            "children keep only their process groups, no cgroup ({why}): a child that leaves \
-             its group (setsid) outlives a kill or a timeout"
+            "children keep only their process groups ({why}): a child that leaves its group \
+             (setsid) outlives a kill or a timeout"
         ));
     }
     match &settings.run_as {
@@ -34,13 +37,34 @@ pub fn guard_children(settings: &Settings) -> Vec<String> {
              memory, environment and files: set `process.run_as` (README, Security)"
                 .into(),
         ),
-        None if settings.tokens_in_file => warnings.push(
-            "identity tokens are written in the config file, which every child can read \
-             (children run as the server's user): give them with `token_env`, or run the \
-             server as root with `process.run_as`"
-                .into(),
-        ),
-        None => {}
+        None => {
+            if let Some(file) = settings
+                .source
+                .as_deref()
+                .filter(|_| settings.tokens_in_file)
+            {
+                // Children share the server's user: only a view of their own keeps the file
+                // from them.
+                if let Err(why) = hide(std::path::Path::new(file)) {
+                    warnings.push(format!(
+                        "identity tokens are written in the config file, which every child \
+                         can read (children run as the server's user, and {why}): give them \
+                         with `token_env`, or run the server as root with `process.run_as`"
+                    ));
+                }
+            }
+        }
     }
     warnings
+}
+
+/// Makes `file` show empty to every later child, once a trial child joined the view.
+fn hide(file: &std::path::Path) -> Result<(), String> {
+    let hidden = hidden::make(&[file])?;
+    before_exec::trial(before_exec::Steps {
+        subreaper: false,
+        hide: before_exec::Steps::hide(Some(hidden), None),
+    })?;
+    hidden::install(hidden);
+    Ok(())
 }

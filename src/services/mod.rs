@@ -2,6 +2,7 @@
 //! that needs them (the path guard by file, process and terminal routes; the supervisor by
 //! commands, shells and agent runtimes).
 
+pub mod before_exec;
 pub mod beneath;
 pub mod browser;
 pub mod cgroup;

@@ -204,6 +204,28 @@ pub fn find(marks: &Marks<'_>) -> Vec<Found> {
     all
 }
 
+/// The children of `pid` (of every thread of it: a child's parent is the thread that
+/// forked it, and an adopted orphan's is any live thread of its new parent); empty when it
+/// is gone.
+pub fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for task in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
+            continue;
+        };
+        found.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
 /// Sends `signal` to `pid`; `false` when it is gone.
 pub fn signal(pid: u32, signal: Signal) -> bool {
     i32::try_from(pid).is_ok_and(|raw| kill(Pid::from_raw(raw), signal).is_ok())

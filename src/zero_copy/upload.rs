@@ -27,7 +27,7 @@
 //!   guess. Bytes hyper had buffered before the intake was armed stay ordinary chunks,
 //!   written by the file service before any placed byte (they come first in the body).
 //! - Filler is not free: hyper's buffer must be written (the crate denies `unsafe` outside
-//!   its one block, the cgroup join, so it cannot stay uninitialised), a memset of every
+//!   what runs between fork and exec, so it cannot stay uninitialised), a memset of every
 //!   placed byte and fresh pages for hyper's buffer, on 2 cores beside the thread's own
 //!   copy. So once the thread runs and at least [`BYPASS_FROM`] bytes are still to come,
 //!   [`Upload`] stops asking hyper for the body and follows the thread's progress itself.

@@ -163,3 +163,53 @@ fn children_of_a_root_server_run_as_process_run_as() {
     assert!(code != 0 && !stdout.contains("file-token"), "{stdout}");
     stop(server);
 }
+
+/// A server of an ordinary user with identity tokens written in its config file: its
+/// children run as that user too, yet see the file empty and cannot uncover it (as root, the
+/// test runs the server as `nobody`). Before, `cat FILE` printed the token.
+#[test]
+fn children_of_an_ordinary_server_cannot_read_its_config_file() {
+    let as_nobody = nix::unistd::geteuid().is_root().then_some(65534);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.path().join("template.yaml");
+    std::fs::write(
+        &config,
+        "identities:\n  - {id: ci, token: file-token-3b9e, scopes: [\"*\"]}\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    if let Some(uid) = as_nobody {
+        let id = Some(nix::unistd::Uid::from_raw(uid));
+        nix::unistd::chown(&config, id, Some(nix::unistd::Gid::from_raw(uid))).unwrap();
+    }
+    let (server, port, _copy) = serve(as_nobody, Some(&config));
+    let (stdout, _, _) = shell(port, "id -u");
+    assert_ne!(stdout.trim(), "0", "the server under test is not root");
+    let file = config.display();
+    let dir = dir.path().display();
+    for attack in [
+        format!("cat {file}"),
+        format!("cat {dir}/./template.yaml"),
+        format!("umount {file}; cat {file}"),
+        format!("unshare -Urm sh -c 'umount {file}; cat {file}'"),
+        format!("unshare -Urm sh -c 'mount --bind {dir} /mnt && cat /mnt/template.yaml'"),
+        format!("unshare -Urm sh -c 'mount --rbind {dir} /mnt && cat /mnt/template.yaml'"),
+        format!("cat /proc/$PPID/root{file}"),
+    ] {
+        let (stdout, stderr, _) = shell(port, &attack);
+        assert!(
+            !stdout.contains("file-token") && !stderr.contains("file-token"),
+            "`{attack}` showed the token: {stdout}"
+        );
+    }
+    // The cover is there: the file the server read shows empty to its child.
+    let (stdout, _, code) = shell(port, &format!("wc -c < {file}"));
+    assert_eq!(
+        (stdout.trim(), code),
+        ("0", 0),
+        "the child sees the file empty"
+    );
+    cannot_read_the_server(port, server.id());
+    stop(server);
+}

@@ -169,24 +169,6 @@ impl Cgroups {
         &self.parents[0]
     }
 
-    /// The same place with one folder per cgroup and no limits: the freezer's hierarchy
-    /// where v1 has one (a kill freezes first, so nothing forks past it), else the first.
-    /// For cgroups that only hold a tree of processes together: one folder to make, join
-    /// and remove per child instead of one per hierarchy.
-    pub fn one_folder(&self) -> Cgroups {
-        let keep = self.layout.freezer.unwrap_or(0);
-        Cgroups {
-            parents: vec![self.parents[keep].clone()],
-            layout: Layout {
-                v1: self.layout.v1,
-                cpu: None,
-                memory: None,
-                pids: None,
-                freezer: self.layout.freezer.map(|_| 0),
-            },
-        }
-    }
-
     /// Makes the cgroup `name` with `limits` (only those enforced here are written); on
     /// any failure nothing is left.
     pub fn create(&self, name: &str, limits: &Limits) -> io::Result<Cgroup> {
@@ -378,7 +360,8 @@ impl Cgroup {
 /// before its program runs (between fork and exec; writing `0` names the writer itself, on
 /// v1 and v2): nothing the program starts is ever outside, and a cgroup the child cannot
 /// join fails the spawn instead of running the program outside.
-// The one `unsafe` of the crate: `pre_exec` is the only way to act in the child before its
+// One of the crate's two `unsafe` uses, both between fork and exec (the other marks a
+// child a subreaper, `supervisor::trees`): `pre_exec` is the only way to act in the child before its
 // program runs (a cgroup joined after the spawn misses what the child forks first).
 #[allow(unsafe_code)]
 pub fn join_before_exec(command: &mut std::process::Command, files: &[PathBuf]) {

@@ -12,7 +12,8 @@
 //! root engine runs bwrap as [`ROOT_HOST_ID`](super::ROOT_HOST_ID): so the engine opens the
 //! folders and files and hands bwrap descriptors (`--bind-fd`, `--ro-bind-data`), through
 //! a shell's redirections (placing descriptors in the child ourselves would need more
-//! `unsafe` between fork and exec; the crate keeps one such block, the cgroup join).
+//! `unsafe` between fork and exec; the crate keeps that to the cgroup join and the
+//! subreaper mark).
 
 use super::{HOME, Machine, TMP, Tools, USER_ID, etc};
 use crate::services::proc_scan::ns_inode;

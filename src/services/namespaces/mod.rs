@@ -26,6 +26,7 @@
 //! `/dev`; [`View`] maps the paths a caller names to the host folders behind them.
 
 pub mod etc;
+pub mod hidden;
 pub mod launch;
 mod view;
 

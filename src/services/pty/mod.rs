@@ -15,8 +15,8 @@
 //! The PTY comes from `pty-process`: a small, maintained crate whose async API is tokio's
 //! own (an `AsyncFd` over the master, a `tokio::process::Child` for the shell), so the
 //! reader, the writer and the reaper are plain tasks, and whose spawn does the `setsid` and
-//! `TIOCSCTTY` in its own audited code, so this crate adds no `unsafe` for it (its one
-//! block is the cgroup join, `services::cgroup::join_before_exec`).
+//! `TIOCSCTTY` in its own audited code, so this crate adds no `unsafe` for it (its only
+//! `unsafe` runs between fork and exec: the cgroup join and the subreaper mark).
 //! `portable-pty` offers only blocking reads (a thread per terminal) behind trait objects.
 
 mod registry;

@@ -4,8 +4,10 @@
 
 use super::session;
 use super::{CHUNK_BYTES, CLIENT_QUEUE_CHUNKS, Error, REPLAY_BYTES, STALL, Size, Spec};
+use crate::services::before_exec::{self, Steps};
+use crate::services::namespaces::hidden;
 use crate::services::supervisor::ring::{Retention, Ring};
-use crate::services::supervisor::trees::Tree;
+use crate::services::supervisor::trees::{Birth, Tree};
 use bytes::Bytes;
 use nix::sys::signal::Signal;
 use pty_process::{OwnedReadPty, OwnedWritePty};
@@ -296,6 +298,14 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
     if let Some(user) = crate::services::child_user::child_user() {
         command = command.uid(user.uid).gid(user.gid);
     }
+    // The shell's whole tree, where the server keeps trees: what leaves the session
+    // (`setsid`) still ends with the terminal.
+    let birth = Birth::begin();
+    let steps = Steps {
+        subreaper: birth.is_some(),
+        hide: Steps::hide(hidden::for_children(), spec.cwd.as_deref()),
+    };
+    command = before_exec::apply_pty(command, steps);
     let child = command.spawn(pts).map_err(|e| Error::Spawn {
         shell: spec.shell.clone(),
         source: io_of(e),
@@ -303,20 +313,7 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
     let pid = child
         .id()
         .ok_or_else(|| Error::Io(std::io::Error::other("the shell has no pid")))?;
-    // The shell's whole tree, where the server keeps trees: what leaves the session
-    // (`setsid`) still ends with the terminal. A shell that cannot be moved in is killed
-    // (by `kill_on_drop`) rather than run outside.
-    let tree = match Tree::make().map_err(Error::Io)? {
-        Some(tree) => match tree.add(pid) {
-            Ok(()) => Some(tree),
-            Err(e) => {
-                drop(child);
-                tree.discard();
-                return Err(Error::Io(e));
-            }
-        },
-        None => None,
-    };
+    let tree = birth.map(|birth| birth.born(pid));
     let (read, write) = pty.into_split();
     let (control, control_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {

@@ -7,7 +7,7 @@
 //! exits, what it left in its group is killed too, unless its limits say
 //! [`GroupEnd::Leave`]: a sandbox's command leaves its background children running, as a
 //! shell on a machine does. Once the server asked for whole trees ([`trees`]), what left
-//! the group (`setsid`) is found through the child's own cgroup and ends with it too.
+//! the group (`setsid`) stays below the child, a subreaper, and ends with it too.
 //!
 //! Output is kept apart, stdout and stderr each in a bounded [`ring`] that counts every
 //! byte and replays from an offset; stdin is closed, written once, or a stream. Three ways

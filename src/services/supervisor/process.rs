@@ -4,11 +4,12 @@
 //! and records the exit.
 
 use super::ring::{Replay, Retention, Ring};
-use super::trees::Tree;
+use super::trees::{Birth, Tree};
 use super::{Error, GroupEnd, Line, Signal, Spec, Stdin};
+use crate::services::before_exec::{self, Steps};
+use crate::services::namespaces::hidden;
 use nix::sys::signal::killpg;
 use nix::unistd::Pid;
-use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
@@ -337,37 +338,24 @@ impl Process {
 /// The spawn under every user: `retention` for both rings; a `tap` also gets the output as
 /// it is read (with back-pressure: the child waits for a slow reader).
 pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io::Result<Process> {
-    // A child with a cgroup of its own (a sandbox's) or whose group outlives it keeps that.
-    let tree = if spec.join_cgroup.is_empty() && spec.limits.group_end == GroupEnd::Kill {
-        Tree::make()?
-    } else {
-        None
+    let mut command = command(spec, child_user(spec));
+    // Where the process keeps trees, every child of it is one (a child it did not count
+    // as its own would be taken for a leftover and killed).
+    let birth = Birth::begin();
+    let steps = Steps {
+        subreaper: birth.is_some(),
+        // The server's own tool reads what the server reads.
+        hide: Steps::hide(
+            hidden::for_children().filter(|_| !spec.server_tool),
+            spec.cwd.as_deref(),
+        ),
     };
-    let user = child_user(spec);
-    if let (Some(given), Some(user)) = (&tree, user) {
-        // The child joins after it became the user (std sets the ids before the hooks).
-        if let Err(e) = given.give_to(user.uid, user.gid) {
-            if let Some(tree) = tree {
-                tree.discard();
-            }
-            return Err(e);
-        }
-    }
-    let join = tree
-        .as_ref()
-        .map_or_else(|| spec.join_cgroup.clone(), Tree::join_files);
-    let mut child = match command(spec, &join, user).spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            if let Some(tree) = tree {
-                tree.discard();
-            }
-            return Err(e);
-        }
-    };
+    before_exec::apply_std(command.as_std_mut(), steps);
+    let mut child = command.spawn()?;
     let pid = child
         .id()
         .ok_or_else(|| std::io::Error::other("the child has no pid"))?;
+    let tree = birth.map(|birth| birth.born(pid));
     let (control, control_rx) = mpsc::unbounded_channel();
     let capacity = spec.limits.output_bytes;
     let shared = Arc::new(Shared {
@@ -443,11 +431,7 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
 /// Every child: its own process group (so it can be stopped as a whole), piped output,
 /// killed if the server drops it, and exactly the environment of the spec (callers start
 /// from `ChildEnv`): nothing of the server's own environment leaks through.
-fn command(
-    spec: &Spec,
-    join_cgroup: &[PathBuf],
-    user: Option<&crate::services::child_user::ChildUser>,
-) -> Command {
+fn command(spec: &Spec, user: Option<&crate::services::child_user::ChildUser>) -> Command {
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
@@ -469,7 +453,7 @@ fn command(
         // std also drops the supplementary groups (`setgroups(0)`) when root sets a uid.
         command.uid(user.uid).gid(user.gid);
     }
-    crate::services::cgroup::join_before_exec(command.as_std_mut(), join_cgroup);
+    crate::services::cgroup::join_before_exec(command.as_std_mut(), &spec.join_cgroup);
     command
 }
 

@@ -1,110 +1,255 @@
 //! Whole trees: a child's process group holds only what stays in it, and one `setsid` (a
 //! daemon, a double fork, `python -c 'os.setsid()'`) leaves it, so a group kill misses the
-//! process and it lives on, reparented to pid 1. A cgroup cannot be left without a
-//! privilege the child lacks. Once [`keep_whole_trees`] has run (the server calls it at
-//! start), every child the supervisor spawns whose spec names no cgroup of its own and
-//! whose group dies with it ([`GroupEnd::Kill`](super::GroupEnd)) runs in a cgroup of its
-//! own, joined between fork and exec: a kill, a timeout and the child's own end kill
-//! everything in it, and the cgroup goes. Where the machine gives no cgroups, children
-//! keep their process groups only, and the caller says so.
+//! process and it lives on, reparented to pid 1. What a process cannot leave is its place
+//! under a *child subreaper*: when a process's parent ends, the kernel hands it to the
+//! nearest living ancestor marked as one, never past it to pid 1.
+//!
+//! Once [`keep_whole_trees`] has run (the server calls it at start), the server is a
+//! subreaper and so is every child it spawns, marked between fork and exec (the mark
+//! survives `exec`). Hence:
+//! - while a child lives, everything it started is among its descendants, whatever it
+//!   called: a stop or a kill walks them from the child down ([`Tree::signal`],
+//!   [`Tree::kill`]), stopping each before reading its children, so none forks past it;
+//! - when a child ends, what it left is adopted by the server, which knows its own
+//!   children: every other child of the server is such a leftover, and is killed and
+//!   reaped after each end ([`Tree::end`]).
+//!
+//! No cgroup is made or joined (a v1 migration cost about a millisecond per spawn), no
+//! privilege is needed, so this holds as root and as an ordinary user on any Linux since
+//! 3.4. What it cannot hold: the server's own death (SIGKILL) hands its leftovers to pid 1.
 
-use crate::services::cgroup::{self, Cgroup, Cgroups, Limits, Support};
+use crate::services::proc_scan;
 use nix::sys::signal::Signal;
-use std::path::PathBuf;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard};
 
-/// Where the children's cgroups are made, once [`keep_whole_trees`] found a place.
-static TREES: OnceLock<Cgroups> = OnceLock::new();
-/// Numbers the cgroups of this process (their names also carry its pid: two servers on
-/// one machine share the folder).
-static NEXT: AtomicU64 = AtomicU64::new(0);
+/// Set once [`keep_whole_trees`] made this process a subreaper.
+static KEPT: AtomicBool = AtomicBool::new(false);
+/// The server's own children, spawned and not yet given up by their owner: a count per
+/// pid, since a reaped pid may be handed to the next spawn before the old entry goes.
+static OWN: Mutex<BTreeMap<u32, u32>> = Mutex::new(BTreeMap::new());
+/// Held shared by a spawn from before its fork until its pid is in [`OWN`], and exclusively
+/// by a sweep while it tells the server's children apart: a child being born is never
+/// taken for a leftover.
+static BIRTHS: RwLock<()> = RwLock::new(());
 
-/// Makes every later child (see the module doc) run in a cgroup of its own; answers why
-/// not where this machine gives this process no cgroups.
+/// Makes this process a subreaper and every later child of the supervisor and of the
+/// terminals one too (see the module doc); answers why not where the kernel refuses.
 pub fn keep_whole_trees() -> Result<(), String> {
-    match cgroup::detect() {
-        Support::Available(cgroups) => {
-            let _ = TREES.set(cgroups.one_folder());
-            Ok(())
-        }
-        Support::Unavailable(why) => Err(why),
+    nix::sys::prctl::set_child_subreaper(true)
+        .map_err(|e| format!("this process cannot be a child subreaper ({e})"))?;
+    KEPT.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Whether children's trees are kept ([`keep_whole_trees`] succeeded).
+pub fn whole_trees_kept() -> bool {
+    KEPT.load(Ordering::SeqCst)
+}
+
+/// A spawn under way: the sweep waits for it. Dropped on a failed spawn.
+pub struct Birth(#[allow(dead_code)] RwLockReadGuard<'static, ()>);
+
+impl Birth {
+    /// Taken just before a spawn whose child is marked a subreaper
+    /// ([`before_exec`](crate::services::before_exec)); `None` when trees are not kept.
+    pub fn begin() -> Option<Birth> {
+        whole_trees_kept().then(|| Birth(BIRTHS.read().unwrap_or_else(|e| e.into_inner())))
+    }
+
+    /// The spawned child `pid` is the root of a kept tree.
+    pub fn born(self, pid: u32) -> Tree {
+        *own().entry(pid).or_default() += 1;
+        Tree { root: pid }
     }
 }
 
-/// Whether children are kept in cgroups ([`keep_whole_trees`] succeeded).
-pub fn whole_trees_kept() -> bool {
-    TREES.get().is_some()
+/// A child of the server and everything below it. Its owner holds the child unreaped while
+/// it signals the tree, so the root's pid cannot name another process.
+#[derive(Debug)]
+pub struct Tree {
+    root: u32,
 }
-
-/// One child's cgroup.
-#[derive(Debug, Clone)]
-pub struct Tree(Cgroup);
 
 impl Tree {
-    /// A new cgroup for the next child; `None` when trees are not kept.
-    pub fn make() -> std::io::Result<Option<Tree>> {
-        let Some(cgroups) = TREES.get() else {
-            return Ok(None);
-        };
-        let name = format!(
-            "tree-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        cgroups
-            .create(&name, &Limits::default())
-            .map(|cgroup| Some(Tree(cgroup)))
-    }
-
-    /// The files the child writes itself into before its program runs.
-    pub(super) fn join_files(&self) -> Vec<PathBuf> {
-        self.0.procs_files()
-    }
-
-    /// Lets a child that runs as `uid` write itself into it (it joins after it became
-    /// that user).
-    pub(super) fn give_to(&self, uid: u32, gid: u32) -> std::io::Result<()> {
-        use nix::unistd::{Gid, Uid, chown};
-        for file in self.join_files() {
-            chown(&file, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))?;
-        }
-        Ok(())
-    }
-
-    /// `signal` to every process in it (TERM before the grace period: a process that left
-    /// the group gets its chance to end as the group does).
+    /// `signal` to the child and every descendant (TERM before the grace period: a process
+    /// that left the group gets its chance to end as the group does). The tree is stopped
+    /// while it is walked, so nothing forks past the walk, then continued.
     pub fn signal(&self, signal: Signal) {
-        for pid in self.0.procs() {
-            crate::services::proc_scan::signal(pid, signal);
+        let all = stopped(self.root);
+        for &pid in &all {
+            proc_scan::signal(pid, signal);
+        }
+        for &pid in &all {
+            proc_scan::signal(pid, Signal::SIGCONT);
         }
     }
 
-    /// Kills everything in it, off the async threads (v1 freezes, kills, thaws and waits).
-    pub(super) async fn kill(&self) {
-        let cgroup = self.0.clone();
-        let _ = tokio::task::spawn_blocking(move || cgroup.kill()).await;
+    /// Kills the child and every descendant, off the async threads.
+    pub async fn kill(&self) {
+        let root = self.root;
+        let _ = tokio::task::spawn_blocking(move || kill_tree(root)).await;
     }
 
-    /// Kills everything in it and removes it.
+    /// After the child was reaped: kills and reaps whatever it left (adopted by the server
+    /// when it ended), off the async threads.
     pub async fn end(self) {
-        let cgroup = self.0;
-        let _ = tokio::task::spawn_blocking(move || {
-            let _ = cgroup.kill();
-            cgroup.remove()
-        })
-        .await;
+        drop(self);
+        let _ = tokio::task::spawn_blocking(sweep).await;
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let mut own = own();
+        if let Some(count) = own.get_mut(&self.root) {
+            *count -= 1;
+            if *count == 0 {
+                own.remove(&self.root);
+            }
+        }
+    }
+}
+
+fn own() -> MutexGuard<'static, BTreeMap<u32, u32>> {
+    OWN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kills and reaps every child of this process that is not its own (see the module doc),
+/// with all below each, until none is left: what a leftover's descendants leave when it
+/// dies is adopted here in turn. One that does not die (another user's, which this process
+/// may not signal) is tried once and left to a later sweep.
+fn sweep() {
+    let mut tried = std::collections::BTreeSet::new();
+    loop {
+        let leftovers: Vec<u32> = {
+            let _no_births = BIRTHS.write().unwrap_or_else(|e| e.into_inner());
+            let own = own();
+            proc_scan::children(std::process::id())
+                .into_iter()
+                .filter(|pid| !own.contains_key(pid) && !tried.contains(pid))
+                .collect()
+        };
+        if leftovers.is_empty() {
+            return;
+        }
+        for pid in leftovers {
+            tried.insert(pid);
+            kill_tree(pid);
+            reap(pid);
+        }
+    }
+}
+
+/// Reaps the killed leftover `pid`, waiting up to a second for it to die. Ours to reap,
+/// and only ours: no other wait in this process names a pid it did not spawn.
+fn reap(pid: u32) {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    let Ok(raw) = i32::try_from(pid) else { return };
+    let pid = nix::unistd::Pid::from_raw(raw);
+    for _ in 0..1000 {
+        match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => std::thread::sleep(std::time::Duration::from_millis(1)),
+            _ => return,
+        }
+    }
+}
+
+fn kill_tree(root: u32) {
+    for pid in stopped(root) {
+        proc_scan::signal(pid, Signal::SIGKILL);
+    }
+}
+
+/// Stops `root` and every descendant, from the top down, and answers them all. A stopped
+/// process reaps nothing, so a pid read from its children stays that child's until it is
+/// signalled; each is seen stopped before its own children are read, so none forks past
+/// the walk (a process that cannot stop, in an uninterruptible wait, is read after a short
+/// wait: anything it forks later is a leftover the next sweep finds).
+fn stopped(root: u32) -> Vec<u32> {
+    let mut all = vec![root];
+    proc_scan::signal(root, Signal::SIGSTOP);
+    let mut next = 0;
+    while let Some(&pid) = all.get(next) {
+        next += 1;
+        wait_stopped(pid);
+        for child in proc_scan::children(pid) {
+            if !all.contains(&child) {
+                proc_scan::signal(child, Signal::SIGSTOP);
+                all.push(child);
+            }
+        }
+    }
+    all
+}
+
+/// Waits (briefly) until `pid` is stopped or gone: a stop is delivered asynchronously.
+fn wait_stopped(pid: u32) {
+    for _ in 0..200 {
+        match proc_scan::stat(pid).map(|s| s.state) {
+            Some('T' | 't' | 'Z' | 'X') | None => return,
+            _ => std::thread::sleep(std::time::Duration::from_micros(50)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    /// Live processes whose command line holds `word`.
+    fn holding(word: &str) -> Vec<u32> {
+        proc_scan::pids()
+            .into_iter()
+            .filter(|&pid| {
+                proc_scan::cmdline(pid).contains(word)
+                    && !matches!(proc_scan::stat(pid).map(|s| s.state), Some('Z') | None)
+            })
+            .collect()
     }
 
-    /// Moves `pid` in after its spawn, for a child started where no hook runs between
-    /// fork and exec (a terminal's shell: moved in before its first input is written, so
-    /// anything a user starts there is inside).
-    pub fn add(&self, pid: u32) -> std::io::Result<()> {
-        self.0.add(pid)
-    }
-
-    /// Removes it after a spawn that failed (nothing joined it).
-    pub fn discard(self) {
-        let _ = self.0.remove();
+    /// A marked child keeps what its children orphan, `setsid` or not, and one kill of its
+    /// tree ends it all (without the mark the daemon went to pid 1 and lived on).
+    #[test]
+    fn a_subreaper_keeps_what_left_its_group_and_the_kill_ends_it() {
+        let word = format!("3000.{}", std::process::id());
+        let script =
+            format!("sh -c 'setsid sleep {word} & sleep {word} &' ; echo ready; exec sleep {word}");
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let steps = crate::services::before_exec::Steps {
+            subreaper: true,
+            hide: None,
+        };
+        crate::services::before_exec::apply_std(&mut command, steps);
+        let mut child = command.spawn().unwrap();
+        let mut ready = [0u8; 6];
+        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut ready).unwrap();
+        let root = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        // The root (exec'd into sleep) and the two orphans, each adopted by it.
+        let adopted = |pid: &u32| proc_scan::stat(*pid).is_some_and(|s| s.ppid == root);
+        while holding(&word).iter().filter(|p| adopted(p)).count() < 2 {
+            if std::time::Instant::now() > deadline {
+                kill_tree(root);
+                panic!("not adopted: {:?}", holding(&word));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        kill_tree(root);
+        child.wait().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !holding(&word).is_empty() {
+            assert!(std::time::Instant::now() < deadline, "{:?}", holding(&word));
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 }

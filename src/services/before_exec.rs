@@ -1,0 +1,88 @@
+//! What a child does to itself between fork and exec, for the supervisor's children and
+//! the terminals' shells alike: become a child subreaper
+//! ([`supervisor::trees`](crate::services::supervisor::trees)) and enter a view that hides
+//! the server's files ([`namespaces::hidden`](crate::services::namespaces::hidden)).
+//! `pre_exec` is the only way to act in the child before its program runs; with the cgroup
+//! join (`services::cgroup::join_before_exec`) these are the crate's only `unsafe` blocks.
+
+use crate::services::namespaces::hidden::Hidden;
+use std::ffi::CString;
+
+/// The steps one child takes; nothing is added when none is asked.
+#[derive(Debug, Clone, Default)]
+pub struct Steps {
+    pub subreaper: bool,
+    /// The hiding to join and the working directory to go back to in it.
+    pub hide: Option<(&'static Hidden, CString)>,
+}
+
+impl Steps {
+    /// `hidden`'s hiding for a child that works in `cwd` (else where the server does).
+    pub fn hide(
+        hidden: Option<&'static Hidden>,
+        cwd: Option<&std::path::Path>,
+    ) -> Option<(&'static Hidden, CString)> {
+        hidden.map(|h| (h, crate::services::namespaces::hidden::cwd_for_child(cwd)))
+    }
+
+    fn any(&self) -> bool {
+        self.subreaper || self.hide.is_some()
+    }
+
+    /// In the child. Only system calls on memory made before the fork.
+    fn run(&self) -> std::io::Result<()> {
+        if self.subreaper {
+            nix::sys::prctl::set_child_subreaper(true)?;
+        }
+        if let Some((hidden, cwd)) = &self.hide {
+            hidden.enter(cwd)?;
+        }
+        Ok(())
+    }
+}
+
+/// Adds `steps` to `command`'s child; a failing step fails the spawn, so the program never
+/// runs without them.
+pub fn apply_std(command: &mut std::process::Command, steps: Steps) {
+    use std::os::unix::process::CommandExt;
+    if !steps.any() {
+        return;
+    }
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed: `Steps::run` makes system calls only (prctl,
+    // setns, chdir), on data made before the fork, and builds its errors from
+    // an errno (no allocation).
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(move || steps.run());
+    }
+}
+
+/// The same for a terminal's shell (pty-process runs it after making the session).
+pub fn apply_pty(command: pty_process::Command, steps: Steps) -> pty_process::Command {
+    if !steps.any() {
+        return command;
+    }
+    // SAFETY: as in `apply_std`.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(move || steps.run())
+    }
+}
+
+/// Spawns `true` with `steps`, to learn at start whether this machine allows them rather
+/// than from every child's failed spawn later.
+pub fn trial(steps: Steps) -> Result<(), String> {
+    let mut command = std::process::Command::new("true");
+    command
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    apply_std(&mut command, steps);
+    match command.status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("a trial child ended with {status}")),
+        Err(e) => Err(format!("a trial child could not start ({e})")),
+    }
+}
