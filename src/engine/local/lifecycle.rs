@@ -264,14 +264,16 @@ pub fn arm(core: &Arc<Core>) {
     });
 }
 
-/// How often an isolated sandbox's machine is looked at ([`watch_machine`]).
+/// How often an isolated sandbox's machine is looked at where its init's exit cannot be
+/// waited for ([`watch_machine`]).
 const MACHINE_WATCH: Duration = Duration::from_secs(1);
 
 /// Ends an isolated sandbox whose machine ended underneath it (its init killed from
 /// outside, or by the kernel): its processes died with the machine, and a command entering
 /// by the dead init's pid would one day enter whatever process was given that pid. From
-/// then on every call answers `E2009`, as after a kill. A machine is looked at every
-/// [`MACHINE_WATCH`] (an adopted one too, which no process of this engine waits for).
+/// then on every call answers `E2009`, as after a kill. The init's exit is waited for on a
+/// pidfd (free while the machine runs; an adopted machine too, which no process of this
+/// engine waits for); where the kernel gives none, it is looked at every [`MACHINE_WATCH`].
 pub fn watch_machine(core: &Arc<Core>) {
     let Some(isolated) = &core.isolated else {
         return;
@@ -280,22 +282,33 @@ pub fn watch_machine(core: &Arc<Core>) {
     let mut ended = core.life.ended.subscribe();
     let weak = Arc::downgrade(core);
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(MACHINE_WATCH);
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {}
-                _ = ended.changed() => return,
+        // `new` is deprecated because some `T` could answer another descriptor later; an
+        // `OwnedFd` keeps its one for its life, and `register` would need `unsafe`.
+        #[allow(deprecated)]
+        let exit = machine
+            .exit_fd()
+            .and_then(|fd| tokio::io::unix::AsyncFd::new(fd).ok());
+        let machine_ended = async {
+            match &exit {
+                // Readable once the init has exited.
+                Some(exit) => drop(exit.readable().await),
+                None => {
+                    while machine.alive() {
+                        tokio::time::sleep(MACHINE_WATCH).await;
+                    }
+                }
             }
-            let Some(core) = weak.upgrade() else { return };
-            if core.life.is_gone() {
-                return;
-            }
-            if !machine.alive() {
-                tracing::warn!(sandbox = %core.id, "the sandbox's machine ended: the sandbox is ended");
-                let _ = end(&core, true).await;
-                return;
-            }
+        };
+        tokio::select! {
+            () = machine_ended => {}
+            _ = ended.changed() => return,
         }
+        let Some(core) = weak.upgrade() else { return };
+        if core.life.is_gone() || machine.alive() {
+            return;
+        }
+        tracing::warn!(sandbox = %core.id, "the sandbox's machine ended: the sandbox is ended");
+        let _ = end(&core, true).await;
     });
 }
 

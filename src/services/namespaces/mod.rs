@@ -270,6 +270,15 @@ impl Machine {
             && ns_inode(self.pid, "pid") == Some(self.pidns)
     }
 
+    /// A pidfd of its init (readable once the init has exited), opened while the init is
+    /// still this machine's; `None` when it already ended or the kernel gives no pidfds.
+    pub fn exit_fd(&self) -> Option<std::os::fd::OwnedFd> {
+        let pid = rustix::process::Pid::from_raw(i32::try_from(self.pid).ok()?)?;
+        let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
+        // Opened before this check, so the descriptor names the process it vouches for.
+        self.alive().then_some(fd)
+    }
+
     /// Runs `look` with the machine's pid namespace while its init runs, else with `None`.
     /// Its init is asked again afterwards: had it ended meanwhile, the number may already be
     /// another machine's, and `look` runs once more without it.

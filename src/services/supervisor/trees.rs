@@ -21,7 +21,7 @@
 use crate::services::proc_scan;
 use nix::sys::signal::Signal;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard};
 
 /// Set once [`keep_whole_trees`] made this process a subreaper.
@@ -33,6 +33,10 @@ static OWN: Mutex<BTreeMap<u32, u32>> = Mutex::new(BTreeMap::new());
 /// by a sweep while it tells the server's children apart: a child being born is never
 /// taken for a leftover.
 static BIRTHS: RwLock<()> = RwLock::new(());
+/// Ends counted so far, and (under the lock) the count the last finished sweep began
+/// after: see [`Tree::end`].
+static SWEEPS_ASKED: AtomicU64 = AtomicU64::new(0);
+static SWEPT: tokio::sync::Mutex<u64> = tokio::sync::Mutex::const_new(0);
 
 /// Makes this process a subreaper and every later child of the supervisor and of the
 /// terminals one too (see the module doc); answers why not where the kernel refuses.
@@ -93,10 +97,19 @@ impl Tree {
     }
 
     /// After the child was reaped: kills and reaps whatever it left (adopted by the server
-    /// when it ended), off the async threads.
+    /// when it ended), off the async threads. Ends that meet share one sweep: one that
+    /// started after this end was counted covers it (100 shells ending at once sweep a few
+    /// times, not 100).
     pub async fn end(self) {
         drop(self);
+        let mine = SWEEPS_ASKED.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut covered = SWEPT.lock().await;
+        if *covered >= mine {
+            return;
+        }
+        let upto = SWEEPS_ASKED.load(Ordering::SeqCst);
         let _ = tokio::task::spawn_blocking(sweep).await;
+        *covered = upto;
     }
 }
 

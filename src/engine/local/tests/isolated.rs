@@ -155,7 +155,7 @@ async fn a_sandbox_whose_machine_died_is_ended_and_harms_no_other() {
             "the first sandbox lists the second's process: {listed:?}"
         );
     }
-    // Ended by the engine within its watch (a second), without a kill from anyone.
+    // Ended by the engine as its init exits (its pidfd), without a kill from anyone.
     let mut answer = first_handle.run(shell("true", None)).await;
     for _ in 0..40 {
         if answer.is_err() {
