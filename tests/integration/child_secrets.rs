@@ -59,14 +59,14 @@ fn serve(
     (child, port, copy)
 }
 
-/// `cmd` through `/shell` as the server identity: its stdout, stderr and exit code.
-fn shell(port: u16, cmd: &str) -> (String, String, i64) {
+/// `body` POSTed to `path` as the server identity: the answer's JSON (a 200 or 201).
+fn post(port: u16, path: &str, body: &Value) -> Value {
     let mut tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let body = json!({"cmd": cmd, "cwd": "/"}).to_string();
+    let body = body.to_string();
     write!(
         tcp,
-        "POST /shell HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\
+        "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
@@ -74,8 +74,22 @@ fn shell(port: u16, cmd: &str) -> (String, String, i64) {
     let mut reply = String::new();
     let _ = tcp.read_to_string(&mut reply);
     let (head, body) = reply.split_once("\r\n\r\n").expect(&reply);
-    assert!(head.starts_with("HTTP/1.1 200"), "{reply}");
-    let body: Value = serde_json::from_str(body.trim()).expect(body);
+    assert!(
+        head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.1 201"),
+        "{reply}"
+    );
+    serde_json::from_str(body.trim()).expect(body)
+}
+
+/// A terminal's shell, as root sees it from outside: its pid.
+fn terminal_shell(port: u16) -> u32 {
+    let record = post(port, "/pty", &json!({"cwd": "/"}));
+    record["pid"].as_u64().expect("a pid") as u32
+}
+
+/// `cmd` through `/shell` as the server identity: its stdout, stderr and exit code.
+fn shell(port: u16, cmd: &str) -> (String, String, i64) {
+    let body = post(port, "/shell", &json!({"cmd": cmd, "cwd": "/"}));
     (
         body["stdout"].as_str().unwrap_or_default().to_owned(),
         body["stderr"].as_str().unwrap_or_default().to_owned(),
@@ -161,6 +175,10 @@ fn children_of_a_root_server_run_as_process_run_as() {
     cannot_read_the_server(port, server.id());
     let (stdout, _, code) = shell(port, &format!("cat {}", config.display()));
     assert!(code != 0 && !stdout.contains("file-token"), "{stdout}");
+    // A terminal's shell runs as that user too.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", terminal_shell(port))).unwrap();
+    let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    assert_eq!(uid.split_whitespace().nth(1), Some("65534"), "{uid}");
     stop(server);
 }
 
@@ -210,6 +228,9 @@ fn children_of_an_ordinary_server_cannot_read_its_config_file() {
         ("0", 0),
         "the child sees the file empty"
     );
+    // So does a terminal's shell: its root, seen from outside, holds the cover.
+    let seen = std::fs::read(format!("/proc/{}/root{file}", terminal_shell(port))).unwrap();
+    assert!(seen.is_empty(), "{}", String::from_utf8_lossy(&seen));
     cannot_read_the_server(port, server.id());
     stop(server);
 }
