@@ -11,8 +11,8 @@
 //! - 100 concurrent shells: the wall time of 100 `POST /shell` of `true` at once, versus
 //!   100 direct spawns at once.
 //!
-//! The server's children run in a cgroup each where the machine allows, as under `svc serve`
-//! (the first line printed says which).
+//! The benchmark and every child of the server are subreapers, as under `svc serve` (the
+//! first line printed says so; `--trees 0` leaves children in their process groups only).
 
 #[path = "support/server.rs"]
 mod server;
