@@ -158,7 +158,20 @@ impl Identities {
                 "missing token: send `Authorization: Bearer <token>` or `X-Access-Token`",
             )
         })?;
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        self.holding(token.as_bytes())
+            .cloned()
+            .ok_or_else(|| ApiError::new(Code::Unauthorized, "the token is not valid"))
+    }
+
+    /// Whether `candidate` is some identity's token (the server scrubs such values from
+    /// its own environment block).
+    pub fn holds_token(&self, candidate: &[u8]) -> bool {
+        self.holding(candidate).is_some()
+    }
+
+    /// The identity whose token is `token`, compared in constant time against every one.
+    fn holding(&self, token: &[u8]) -> Option<&Identity> {
+        let digest: [u8; 32] = Sha256::digest(token).into();
         let mut found: Option<&Identity> = None;
         for identity in self.0.iter() {
             if bool::from(identity.digest.ct_eq(&digest)) {
@@ -166,8 +179,6 @@ impl Identities {
             }
         }
         found
-            .cloned()
-            .ok_or_else(|| ApiError::new(Code::Unauthorized, "the token is not valid"))
     }
 }
 

@@ -1,5 +1,7 @@
 //! What keeps the server's children from the server, set once at start and for the whole
 //! process (README, "Security"):
+//! - the tokens it read from its environment are scrubbed from its environment block
+//!   ([`environ_block`]), which `/proc/<server>/environ` shows to root;
 //! - the server is not dumpable (`PR_SET_DUMPABLE` 0): `/proc/<server>/environ`, `mem`,
 //!   `fd`, `maps` and the like are root's and refuse every process that lacks
 //!   `CAP_SYS_PTRACE`, a child of the same user included (a child of a root server has it:
@@ -13,11 +15,24 @@
 
 use crate::server::config::Settings;
 use crate::services::namespaces::hidden;
-use crate::services::{before_exec, child_user, supervisor};
+use crate::services::{before_exec, child_user, environ_block, supervisor};
 
 /// Applies them to this process; answers what does not hold here, for the log.
 pub fn guard_children(settings: &Settings) -> Vec<String> {
     let mut warnings = Vec::new();
+    // Tokens read from the environment stay in the block `/proc/<pid>/environ` shows (to
+    // root, whatever the dumpable flag): their bytes go, now that the settings hold them.
+    let is_token = |name: &str, value: &[u8]| {
+        name == crate::server::config::env::SERVER_TOKEN
+            || settings.identities.holds_token(value)
+            || settings.identities.holds_token(value.trim_ascii())
+    };
+    if let Err(e) = environ_block::scrub(is_token) {
+        warnings.push(format!(
+            "the tokens read from the environment stay in the server's environment block \
+             ({e}): a root child can read them under /proc"
+        ));
+    }
     if let Err(e) = nix::sys::prctl::set_dumpable(false) {
         warnings.push(format!(
             "the server stays dumpable ({e}): a child of its user can read its environment \

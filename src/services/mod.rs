@@ -11,6 +11,7 @@ pub mod child_user;
 pub mod code_run;
 pub mod commands;
 pub mod env_rules;
+pub mod environ_block;
 pub mod event_log;
 pub mod exec_rules;
 pub mod fetch;

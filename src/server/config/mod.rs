@@ -2,7 +2,7 @@
 //! launching program's own choices, validated once at start-up. Every error names the key
 //! (and the file line where the YAML parser knows it); nothing here panics on bad input.
 
-mod env;
+pub(crate) mod env;
 pub mod error;
 pub mod template;
 
