@@ -1,11 +1,12 @@
 //! Nothing escapes the end of a child (issue 30, item 2): a program that leaves its
 //! process group with `setsid` (here Python's `os.setsid()`, as a daemon does) is still
 //! ended by the kill, the timeout and the end of the child that started it. A group kill
-//! misses such a process; a server that tracks the whole tree (a cgroup per child) does
-//! not. Each case is the attack: before the fix the escaped process lived on, reparented
-//! to pid 1.
+//! misses such a process; a server that tracks the whole tree does not. Each case is the
+//! attack: before the fix the escaped process lived on, reparented to pid 1. The last
+//! one keeps the other side: what a running process left is that process's, and another
+//! child's end does not take it.
 
-use super::support::{all_gone, area, exited, kill, pids_in, s, shell, started};
+use super::support::{alive, all_gone, area, exited, kill, pids_in, s, shell, started};
 use crate::{Case, case, profiles};
 use anyhow::ensure;
 use serde_json::json;
@@ -92,6 +93,33 @@ pub fn cases() -> Vec<Case> {
                 let record = exited(&ctx, pid, GONE).await?;
                 ensure!(record["exit_code"] == 0, "{record}");
                 let escaped = pids_in(&file, 1, GONE).await?;
+                all_gone(&escaped, GONE).await
+            },
+        },
+        case! {
+            id: "process/escape/005",
+            spec: "processes: a daemon a running process left (a double fork: its parent shell ended, and it left the group with `setsid`) lives as long as that process, whatever other children end meanwhile, and ends with its DELETE.",
+            profile: &profiles::PROCESS,
+            tags: [],
+            endpoints: ["process_start", "shell", "process_kill"],
+            codes: [],
+            run: |ctx| async move {
+                let dir = area(&ctx, "escape-005")?;
+                let file = dir.join("pid");
+                // The inner shell ends once the daemon wrote its pid: the daemon has lost
+                // its parent, its group and its session.
+                let inner = escape(&file).replace('\'', r"'\''");
+                let cmd = format!("sh -c '{inner}'; sleep 300");
+                let pid = started(&ctx, &json!({"cmd": cmd, "cwd": s(&dir)})).await?;
+                let escaped = pids_in(&file, 1, GONE).await?;
+                // Another child ends (the server clears what each end leaves behind).
+                shell(&ctx, &json!({"cmd": "true", "cwd": s(&dir)})).await?.expect_status(200)?;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                ensure!(
+                    escaped.iter().all(|&p| alive(p)),
+                    "another child's end ended the daemon of a process that still runs"
+                );
+                kill(&ctx, pid).await?.expect_status(200)?;
                 all_gone(&escaped, GONE).await
             },
         },
