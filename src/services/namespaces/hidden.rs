@@ -24,7 +24,7 @@ use nix::sched::CloneFlags;
 use std::ffi::{CStr, CString};
 use std::io::{BufRead, BufReader, Read};
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
@@ -34,7 +34,6 @@ static HIDDEN: OnceLock<&'static Hidden> = OnceLock::new();
 /// The namespaces every child joins, and what they hide.
 #[derive(Debug)]
 pub struct Hidden {
-    files: Vec<PathBuf>,
     user: OwnedFd,
     mount: OwnedFd,
 }
@@ -111,16 +110,7 @@ impl Hidden {
         let _ = helper.kill();
         let _ = helper.wait();
         let (user, mount) = namespaces?;
-        Ok(Hidden {
-            files: real,
-            user,
-            mount,
-        })
-    }
-
-    /// The files it hides, resolved.
-    pub fn files(&self) -> &[PathBuf] {
-        &self.files
+        Ok(Hidden { user, mount })
     }
 
     /// In the child, between fork and exec: joins the pair, then goes back to `cwd` (a

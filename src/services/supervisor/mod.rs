@@ -24,7 +24,7 @@ pub mod trees;
 pub use process::{Chunk, Exit, LEAVE_DRAIN, Process, ProcessHandle, Stream, stop_all};
 pub use registry::{Label, Output, ProcessRecord, Registry, RegistryConfig, Status};
 pub use ring::{Replay, Retention};
-pub use trees::{keep_whole_trees, whole_trees_kept};
+pub use trees::keep_whole_trees;
 
 use std::path::PathBuf;
 use std::process::ExitStatus;
