@@ -75,8 +75,11 @@ pub fn cases() -> Vec<Case> {
                 // A counter the runner reads through the files API (which works while paused): it
                 // only moves while the sandbox runs, whatever the provider pauses with. The loop's
                 // script holds a word of its own, by which the runner finds it on the machine.
+                // Each value is written aside and renamed over `.counter`: a read opens one whole
+                // file, never one the loop is truncating (a file that shrinks under a read ends
+                // the answer early, as it must, and that is not what this case is about).
                 let word = super::support::sleep_word();
-                let out = sh(&ctx, &id, &format!("(: {word}; i=0; while :; do i=$((i+1)); echo $i > .counter; sleep 0.05; done) >/dev/null 2>&1 & echo $!")).await?;
+                let out = sh(&ctx, &id, &format!("(: {word}; i=0; while :; do i=$((i+1)); echo $i > .counter.next; mv .counter.next .counter; sleep 0.05; done) >/dev/null 2>&1 & echo $!")).await?;
                 let pid: u64 = out.trim().parse().with_context(|| format!("`... & echo $!` printed {out:?}"))?;
                 let bg = super::support::Left { pid, word };
                 let read = || {
