@@ -15,6 +15,7 @@ use crate::wire::{
 use crate::wire::{SANDBOX_TIMEOUT_DEFAULT_S, SANDBOX_TIMEOUT_MAX_S};
 use async_trait::async_trait;
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -126,24 +127,35 @@ pub struct TerminalOpen {
     pub shell: String,
     /// Who runs the shell (`user` or `root` in an isolated sandbox), as for a command.
     pub user: Option<String>,
+    /// The shell's arguments (none: an interactive shell).
+    pub args: Vec<String>,
+    /// Variables added to the sandbox's.
+    pub env: BTreeMap<String, String>,
+    /// A directory of the sandbox (its home when `None`).
+    pub cwd: Option<String>,
 }
 
 impl TerminalOpen {
-    /// `shell` at `cols` x `rows`, run by the sandbox's default user.
+    /// `shell` at `cols` x `rows`, run by the sandbox's default user in its home.
     pub fn new(cols: u32, rows: u32, shell: &str) -> TerminalOpen {
         TerminalOpen {
             cols,
             rows,
             shell: shell.to_owned(),
             user: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
         }
     }
 }
 
-/// A terminal: write to `input`; `output` ends when the shell has exited.
+/// A terminal: write to `input`; `output` ends when the shell has exited, and `exit` then
+/// says how (`None` when the provider cannot tell).
 pub struct TerminalIo {
     pub input: mpsc::Sender<TerminalInput>,
     pub output: BoxStream<'static, Bytes>,
+    pub exit: BoxFuture<'static, Option<i32>>,
 }
 
 /// Spec 8: `timeout` is 1-86400 seconds. The engine's handlers check it before a

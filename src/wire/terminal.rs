@@ -1,11 +1,15 @@
-//! The terminal WebSocket: its query and the one text frame a client sends.
+//! The terminal WebSocket: its query, the one text frame a client sends, and the reason
+//! the socket closes with when the shell exits.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// `cols` and `rows` of a terminal: 1-1000.
 pub const TERMINAL_SIZE_MAX: u32 = 1000;
 
-/// `GET .../terminal?cols=&rows=&shell=&user=` (spec: client defaults 80, 24, `/bin/bash`).
+/// `GET .../terminal?cols=&rows=&shell=&user=&cwd=&args=&env=` (spec: client defaults 80, 24,
+/// `/bin/bash`). A list and a map do not fit one query parameter each, so `args` and `env`
+/// are JSON text (`args=["-l"]`, `env={"A":"1"}`), as Docker's API sends its `filters`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TerminalQuery {
@@ -21,6 +25,56 @@ pub struct TerminalQuery {
     /// or `root`.
     #[serde(default)]
     pub user: Option<String>,
+    /// The shell's working directory, a directory of the sandbox; its home when absent.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The shell's arguments, a JSON array of strings (none when absent: an interactive
+    /// shell).
+    #[serde(default, with = "json_text")]
+    #[schemars(with = "Option<String>", extend("contentMediaType" = "application/json"))]
+    pub args: Option<Vec<String>>,
+    /// Variables added to the sandbox's for the shell, a JSON object of strings.
+    #[serde(default, with = "json_text")]
+    #[schemars(with = "Option<String>", extend("contentMediaType" = "application/json"))]
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+/// The reason of the close frame (code 1000) the engine sends when the shell has exited:
+/// how it ended, as a command's `exit` event says it (128 + the signal when a signal ended
+/// it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TerminalExit {
+    pub exit_code: i32,
+}
+
+/// A query parameter holding JSON text: `Some(value)` from the text, written back as text.
+mod json_text {
+    use serde::de::{DeserializeOwned, Error as _};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T: Serialize, S: Serializer>(
+        value: &Option<T>,
+        out: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(value) => {
+                let text = serde_json::to_string(value).map_err(serde::ser::Error::custom)?;
+                out.serialize_some(&text)
+            }
+            None => out.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, T: DeserializeOwned, D: Deserializer<'de>>(
+        input: D,
+    ) -> Result<Option<T>, D::Error> {
+        let Some(text) = Option::<String>::deserialize(input)? else {
+            return Ok(None);
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| D::Error::custom(format!("is not the JSON it should be ({e})")))
+    }
 }
 
 /// The one text frame a terminal client sends: `{type: "resize", cols, rows}`.

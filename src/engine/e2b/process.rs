@@ -219,10 +219,8 @@ async fn start_stream(
         .map_err(|e| RpcError::envd(&id, e))?;
     let user = user(&record, headers)?;
     if let Some(pty) = request.pty {
-        // An engine terminal runs its shell as it is, in the sandbox's home with the
-        // sandbox's variables: `args`, `envs` and `cwd` are not applied (docs/e2b.md), so
-        // `List` does not claim them.
-        let shown = json!({"cmd": config.cmd});
+        let shown =
+            json!({"cmd": config.cmd, "args": config.args, "envs": config.envs, "cwd": config.cwd});
         let size = pty
             .size
             .unwrap_or(super::messages::Size { cols: 80, rows: 24 });
@@ -231,6 +229,9 @@ async fn start_stream(
             rows: size.rows.max(1),
             shell: config.cmd,
             user,
+            args: config.args,
+            env: config.envs,
+            cwd: config.cwd.filter(|c| !c.is_empty()),
         };
         return start_pty(front, &id, sandbox, &open, shown, request.tag).await;
     }
@@ -347,15 +348,16 @@ async fn start_pty(
     let listener = tracked.listen();
     front.processes.insert(id, tracked.clone());
     let (front, id) = (front.clone(), id.to_owned());
-    let mut output = terminal.output;
+    let (mut output, exit) = (terminal.output, terminal.exit);
     tokio::spawn(async move {
         while let Some(bytes) = output.next().await {
             tracked.send(Ok(data("pty", &bytes)));
         }
-        // The terminal says only that its shell is gone, not how it ended; one the SDK
-        // killed ended by SIGKILL, as envd reports it.
+        // One the SDK killed ended by SIGKILL, as envd reports it; a provider that cannot
+        // tell how the shell ended (an older remote engine) reports it as envd does a killed one.
         let killed = tracked.pty.as_ref().is_some_and(|pty| lock(pty).is_none());
-        tracked.send(Ok(end(if killed { None } else { Some(0) }, false)));
+        let code = if killed { None } else { exit.await };
+        tracked.send(Ok(end(code, false)));
         front.processes.remove(&id, pid);
     });
     Ok(follow(pid, listener))

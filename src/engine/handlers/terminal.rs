@@ -1,7 +1,7 @@
 //! `GET .../terminal?cols=&rows=&shell=`: a WebSocket terminal. Binary frames carry bytes
 //! both ways; the one text frame is `{"type":"resize","cols":C,"rows":R}` (spec 4.4).
-//! The socket closes with 1000 when the shell exits, 1003 for a text frame that is not a
-//! resize, 1007 for a size out of range.
+//! The socket closes with 1000 when the shell exits (the reason `{"exit_code":N}`), 1003 for
+//! a text frame that is not a resize, 1007 for a size out of range.
 
 use super::super::extract::Query;
 use super::super::provider::{TerminalInput, TerminalIo, TerminalOpen};
@@ -11,7 +11,7 @@ use super::support::Sandboxed;
 use super::{Op, schema};
 use crate::error::engine::{Code, EngineError};
 use crate::services::pty::Size;
-use crate::wire::{TerminalControl, TerminalQuery};
+use crate::wire::{TerminalControl, TerminalExit, TerminalQuery};
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
@@ -46,6 +46,9 @@ pub async fn connect(
         rows,
         shell,
         user: query.user,
+        args: query.args.unwrap_or_default(),
+        env: query.env.unwrap_or_default(),
+        cwd: query.cwd,
     };
     let io = sb
         .on(|s| {
@@ -61,7 +64,11 @@ pub async fn connect(
 }
 
 async fn serve(socket: WebSocket, io: TerminalIo, _open: OpenGuard) {
-    let TerminalIo { input, mut output } = io;
+    let TerminalIo {
+        input,
+        mut output,
+        exit,
+    } = io;
     let (mut sink, mut stream) = socket.split();
     let reader = async {
         while let Some(message) = stream.next().await {
@@ -89,7 +96,14 @@ async fn serve(socket: WebSocket, io: TerminalIo, _open: OpenGuard) {
                 return None;
             }
         }
-        Some((1000, "the shell has exited".to_owned()))
+        // The reason says how the shell ended, when the provider knows.
+        let reason = match exit.await {
+            Some(exit_code) => {
+                serde_json::to_string(&TerminalExit { exit_code }).unwrap_or_default()
+            }
+            None => "the shell has exited".to_owned(),
+        };
+        Some((1000, reason))
     };
     let close = tokio::select! {
         close = reader => close,

@@ -3,7 +3,7 @@
 //! it starts is found). The terminal lives as long as its client: when the client's input
 //! closes, the shell and its session are ended.
 
-use super::super::provider::{ProviderResult, TerminalInput, TerminalIo, TerminalOpen};
+use super::super::provider::{ProviderResult, TerminalInput, TerminalIo, TerminalOpen, check_env};
 use super::sandbox::Core;
 use super::{env, inside};
 use crate::error::engine::{Code, EngineError};
@@ -19,11 +19,20 @@ const INPUT_QUEUE: usize = 64;
 pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<TerminalIo> {
     let size = Size::new(open.cols, open.rows).map_err(|e| EngineError::from_domain(&e))?;
     let who = inside::identity(core, open.user.as_deref())?;
+    if open.shell.contains('\0') || open.args.iter().any(|a| a.contains('\0')) {
+        return Err(EngineError::new(
+            Code::InvalidArgument,
+            "`shell` and `args` must not hold NUL bytes",
+        ));
+    }
+    check_env("env", &open.env)?;
     let shell = open.shell.as_str();
-    let term = [("TERM".to_owned(), env::TERM.to_owned())];
-    let env = env::with(&core.env, &BTreeMap::from(term), &core.id);
-    let home = inside::home(core);
-    let shell = inside::program(core, &env, shell, &home).map_err(|_| {
+    // `TERM` first: a caller's own `TERM` in `env` wins.
+    let mut extra = BTreeMap::from([("TERM".to_owned(), env::TERM.to_owned())]);
+    extra.extend(open.env.clone());
+    let env = inside::env_for(env::with(&core.env, &extra, &core.id), who);
+    let cwd = inside::working_dir(core, open.cwd.as_deref())?;
+    let shell = inside::program(core, &env, shell, &cwd).map_err(|_| {
         EngineError::new(
             Code::InvalidArgument,
             format!("no shell `{shell}` in sandbox `{}`", core.id),
@@ -31,23 +40,26 @@ pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<Termi
     })?;
     // Through the machine; the cgroup is joined below, once the shell has a pid (a PTY's
     // session leader cannot be started by a wrapping shell without losing the terminal).
-    let (through, cwd) = match &core.isolated {
+    let (through, cwd, ptmx) = match &core.isolated {
         Some(isolated) => {
             let (program, args) = isolated.machine.enter(
                 &isolated.tools,
                 who.unwrap_or(crate::services::namespaces::Identity::User),
-                &home.shown,
+                &cwd.shown,
                 shell.clone(),
-                Vec::new(),
+                open.args.clone(),
             );
-            (Some((program, args)), None)
+            // The sandbox's own devpts, so the shell's terminal has a name inside.
+            (Some((program, args)), None, Some(isolated.machine.ptmx()))
         }
-        None => (None, Some(home.host.clone())),
+        None => (None, Some(cwd.host.clone()), None),
     };
     let spec = pty::Spec {
         shell,
+        args: open.args.clone(),
         through,
         cwd,
+        ptmx,
         env,
         size,
     };
@@ -68,6 +80,7 @@ pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<Termi
         .terminal(&core.id, &record.id)
         .map_err(|e| EngineError::from_domain(&e))?;
     let mut attachment = terminal.attach();
+    let ended = terminal.clone();
     let replay = std::mem::take(&mut attachment.replay);
 
     let (input, mut inputs) = mpsc::channel::<TerminalInput>(INPUT_QUEUE);
@@ -99,8 +112,16 @@ pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<Termi
             let bytes = attachment.next().await?;
             Some((bytes, (None, attachment)))
         });
+    // How the shell ended, as a command's exit says it (128 + the signal).
+    let exit = async move {
+        ended
+            .wait()
+            .await
+            .and_then(|exit| exit.code.or(exit.signal.map(|s| 128 + s)))
+    };
     Ok(TerminalIo {
         input,
         output: Box::pin(output),
+        exit: Box::pin(exit),
     })
 }

@@ -9,7 +9,7 @@
 
 use super::remote::Remote;
 use crate::engine::provider::{ProviderResult, TerminalInput, TerminalIo, TerminalOpen};
-use crate::wire::TerminalControl;
+use crate::wire::{TerminalControl, TerminalExit};
 use bytes::Bytes;
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
@@ -42,6 +42,17 @@ pub async fn open(
         ("shell", open.shell.clone()),
     ];
     query.extend(open.user.clone().map(|user| ("user", user)));
+    query.extend(open.cwd.clone().map(|cwd| ("cwd", cwd)));
+    // JSON text, as the route takes them (`wire::TerminalQuery`).
+    if !open.args.is_empty() {
+        query.push((
+            "args",
+            serde_json::to_string(&open.args).unwrap_or_default(),
+        ));
+    }
+    if !open.env.is_empty() {
+        query.push(("env", serde_json::to_string(&open.env).unwrap_or_default()));
+    }
     let mut url = remote.url(&["sandboxes", sandbox_id, "terminal"], &query);
     let secure = url.scheme() == "https";
     let _ = url.set_scheme(if secure { "wss" } else { "ws" });
@@ -95,7 +106,8 @@ fn bridge(socket: Socket, idle: Duration) -> TerminalIo {
     let (outputs, output) = mpsc::channel::<Bytes>(QUEUE);
     let heard = Arc::new(AtomicBool::new(true));
     let (gone, given_up) = oneshot::channel();
-    tokio::spawn(read(stream, outputs, heard.clone(), given_up));
+    let (exited, exit) = oneshot::channel();
+    tokio::spawn(read(stream, outputs, heard.clone(), given_up, exited));
     tokio::spawn(async move {
         if write(sink, inputs, heard, idle).await {
             let _ = gone.send(());
@@ -107,16 +119,19 @@ fn bridge(socket: Socket, idle: Duration) -> TerminalIo {
     TerminalIo {
         input,
         output: output.boxed(),
+        exit: Box::pin(async move { exit.await.ok().flatten() }),
     }
 }
 
 /// The remote's frames into the output until the socket ends, the output is dropped, or
-/// the writer ends (with a notice when it gave the remote up). The output ends with it.
+/// the writer ends (with a notice when it gave the remote up). The output ends with it;
+/// `exited` gets the exit code the remote's close frame gave, if any.
 async fn read(
     mut stream: SplitStream<Socket>,
     outputs: mpsc::Sender<Bytes>,
     heard: Arc<AtomicBool>,
     mut given_up: oneshot::Receiver<()>,
+    exited: oneshot::Sender<Option<i32>>,
 ) {
     loop {
         let message = tokio::select! {
@@ -132,7 +147,12 @@ async fn read(
         let bytes = match message {
             Some(Ok(Message::Binary(bytes))) => bytes,
             Some(Ok(Message::Text(text))) => Bytes::copy_from_slice(text.as_bytes()),
-            Some(Ok(Message::Close(_)) | Err(_)) | None => return,
+            Some(Ok(Message::Close(Some(frame)))) => {
+                let exit = serde_json::from_str::<TerminalExit>(&frame.reason).ok();
+                let _ = exited.send(exit.map(|e| e.exit_code));
+                return;
+            }
+            Some(Ok(Message::Close(None)) | Err(_)) | None => return,
             Some(Ok(_)) => continue,
         };
         if outputs.send(bytes).await.is_err() {

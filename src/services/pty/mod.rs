@@ -15,8 +15,10 @@
 //! The PTY comes from `pty-process`: a small, maintained crate whose async API is tokio's
 //! own (an `AsyncFd` over the master, a `tokio::process::Child` for the shell), so the
 //! reader, the writer and the reaper are plain tasks, and whose spawn does the `setsid` and
-//! `TIOCSCTTY` in its own audited code, so this crate adds no `unsafe` for it (its only
-//! `unsafe` runs between fork and exec: the cgroup join and the subreaper mark).
+//! `TIOCSCTTY` in its own audited code, so this crate adds no `unsafe` for it (its
+//! `unsafe` runs between fork and exec: the cgroup join and the subreaper mark; and a
+//! sandbox's terminal, allocated from the sandbox's own multiplexer, is handed to
+//! `pty-process` through its `unsafe` constructors).
 //! `portable-pty` offers only blocking reads (a thread per terminal) behind trait objects.
 
 mod registry;
@@ -45,12 +47,18 @@ pub const MAX_SIDE: u16 = 1000;
 /// Everything needed to start a terminal.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// The shell program (run without arguments: a shell on a terminal is interactive).
+    /// The shell program.
     pub shell: String,
+    /// Its arguments (usually none: a shell on a terminal is interactive).
+    pub args: Vec<String>,
     /// What is spawned in its place, when it starts through something (a sandbox's
     /// machine entry: the program and arguments ending with the shell); `None`: the shell.
     pub through: Option<(String, Vec<String>)>,
     pub cwd: Option<PathBuf>,
+    /// The multiplexer the terminal is allocated from, when not the host's `/dev/ptmx`: a
+    /// sandbox's own (`/proc/<its pid 1>/root/dev/pts/ptmx`), so that the shell's terminal is
+    /// a `/dev/pts/N` of the sandbox and `tty` names it.
+    pub ptmx: Option<PathBuf>,
     /// The shell's complete environment: nothing of the server's own is inherited.
     pub env: Vec<(String, String)>,
     pub size: Size,

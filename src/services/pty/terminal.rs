@@ -282,12 +282,15 @@ impl Drop for Attachment {
 /// Starts `spec`'s shell on a new PTY, with its reader and reaper tasks (a tokio runtime
 /// must be running).
 pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
-    let (pty, pts) = pty_process::open().map_err(pty_error)?;
+    let (pty, pts) = match &spec.ptmx {
+        Some(ptmx) => open_from(ptmx)?,
+        None => pty_process::open().map_err(pty_error)?,
+    };
     pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))
         .map_err(pty_error)?;
     let mut command = match &spec.through {
         Some((program, args)) => pty_process::Command::new(program).args(args),
-        None => pty_process::Command::new(&spec.shell),
+        None => pty_process::Command::new(&spec.shell).args(&spec.args),
     }
     .env_clear()
     .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -346,6 +349,30 @@ fn io_of(e: pty_process::Error) -> std::io::Error {
         }
         other => std::io::Error::other(other.to_string()),
     }
+}
+
+/// A terminal pair from the multiplexer `ptmx` (another devpts instance than the host's):
+/// the slave is taken with `TIOCGPTPEER` (Linux 4.13), from the master itself, so it is in
+/// the same instance whatever the paths of this process's mounts say. `pty_process` takes
+/// descriptors it did not open only through `unsafe` constructors: allowed here alone.
+#[allow(unsafe_code)]
+fn open_from(ptmx: &std::path::Path) -> Result<(pty_process::Pty, pty_process::Pts), Error> {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::pty::OpenptFlags;
+    let flags = OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let io = |e: rustix::io::Errno| Error::Io(std::io::Error::from(e));
+    let master = rustix::fs::open(ptmx, flags, Mode::empty()).map_err(io)?;
+    rustix::pty::unlockpt(&master).map_err(io)?;
+    let slave = rustix::pty::ioctl_tiocgptpeer(
+        &master,
+        OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC,
+    )
+    .map_err(io)?;
+    // SAFETY: `master` was opened above from a ptmx, non-blocking, and is owned only by the
+    // `Pty`; `slave` is its peer, owned only by the `Pts`.
+    let pty = unsafe { pty_process::Pty::from_fd(master) }.map_err(pty_error)?;
+    let pts = unsafe { pty_process::Pts::from_fd(slave) };
+    Ok((pty, pts))
 }
 
 fn pty_error(e: pty_process::Error) -> Error {

@@ -6,7 +6,9 @@ const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 fn spec(env: &[(&str, &str)]) -> Spec {
     Spec {
         shell: "/bin/sh".into(),
+        args: Vec::new(),
         through: None,
+        ptmx: None,
         cwd: None,
         env: env
             .iter()

@@ -1,8 +1,9 @@
 //! The terminal WebSocket (spec 4.4): binary frames carry bytes both ways, the
 //! one text frame is `{"type":"resize","cols","rows"}`; the socket closes 1000
-//! when the shell exits, 1003 for any other text frame, 1007 for a bad size.
+//! when the shell exits (the reason `{"exit_code":N}`), 1003 for any other text
+//! frame, 1007 for a bad size. `args`, `env` and `cwd` shape the shell.
 
-use super::support::{expect_error, get, own, sandbox, sb};
+use super::support::{expect_error, get, own, q, sandbox, sb, sh};
 use crate::{Case, Ctx, WsStream, case, profiles};
 use anyhow::{anyhow, bail, ensure};
 use futures::{SinkExt as _, StreamExt as _};
@@ -31,8 +32,12 @@ pub fn cases() -> Vec<Case> {
                 type_line(&mut ws, "printf 'resized=%s=end\\n' \"$(stty size)\"").await?;
                 read_until(&mut ws, b"resized=40 120=end").await?;
                 type_line(&mut ws, "exit").await?;
-                let (code, _) = read_to_close(&mut ws).await?;
+                // (The reason's status is checked by 006: an interactive dash in an isolated
+                // sandbox ends with 2, failing to give the terminal back to a process group
+                // outside its pid namespace.)
+                let (code, reason) = read_to_close(&mut ws).await?;
                 ensure!(code == 1000, "the shell's exit closes with 1000, not {code}");
+                ensure!(reason.starts_with(r#"{"exit_code":"#), "the close reason says how the shell ended: {reason:?}");
                 super::support::kill(&ctx, &id).await;
                 Ok(())
             },
@@ -127,6 +132,43 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/terminal/006",
+            spec: "`args` (a JSON array of strings) and `env` (a JSON object of strings) in the query are the shell's arguments and added variables, `cwd` its working directory (relative to the sandbox's); the close reason is `{\"exit_code\":N}` with the shell's exit status. JSON that is not of that shape, a variable name that is not one, or a `cwd` that is not a directory of the sandbox is refused before the upgrade: 400 `E4001`, 404 `E2004`.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:terminal"],
+            endpoints: ["terminal"],
+            codes: ["E4001", "E2004"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                sh(&ctx, &id, "mkdir -p work/sub").await?;
+                let script = r#"printf 'one=%s mark=%s wd=%s=end\n' "$1" "$MARK" "$(pwd)"; exit 5"#;
+                let args = serde_json::to_string(&["-c", script, "sh", "first"])?;
+                let query = format!("/terminal?shell=/bin/sh&args={}&env={}&cwd=work/sub", q(&args), q(r#"{"MARK":"two"}"#));
+                let mut ws = open(&ctx, &sb(&id, &query)).await?;
+                let (output, (code, reason)) = read_all(&mut ws).await?;
+                let output = String::from_utf8_lossy(&output);
+                ensure!(output.contains("one=first mark=two wd=") && output.contains("/work/sub=end"), "the shell's arguments, variables and directory: {output:?}");
+                ensure!(code == 1000 && reason == r#"{"exit_code":5}"#, "`exit 5` closes 1000 with its status, not {code} {reason:?}");
+
+                let owned = headers(&ctx)?;
+                let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                for (query, status, code) in [
+                    (format!("args={}", q("-l")), 400, "E4001"),
+                    (format!("args={}", q(r#"{"a":1}"#)), 400, "E4001"),
+                    (format!("args={}", q("[1]")), 400, "E4001"),
+                    (format!("env={}", q(r#"["MARK"]"#)), 400, "E4001"),
+                    (format!("env={}", q(r#"{"1MARK":"x"}"#)), 400, "E4001"),
+                    (format!("env={}", q(r#"{"A B":"x"}"#)), 400, "E4001"),
+                    ("cwd=nowhere".to_owned(), 404, "E2004"),
+                ] {
+                    let resp = ctx.ws_refused(&sb(&id, &format!("/terminal?shell=/bin/sh&{query}")), &pairs).await?;
+                    expect_error(&resp, status, code).map_err(|e| anyhow!("{query}: {e:#}"))?;
+                }
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
 
@@ -184,6 +226,21 @@ async fn read_to_close(ws: &mut WsStream) -> anyhow::Result<(u16, String)> {
         loop {
             if let Err(close) = next(ws).await? {
                 return Ok(close);
+            }
+        }
+    })
+    .await
+    .map_err(|_| anyhow!("no close frame within {WAIT:?}"))?
+}
+
+/// Every output to the close frame, and the close frame's code and reason.
+async fn read_all(ws: &mut WsStream) -> anyhow::Result<(Vec<u8>, (u16, String))> {
+    let mut seen = Vec::new();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            match next(ws).await? {
+                Ok(bytes) => seen.extend_from_slice(&bytes),
+                Err(close) => return Ok((seen, close)),
             }
         }
     })

@@ -91,7 +91,9 @@ async fn create(
     launch::admit_program(&app, &identity, &shell, &env, &cwd)?;
     let spec = Spec {
         shell,
+        args: Vec::new(),
         through: None,
+        ptmx: None,
         cwd: Some(cwd),
         env,
         size,
