@@ -14,6 +14,8 @@ pub struct CodeRunBody {
     pub language: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<String>,
+    /// Variables added for this run. With `context_id` they are this run's only: set before
+    /// its code (over a variable the context had) and undone after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub envs: Option<BTreeMap<String, String>>,
     /// Seconds, 1-86400, default 60.

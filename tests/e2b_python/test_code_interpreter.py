@@ -97,12 +97,13 @@ def test_a_run_after_its_default_context_is_removed_gets_a_new_one(sandbox: Sand
     assert not removed & {c.id for c in now}
 
 
-def test_a_run_with_env_vars_is_refused_before_it_makes_a_context(sandbox: Sandbox) -> None:
-    # A context's variables are fixed when it is made: the front says so, and makes no
-    # default context on the way (it made one, then answered the engine's 400, before).
-    with pytest.raises(Exception, match=r"501 .*per-run `env_vars` are not supported"):
-        sandbox.run_code("import os\nos.environ['MARK']", envs={"MARK": "x"})
-    assert sandbox.list_code_contexts() == []
+def test_a_runs_env_vars_reach_that_run_only(sandbox: Sandbox) -> None:
+    # As under E2B: set for the run, over a variable the sandbox had, and undone after it.
+    assert sandbox.run_code("import os\nos.environ['MARK']", envs={"MARK": "x"}).text == "'x'"
+    assert sandbox.run_code("import os\nos.environ.get('MARK')").text is None
+    bash = sandbox.run_code("echo \"[$MARK]\"", language="bash", envs={"MARK": "it's"})
+    assert bash.logs.stdout == ["[it's]\n"]
+    assert sandbox.run_code("echo \"[${MARK-unset}]\"", language="bash").logs.stdout == ["[unset]\n"]
     assert sandbox.run_code("1 + 1", envs={}).text == "2", "empty `env_vars` are no variables"
 
 

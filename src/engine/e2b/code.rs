@@ -10,7 +10,7 @@ use super::super::provider::Sandbox;
 use super::super::routes::RouteId;
 use super::Front;
 use super::errors::ApiError;
-use crate::error::engine::{Code, EngineError};
+use crate::error::engine::Code;
 use crate::wire::{CodeRunBody, ContextRecord, CreateContext};
 use axum::Router;
 use axum::extract::{Path, State};
@@ -177,20 +177,6 @@ async fn execute(
 ) -> Result<Response, ApiError> {
     let asked: Execute = serde_json::from_slice(&body)
         .map_err(|e| ApiError::new(400, format!("a bad body: {e}")))?;
-    // A run always names a context here (the default one when the caller names none) and
-    // an engine context's variables are fixed when it is made, so a run's own would be
-    // refused by the engine, after a default context was made for nothing: refused first.
-    if asked.env_vars.as_ref().is_some_and(|e| !e.is_empty()) {
-        return Err(ApiError::envd(
-            &super::sandbox_id(&headers),
-            EngineError::new(
-                Code::FeatureNotSupported,
-                "per-run `env_vars` are not supported by a local engine: a code context's \
-                 variables are fixed when it is made; give them to the sandbox when it is \
-                 created (`envs`) or set them in the code",
-            ),
-        ));
-    }
     let (id, sandbox) = front
         .envd_sandbox(&headers, RouteId::CodeRun, ApiError::envd)
         .await?;
@@ -210,7 +196,8 @@ async fn execute(
             code: code.clone(),
             language: Some(language.to_owned()),
             context_id: Some(context),
-            envs: None,
+            // This run's only, as the code interpreter's `env_vars` are.
+            envs: asked.env_vars.clone().filter(|e| !e.is_empty()),
             timeout: None,
         })
     };

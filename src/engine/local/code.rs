@@ -92,11 +92,9 @@ pub async fn run(core: &Core, body: CodeRunBody) -> ProviderResult<CodeOutcome> 
     let timeout = limit(body.timeout, DEFAULT_TIMEOUT_S)?
         .ok_or_else(|| invalid("`timeout` is in seconds, at least 1"))?;
     if let Some(id) = &body.context_id {
-        if body.envs.is_some() {
-            return Err(invalid(
-                "`envs` cannot go with `context_id`: a context's variables are fixed when it is created",
-            ));
-        }
+        // With a context, `envs` are that run's only: set before the code, undone after.
+        let envs = body.envs.clone().unwrap_or_default();
+        check_env("envs", &envs)?;
         let context = core
             .contexts
             .list(&core.id)
@@ -111,7 +109,7 @@ pub async fn run(core: &Core, body: CodeRunBody) -> ProviderResult<CodeOutcome> 
         }
         let ran = core
             .contexts
-            .run_in(&core.id, id, &body.code, timeout)
+            .run_in_with(&core.id, id, &body.code, &envs, timeout)
             .await
             .map_err(|e| EngineError::from_domain(&e))?;
         let Some((_, run)) = ran else {

@@ -1,7 +1,8 @@
 //! Contexts: interpreters that keep their state between runs (`context_id`). A context is
 //! one long-lived interpreter process on the supervisor, owned by one caller and one
 //! language, started by the first run that names it. It runs a small driver loop that
-//! reads one frame per run on its stdin, `<marker> <base64 of the code>\n`, runs the code
+//! reads one frame per run on its stdin, `<marker> <base64 of the code>[ <variables>]\n`
+//! (the variables of that run only: [`super::run_env`]), runs the code
 //! in one namespace that lives as long as the process (Python `exec` in one dict, shell
 //! `eval` in the one shell, Node `vm.runInThisContext`), then writes `<marker> <status>\n`
 //! on stdout and `<marker>\n` on stderr. The marker is random and new for every run, so
@@ -25,7 +26,7 @@
 use super::{Language, Launch, RunOutcome};
 use crate::services::supervisor::{Limits, Process, Spec, Stdin, Stream};
 use base64::Engine as _;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant, SystemTime};
@@ -40,10 +41,14 @@ pub const IDLE: Duration = Duration::from_secs(15 * 60);
 pub const MAX_ID_LEN: usize = 64;
 
 /// Reads frames, runs each in the one namespace `g`, reports the status.
-pub const PYTHON_DRIVER: &str = r#"import sys, base64, traceback
+pub const PYTHON_DRIVER: &str = r#"import sys, base64, traceback, os, json
 g = {"__name__": "__main__", "__builtins__": __builtins__}
 for line in sys.stdin.buffer:
-    marker, _, b64 = line.decode().strip().partition(" ")
+    marker, _, rest = line.decode().strip().partition(" ")
+    b64, _, b64env = rest.partition(" ")
+    env = json.loads(base64.b64decode(b64env)) if b64env else {}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     status = 0
     try:
         exec(compile(base64.b64decode(b64).decode(), "<code>", "exec"), g)
@@ -52,6 +57,11 @@ for line in sys.stdin.buffer:
     except BaseException:
         traceback.print_exc()
         status = 1
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
     sys.stdout.flush()
     sys.stdout.write("%s %d\n" % (marker, status))
     sys.stdout.flush()
@@ -60,9 +70,12 @@ for line in sys.stdin.buffer:
 "#;
 
 /// The shell's loop: `eval` keeps variables, functions and the directory in the shell.
-pub const SHELL_DRIVER: &str = r#"while IFS=' ' read -r __svc_marker __svc_code; do
+pub const SHELL_DRIVER: &str = r#"while IFS=' ' read -r __svc_marker __svc_code __svc_env; do
+__svc_restore=
+if [ -n "$__svc_env" ]; then eval "$(printf '%s' "$__svc_env" | base64 -d)"; fi
 eval "$(printf '%s' "$__svc_code" | base64 -d)"
 __svc_status=$?
+eval "$__svc_restore"
 printf '%s %d\n' "$__svc_marker" "$__svc_status"
 printf '%s\n' "$__svc_marker" >&2
 done"#;
@@ -73,12 +86,20 @@ pub const NODE_DRIVER: &str = r#"const vm = require('vm');
 globalThis.require = require;
 const rl = require('readline').createInterface({ input: process.stdin });
 rl.on('line', (line) => {
-  const i = line.indexOf(' ');
-  const marker = line.slice(0, i);
-  const code = Buffer.from(line.slice(i + 1), 'base64').toString();
+  const [marker, code64, env64] = line.split(' ');
+  const code = Buffer.from(code64, 'base64').toString();
+  const env = env64 ? JSON.parse(Buffer.from(env64, 'base64').toString()) : {};
+  const saved = {};
+  for (const k of Object.keys(env)) {
+    saved[k] = Object.prototype.hasOwnProperty.call(process.env, k) ? process.env[k] : undefined;
+    process.env[k] = env[k];
+  }
   let status = 0;
   try { vm.runInThisContext(code, { filename: '<code>' }); }
   catch (e) { process.stderr.write((e && e.stack ? e.stack : String(e)) + '\n'); status = 1; }
+  for (const k of Object.keys(saved)) {
+    if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+  }
   process.stdout.write(marker + ' ' + status + '\n');
   process.stderr.write(marker + '\n');
 });"#;
@@ -212,7 +233,7 @@ impl Contexts {
         let context = self.get_or_start(&key, lang, launch)?;
         let _turn = context.turn.lock().await;
         *lock(&context.last_used) = Instant::now();
-        let outcome = drive(&context, launch, code).await;
+        let outcome = drive(&context, launch, code, None).await;
         *lock(&context.last_used) = Instant::now();
         let outcome = outcome.map_err(Error::Io)?;
         if outcome.timed_out || !context.process.is_running() {
@@ -324,6 +345,19 @@ impl Contexts {
         code: &str,
         timeout: Duration,
     ) -> Result<Option<(&'static Language, RunOutcome)>, Error> {
+        self.run_in_with(owner, id, code, &BTreeMap::new(), timeout)
+            .await
+    }
+
+    /// [`Contexts::run_in`] with variables set for this run only (names already checked).
+    pub async fn run_in_with(
+        &self,
+        owner: &str,
+        id: &str,
+        code: &str,
+        env: &BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Result<Option<(&'static Language, RunOutcome)>, Error> {
         let Some((key, mut context)) = self.pinned(owner, id) else {
             return Ok(None);
         };
@@ -342,7 +376,10 @@ impl Contexts {
         };
         let _turn = context.turn.lock().await;
         *lock(&context.last_used) = Instant::now();
-        let outcome = drive(&context, &launch, code).await.map_err(Error::Io)?;
+        let env = super::run_env::field(pinned.language, env);
+        let outcome = drive(&context, &launch, code, env.as_deref())
+            .await
+            .map_err(Error::Io)?;
         *lock(&context.last_used) = Instant::now();
         Ok(Some((pinned.language, outcome)))
     }
@@ -498,17 +535,23 @@ fn marker() -> String {
 }
 
 /// Sends one run to the context and reads its output up to the marker.
-async fn drive(context: &Context, launch: &Launch, code: &str) -> std::io::Result<RunOutcome> {
+async fn drive(
+    context: &Context,
+    launch: &Launch,
+    code: &str,
+    env: Option<&str>,
+) -> std::io::Result<RunOutcome> {
     let process = &context.process;
     let started = Instant::now();
     let marker = marker();
     let mut changed = process.subscribe();
     let from_out = process.output(Stream::Stdout, u64::MAX).total;
     let from_err = process.output(Stream::Stderr, u64::MAX).total;
-    let frame = format!(
-        "{marker} {}\n",
-        base64::engine::general_purpose::STANDARD.encode(code)
-    );
+    let code = base64::engine::general_purpose::STANDARD.encode(code);
+    let frame = match env {
+        Some(env) => format!("{marker} {code} {env}\n"),
+        None => format!("{marker} {code}\n"),
+    };
     let deadline = tokio::time::Instant::now() + launch.timeout;
     let written = tokio::time::timeout_at(deadline, process.write_stdin(frame.as_bytes(), false));
     let written = matches!(written.await, Ok(Ok(())));

@@ -5,6 +5,7 @@
 //! languages and how to drive them; the route judges the program and its environment.
 
 pub mod contexts;
+mod run_env;
 
 use crate::services::supervisor::{self, Limits, Spec, Stdin};
 use std::path::PathBuf;

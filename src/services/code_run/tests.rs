@@ -296,3 +296,51 @@ async fn explicit_contexts_are_never_evicted_and_close_with_their_owner() {
     assert!(contexts.is_empty());
     assert!(contexts.pids("sb").is_empty());
 }
+
+/// Per language: a snippet that prints `MARK` (or `unset`) and `HOME`.
+fn env_snippet(name: &str) -> &'static str {
+    match name {
+        "python3" => "import os\nprint(os.environ.get('MARK', 'unset'), os.environ['HOME'])",
+        "node" => "console.log(process.env.MARK ?? 'unset', process.env.HOME)",
+        _ => "echo \"${MARK-unset} $HOME\"",
+    }
+}
+
+#[tokio::test]
+async fn a_runs_variables_reach_that_run_only_in_every_language() {
+    let env = std::collections::BTreeMap::from([
+        ("MARK".to_owned(), "it's \"a\" $x".to_owned()),
+        ("HOME".to_owned(), "/over".to_owned()),
+    ]);
+    for lang in LANGUAGES {
+        let Some(l) = launch(lang, Duration::from_secs(20)) else {
+            continue;
+        };
+        let home = std::env::var("HOME").unwrap_or_default();
+        let contexts = Contexts::default();
+        let info = contexts.create("sb", lang, &l).unwrap();
+        let t = Duration::from_secs(20);
+        let (_, with) = contexts
+            .run_in_with("sb", &info.id, env_snippet(lang.name), &env, t)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&with.stdout),
+            "it's \"a\" $x /over\n",
+            "{}: {with:?}",
+            lang.name
+        );
+        let (_, after) = contexts
+            .run_in("sb", &info.id, env_snippet(lang.name), t)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&after.stdout),
+            format!("unset {home}\n"),
+            "{}: undone after the run: {after:?}",
+            lang.name
+        );
+    }
+}

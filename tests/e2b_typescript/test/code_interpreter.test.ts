@@ -59,24 +59,15 @@ test('runCode: stderr, streamed and collected', async (t) => {
   );
 });
 
-test(
-  "runCode: a run's envs reach its code",
-  {
-    todo:
-      'a local engine does not support per-run env_vars: the front answers 501 `per-run env_vars are not ' +
-      "supported by a local engine` to /execute with `env_vars` before it makes a context (a context's variables " +
-      'are fixed when it is made)',
-  },
-  async (t) => {
-    const sb = await sandbox(t);
-    // On an error answer the SDK leaves its request timer running: a short one keeps this process from idling 60 s.
-    const opts = { envs: { MARK: 'from-envs' }, requestTimeoutMs: 5_000 };
-    const python = await sb.runCode("import os\nos.environ['MARK']", opts);
-    assert.equal(python.text, "'from-envs'");
-    assert.deepEqual((await sb.runCode('echo $MARK', { ...opts, language: 'bash' })).logs.stdout, ['from-envs\n']);
-    assert.equal((await sb.runCode("import os\nos.environ.get('MARK')")).text, undefined, 'only for that run');
-  },
-);
+test("runCode: a run's envs reach its code", async (t) => {
+  const sb = await sandbox(t);
+  // On an error answer the SDK leaves its request timer running: a short one keeps this process from idling 60 s.
+  const opts = { envs: { MARK: 'from-envs' }, requestTimeoutMs: 5_000 };
+  const python = await sb.runCode("import os\nos.environ['MARK']", opts);
+  assert.equal(python.text, "'from-envs'");
+  assert.deepEqual((await sb.runCode('echo $MARK', { ...opts, language: 'bash' })).logs.stdout, ['from-envs\n']);
+  assert.equal((await sb.runCode("import os\nos.environ.get('MARK')")).text, undefined, 'only for that run');
+});
 
 test('runCode: an error has its name, value and traceback', async (t) => {
   const sb = await sandbox(t);

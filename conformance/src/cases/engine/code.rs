@@ -144,7 +144,7 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "engine/code/006",
-            spec: "`language` picks the interpreter (`bash` among them); a context's `cwd` (relative to the sandbox) is where its code runs, and one out of the sandbox is 400 `E4005`; a run naming another language than its context's, or `envs` with a `context_id`, is 400 `E4001`.",
+            spec: "`language` picks the interpreter (`bash` among them); a context's `cwd` (relative to the sandbox) is where its code runs, and one out of the sandbox is 400 `E4005`; a run naming another language than its context's, or `envs` naming something that is not a variable, is 400 `E4001`. `envs` with a `context_id` are that run's only: set before its code (over a variable the context had), undone after it.",
             profile: &profiles::LOCAL,
             tags: ["feature:code", "feature:code_contexts", "feature:files"],
             endpoints: ["code_run", "code_contexts_create"],
@@ -162,7 +162,17 @@ pub fn cases() -> Vec<Case> {
                 let cid = record["context_id"].as_str().unwrap_or_default().to_owned();
                 let here = code(&ctx, &id, &json!({"code": "import os\nprint(os.getcwd())", "context_id": cid})).await?;
                 ensure!(here["stdout"].as_str().is_some_and(|o| o.trim_end().ends_with("/work/ctx")), "{here}");
-                for bad in [json!({"code": "1", "context_id": cid, "language": "bash"}), json!({"code": "1", "context_id": cid, "envs": {"A": "b"}})] {
+                let with = code(&ctx, &id, &json!({"code": "import os\nprint(os.environ['MARK'], os.environ['HOME'] == 'over')", "context_id": cid, "envs": {"MARK": "it's \"one\"", "HOME": "over"}})).await?;
+                ensure!(with["stdout"] == "it's \"one\" True\n", "a run's envs reach its code: {with}");
+                let after = code(&ctx, &id, &json!({"code": "import os\nprint('MARK' in os.environ, os.environ['HOME'] != 'over')", "context_id": cid})).await?;
+                ensure!(after["stdout"] == "False True\n", "a run's envs are undone after it: {after}");
+                let shell = post(&ctx, &sb(&id, "/code/contexts"), &json!({"language": "bash"})).await?.json()?;
+                let sid = shell["context_id"].as_str().unwrap_or_default().to_owned();
+                let with = code(&ctx, &id, &json!({"code": "echo \"[$MARK]\"", "context_id": sid, "envs": {"MARK": "a 'b' $c"}})).await?;
+                ensure!(with["stdout"] == "[a 'b' $c]\n", "a shell context's run gets its envs as given: {with}");
+                let after = code(&ctx, &id, &json!({"code": "echo \"[${MARK-unset}]\"", "context_id": sid})).await?;
+                ensure!(after["stdout"] == "[unset]\n", "and loses them after: {after}");
+                for bad in [json!({"code": "1", "context_id": cid, "language": "bash"}), json!({"code": "1", "context_id": cid, "envs": {"A B": "b"}})] {
                     expect_error(&post(&ctx, &sb(&id, "/code/run"), &bad).await?, 400, "E4001").with_context(|| format!("body {bad}"))?;
                 }
                 expect_error(&post(&ctx, &sb(&id, "/code/contexts"), &json!({"cwd": "../../etc"})).await?, 400, "E4005")?;
