@@ -225,6 +225,8 @@ bench *args:
     cargo bench --bench code
     cargo bench --bench browser
     cargo bench --bench engine
+    just e2b-python-env
+    cargo bench --bench e2b
 
 # Regenerate docs/endpoints.md, docs/errors.md and docs/openapi.json from the endpoint and error tables.
 docs:

@@ -125,6 +125,13 @@ pub async fn serve(
     // connection rules (header timeout, cap, refused-body close).
     let (front_stop_tx, front_stop_rx) = tokio::sync::oneshot::channel::<()>();
     let front_router = super::e2b::app(super::e2b::Front::new(state.clone()));
+    // TCP_NODELAY, as on `/v1`: the SDKs' calls are streams of small envelopes, and each
+    // could otherwise wait for the client's delayed ACK of the one before (tens of ms).
+    let e2b_listener = axum::serve::ListenerExt::tap_io(e2b_listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     let front = tokio::spawn(crate::connections::serve(
         e2b_listener,
         limits,

@@ -1,0 +1,256 @@
+//! `just bench` (E2B part): the unchanged Python `e2b` SDK through the engine's E2B front,
+//! against the same work through our own client and the physical floors, same run.
+//!
+//! - `commands.run("true")`: the SDK runs `/bin/bash -l -c true` in the sandbox, so our own
+//!   client runs that same argv (`commands/run`) in a sandbox of the same kind; the SDK's
+//!   p50 minus the client's is what the SDK and the front add together. The front alone: the
+//!   SDK's own request (`process.Process/Start`, a Connect stream of JSON envelopes) sent by a
+//!   plain Rust HTTP client, against the client's `commands/run`. Target: the front adds
+//!   under 1 ms at p50. Floors: spawning `true` and `bash -l -c true` directly.
+//! - files: the SDK's `files.write` and `files.read` of 64 MiB (`--mib N`), against `cp` of
+//!   the same file; the SDK holds the whole file in memory and copies it, which is the floor
+//!   no front can move.
+//!
+//! Needs the SDK's venv (`just e2b-python-env`; `SVC_E2B_VENV` names another).
+
+// Shared with the other benches; this one uses only part of it.
+#[allow(dead_code)]
+mod support;
+
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use support::{arg, median, ms, percentile, spawn_and_wait};
+use svc::client::{Client, ClientOptions};
+use svc::wire::{CommandBody, CreateSandbox};
+
+fn svc_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_svc"))
+}
+
+fn python() -> PathBuf {
+    let venv = std::env::var_os("SVC_E2B_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/svc/e2b-venv")
+        });
+    venv.join("bin/python")
+}
+
+/// `svc e2b env` in `state`: the three variables it exports.
+fn e2b_env(state: &Path) -> HashMap<String, String> {
+    let out = std::process::Command::new(svc_binary())
+        .args(["e2b", "env"])
+        .env("SVC_STATE_DIR", state)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .expect("svc e2b env");
+    assert!(out.status.success(), "svc e2b env failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.strip_prefix("export ")?.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// One Connect envelope: flag 0, big-endian length, the JSON message.
+fn envelope(message: &Value) -> Vec<u8> {
+    let json = serde_json::to_vec(message).unwrap();
+    let mut out = vec![0u8];
+    out.extend_from_slice(&(json.len() as u32).to_be_bytes());
+    out.extend_from_slice(&json);
+    out
+}
+
+fn bash_true() -> CommandBody {
+    CommandBody {
+        cmd: "/bin/bash".into(),
+        args: Some(vec!["-l".into(), "-c".into(), "true".into()]),
+        ..CommandBody::default()
+    }
+}
+
+fn source_file(dir: &Path, mib: u64) -> PathBuf {
+    let path = dir.join("source.bin");
+    let chunk: Vec<u8> = (0..1024 * 1024).map(|i| (i % 251) as u8).collect();
+    let mut all = Vec::with_capacity((mib * 1024 * 1024) as usize);
+    for _ in 0..mib {
+        all.extend_from_slice(&chunk);
+    }
+    std::fs::write(&path, all).unwrap();
+    path
+}
+
+#[tokio::main]
+async fn main() {
+    let rounds = arg("--rounds", 200);
+    let mib = arg("--mib", 64);
+    if !python().is_file() {
+        println!(
+            "e2b: no SDK venv at {}: run `just e2b-python-env` first; skipped",
+            python().display()
+        );
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let vars = e2b_env(state.path());
+    let (api, envd, key) = (
+        &vars["E2B_API_URL"],
+        &vars["E2B_SANDBOX_URL"],
+        &vars["E2B_API_KEY"],
+    );
+    let http = reqwest::Client::new();
+
+    // The front's sandbox, made through its control plane as the SDK makes one.
+    let made: Value = http
+        .post(format!("{api}/sandboxes"))
+        .header("x-api-key", key)
+        .json(&json!({"templateID": "base", "timeout": 600}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let sandbox_id = made["sandboxID"].as_str().expect("a sandbox id").to_owned();
+    let token = made["envdAccessToken"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+
+    // The SDK's own request for `commands.run("true")`, sent plainly.
+    let start = envelope(
+        &json!({"process": {"cmd": "/bin/bash", "args": ["-l", "-c", "true"], "envs": {}}}),
+    );
+    let connect_start = || {
+        http.post(format!("{envd}/process.Process/Start"))
+            .header("content-type", "application/connect+json")
+            .header("connect-protocol-version", "1")
+            .header("e2b-sandbox-id", &sandbox_id)
+            .header("e2b-sandbox-port", "49983")
+            .header("x-access-token", &token)
+            .body(start.clone())
+            .send()
+    };
+
+    let client = Client::new(ClientOptions {
+        state_dir: state.path().to_path_buf(),
+        program: Some(svc_binary()),
+        ..ClientOptions::default()
+    })
+    .expect("a client");
+    let own = client
+        .create(&CreateSandbox::default())
+        .await
+        .unwrap()
+        .sandbox_id;
+
+    for _ in 0..10 {
+        client.run(&own, &bash_true()).await.unwrap();
+        connect_start().await.unwrap().bytes().await.unwrap();
+    }
+    let (mut via_client, mut via_front, mut floor, mut floor_bash) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        floor.push(ms(spawn_and_wait("true", &[]).await));
+        floor_bash.push(ms(spawn_and_wait("bash", &["-l", "-c", "true"]).await));
+        let started = Instant::now();
+        let result = client.run(&own, &bash_true()).await.unwrap();
+        via_client.push(ms(started.elapsed()));
+        assert_eq!(result.exit_code, 0);
+        let started = Instant::now();
+        let body = connect_start().await.unwrap().bytes().await.unwrap();
+        via_front.push(ms(started.elapsed()));
+        assert!(
+            String::from_utf8_lossy(&body).contains("\"end\""),
+            "an end event"
+        );
+    }
+
+    let work = tempfile::tempdir().unwrap();
+    let source = source_file(work.path(), mib);
+    let mut cp = Vec::new();
+    for round in 0..3 {
+        let target = work.path().join(format!("cp-{round}.bin"));
+        let started = Instant::now();
+        let status = std::process::Command::new("cp")
+            .arg(&source)
+            .arg(&target)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        cp.push(ms(started.elapsed()));
+        std::fs::remove_file(&target).unwrap();
+    }
+
+    let out = tokio::process::Command::new(python())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/e2b_sdk.py"))
+        .args([
+            &sandbox_id,
+            &rounds.to_string(),
+            &source.display().to_string(),
+        ])
+        .envs(&vars)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "the SDK's side failed");
+    let sdk: Value = serde_json::from_slice(&out.stdout).expect("the SDK's figures");
+    let list = |name: &str, scale: f64| -> Vec<f64> {
+        sdk[name]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() * scale)
+            .collect()
+    };
+    let via_sdk = list("run_ms", 1.0);
+    let (write, read) = (
+        median(list("write_s", 1000.0)),
+        median(list("read_s", 1000.0)),
+    );
+
+    let (c50, f50, s50) = (
+        median(via_client.clone()),
+        median(via_front.clone()),
+        median(via_sdk.clone()),
+    );
+    let (t50, b50) = (median(floor), median(floor_bash));
+    println!(
+        "e2b commands.run(\"true\") = `bash -l -c true` in an isolated sandbox, {rounds} rounds: \
+         Python SDK p50 {s50:.2} ms, p99 {:.2} ms; the SDK's request sent plainly p50 {f50:.2} ms, \
+         p99 {:.2} ms; our client's commands/run p50 {c50:.2} ms, p99 {:.2} ms; floors: spawn \
+         `bash -l -c true` {b50:.2} ms, spawn `true` {t50:.2} ms",
+        percentile(via_sdk, 0.99),
+        percentile(via_front, 0.99),
+        percentile(via_client, 0.99),
+    );
+    println!(
+        "e2b front added over our client p50 {:.2} ms (target < 1 ms: {}); the SDK and the front \
+         together {:.2} ms",
+        f50 - c50,
+        if f50 - c50 < 1.0 { "met" } else { "NOT met" },
+        s50 - c50
+    );
+    let cp = median(cp);
+    let rate = |t: f64| mib as f64 / (t / 1000.0);
+    println!(
+        "e2b files {mib} MiB through the Python SDK: write {write:.0} ms ({:.0} MiB/s), read \
+         {read:.0} ms ({:.0} MiB/s); cp {cp:.0} ms ({:.0} MiB/s); throughput ratio to cp: \
+         write {:.2}, read {:.2}",
+        rate(write),
+        rate(read),
+        rate(cp),
+        cp / write,
+        cp / read
+    );
+    let _ = client.kill(&own).await;
+    let _ = http
+        .delete(format!("{api}/sandboxes/{sandbox_id}"))
+        .header("x-api-key", key)
+        .send()
+        .await;
+    let _ = client.stop_engine(std::time::Duration::from_secs(10)).await;
+}
