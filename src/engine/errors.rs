@@ -26,6 +26,9 @@ impl EngineErrorCode for FileError {
             | FileError::InvalidArgument { .. }
             | FileError::RangeNotSatisfiable { .. }
             | FileError::Body(_) => Code::InvalidArgument,
+            // A capability this sandbox's disk lacks, not a bad request: the same write
+            // without metadata works.
+            FileError::MetadataUnsupported(_) => Code::FeatureNotSupported,
             FileError::Io { .. } => Code::Internal,
         }
     }
@@ -33,6 +36,11 @@ impl EngineErrorCode for FileError {
     fn suggestion(&self) -> Option<String> {
         match self {
             FileError::NotEmpty(_) => Some("pass `recursive=true` to remove it whole".into()),
+            FileError::MetadataUnsupported(_) => Some(
+                "write the file without metadata, or keep the engine's state folder on a \
+                 filesystem with user extended attributes (ext4, xfs, btrfs)"
+                    .into(),
+            ),
             _ => None,
         }
     }

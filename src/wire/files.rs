@@ -1,8 +1,9 @@
 //! Files of a sandbox: the queries and bodies of the file routes, and entry info, the shape
 //! every file route answers about a file, directory or link (the server's file_ops shape).
 
-use crate::services::files::{Entry, EntryKind};
+use crate::services::files::{Entry, EntryKind, Metadata};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The events of `files/watch` besides `error` (their data: [`watch_events`]).
@@ -36,6 +37,51 @@ pub struct WriteQuery {
     pub overwrite: Option<bool>,
     #[serde(default)]
     pub parents: Option<bool>,
+    /// Metadata to keep with the file: a JSON object of string values (in the query, that
+    /// object's JSON text, e.g. `{"owner":"me"}` URL-encoded). Keys of 1 to 246 bytes,
+    /// keys and values printable ASCII, at most 4096 bytes in all (each key counted with
+    /// the 9 bytes of `user.e2b.`). The file's metadata is exactly this: a write without
+    /// it leaves the file none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub metadata: Option<Metadata>,
+}
+
+impl Serialize for Metadata {
+    /// The object of its pairs (a plugin's `files_write` params, a test's body); the query
+    /// of `PUT files/content` carries its JSON text ([`WriteQuery::metadata`]).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.pairs().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Metadata {
+    /// An object of string values, or a string holding one as JSON (a query's value is
+    /// always a string); checked against the rules of [`Metadata::new`].
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Metadata, D::Error> {
+        struct Pairs;
+        impl<'de> serde::de::Visitor<'de> for Pairs {
+            type Value = BTreeMap<String, String>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of string values, or its JSON text")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                serde_json::from_str(text).map_err(|e| {
+                    E::custom(format!(
+                        "`metadata` must be a JSON object of string values: {e}"
+                    ))
+                })
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                map: M,
+            ) -> Result<Self::Value, M::Error> {
+                Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        let pairs = d.deserialize_any(Pairs)?;
+        Metadata::new(pairs).map_err(serde::de::Error::custom)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -74,6 +120,18 @@ pub struct EntryInfo {
     /// Only for a symbolic link: where it points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symlink_target: Option<String>,
+    /// The metadata the file was written with (`PUT .../files/content?metadata=`); absent
+    /// when it has none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
+    /// The owner's name as the sandbox sees it (`user` or `root` in an isolated sandbox,
+    /// `nobody` for an id it does not map; the host's name without isolation, or the uid
+    /// as a number when it has none); absent where files have no owner (`memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The group's name, as `owner` is named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 impl EntryInfo {
@@ -248,6 +306,65 @@ impl From<&Entry> for EntryInfo {
                 .symlink_target
                 .as_ref()
                 .map(|t| t.to_string_lossy().into_owned()),
+            metadata: entry.metadata.clone(),
+            // Who the ids are depends on where the entry is shown: the provider names them.
+            owner: None,
+            group: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(raw: &str) -> Result<WriteQuery, String> {
+        serde_urlencoded::from_str(raw).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_write_s_metadata_is_json_text_in_the_query_and_an_object_elsewhere() {
+        let asked = query("path=a.txt&metadata=%7B%22owner%22%3A%22me%22%7D").unwrap();
+        let pairs = BTreeMap::from([("owner".to_owned(), "me".to_owned())]);
+        assert_eq!(asked.metadata.as_ref().map(Metadata::pairs), Some(&pairs));
+        // A plugin's params carry the object, and read back the same.
+        let params = serde_json::to_value(&asked).unwrap();
+        assert_eq!(params["metadata"], serde_json::json!({"owner": "me"}));
+        assert_eq!(serde_json::from_value::<WriteQuery>(params).unwrap(), asked);
+        assert!(query("path=a.txt").unwrap().metadata.is_none());
+        assert!(
+            query("path=a&metadata=%5B1%5D")
+                .unwrap_err()
+                .contains("JSON object")
+        );
+        assert!(
+            query("path=a&metadata=%7B%22%22%3A%22v%22%7D")
+                .unwrap_err()
+                .contains("empty")
+        );
+    }
+
+    #[test]
+    fn an_entry_s_metadata_and_owners_are_left_out_when_there_are_none() {
+        let mut info = EntryInfo {
+            name: "a".into(),
+            path: "/a".into(),
+            type_: "file".into(),
+            size: 0,
+            mode: "0644".into(),
+            modified_at: "2024-01-01T00:00:00Z".into(),
+            symlink_target: None,
+            metadata: BTreeMap::new(),
+            owner: None,
+            group: None,
+        };
+        let json = serde_json::to_value(&info).unwrap();
+        assert!(json.get("metadata").is_none() && json.get("owner").is_none());
+        info.owner = Some("user".into());
+        info.group = Some("user".into());
+        info.metadata.insert("k".into(), "v".into());
+        let json = serde_json::to_value(&info).unwrap();
+        assert_eq!(json["owner"], "user");
+        assert_eq!(json["metadata"], serde_json::json!({"k": "v"}));
     }
 }

@@ -2,13 +2,15 @@
 //! sandbox runs, 502 "was not found" once it is gone, as E2B's proxy answers), and
 //! `GET`/`POST /files` (a file's bytes; a write from a raw `application/octet-stream` body
 //! or from the parts of a `multipart/form-data` one, each part's file name its path;
-//! a raw body may come gzip-compressed).
+//! a raw body may come gzip-compressed; each `X-Metadata-<key>` header a pair of the
+//! written files' metadata, which the engine's write keeps).
 
 use super::super::provider::{ByteStream, Sandbox};
 use super::super::routes::RouteId;
 use super::errors::{ApiError, envd_http, sandbox_gone};
 use super::{Front, sandbox_id};
 use crate::error::engine::EngineError;
+use crate::services::files::Metadata;
 use crate::wire::{SandboxStatus, WriteQuery};
 use axum::Router;
 use axum::body::Body;
@@ -102,16 +104,47 @@ async fn read(
     }
 }
 
+/// envd's upload answer for one file: its metadata only when it has some, as envd reads
+/// it back from the file.
 fn written(info: &crate::wire::EntryInfo) -> serde_json::Value {
-    json!({"name": info.name, "type": if info.is_dir() { "directory" } else { "file" }, "path": info.path})
+    let mut value = json!({"name": info.name, "type": if info.is_dir() { "directory" } else { "file" }, "path": info.path});
+    if !info.metadata.is_empty() {
+        value["metadata"] = json!(info.metadata);
+    }
+    value
 }
 
-fn query(path: String) -> WriteQuery {
+fn query(path: String, metadata: &Metadata) -> WriteQuery {
     WriteQuery {
         path: Some(path),
         overwrite: Some(true),
         parents: Some(true),
+        metadata: Some(metadata.clone()),
     }
+}
+
+/// The prefix of the upload headers that carry metadata (envd's `X-Metadata-`; header
+/// names arrive lowercase, so keys are lowercase, as envd makes them).
+const METADATA_HEADER: &str = "x-metadata-";
+
+/// The upload's metadata from its `X-Metadata-<key>` headers (the first value of a key
+/// sent twice, as envd takes it); envd's rules broken are its 400 `invalid metadata`.
+fn metadata(headers: &HeaderMap) -> Result<Metadata, String> {
+    let mut pairs = std::collections::BTreeMap::new();
+    for name in headers.keys() {
+        let Some(key) = name.as_str().strip_prefix(METADATA_HEADER) else {
+            continue;
+        };
+        if key.is_empty() || pairs.contains_key(key) {
+            continue;
+        }
+        let value = headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| format!("the metadata value of {key:?} is not printable ASCII"))?;
+        pairs.insert(key.to_owned(), value.to_owned());
+    }
+    Metadata::new(pairs)
 }
 
 async fn write(
@@ -131,6 +164,10 @@ async fn write(
              no other encoding",
         );
     }
+    let metadata = match metadata(&headers) {
+        Ok(metadata) => metadata,
+        Err(e) => return envd_http(400, format!("invalid metadata: {e}")),
+    };
     let (id, sandbox) = match front
         .envd_sandbox(&headers, RouteId::FilesWrite, failed)
         .await
@@ -149,7 +186,7 @@ async fn write(
             Ok(m) => m,
             Err(e) => return envd_http(400, format!("a bad multipart body: {}", e.body_text())),
         };
-        return write_parts(&id, sandbox, path, multipart).await;
+        return write_parts(&id, sandbox, path, &metadata, multipart).await;
     }
     let Some(path) = path else {
         return envd_http(400, "`path` is required for an octet-stream upload");
@@ -160,18 +197,19 @@ async fn write(
             .into_data_stream()
             .map_err(std::io::Error::other),
     );
-    match sandbox.write_file(query(path), body).await {
+    match sandbox.write_file(query(path, &metadata), body).await {
         Ok(info) => axum::Json(json!([written(&info)])).into_response(),
         Err(e) => failed(&id, e),
     }
 }
 
 /// Each part is a file: its name the query's `path` when one file is sent, else the part's
-/// file name.
+/// file name; every part gets the upload's metadata, as envd gives it.
 async fn write_parts(
     id: &str,
     sandbox: Arc<dyn Sandbox>,
     path: Option<String>,
+    metadata: &Metadata,
     mut multipart: Multipart,
 ) -> Response {
     let mut answers = Vec::new();
@@ -206,11 +244,34 @@ async fn write_parts(
                 }
             }
         };
-        let (wrote, ()) = tokio::join!(sandbox.write_file(query(target), body), feeding);
+        let (wrote, ()) = tokio::join!(sandbox.write_file(query(target, metadata), body), feeding);
         match wrote {
             Ok(info) => answers.push(written(&info)),
             Err(e) => return failed(id, e),
         }
     }
     axum::Json(answers).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_comes_from_the_x_metadata_headers_as_envd_reads_them() {
+        let mut headers = HeaderMap::new();
+        headers.insert("X-Metadata-Owner", "me".parse().unwrap());
+        headers.append("x-metadata-owner", "second".parse().unwrap());
+        headers.insert("x-metadata-", "no key".parse().unwrap());
+        headers.insert("content-type", "text/plain".parse().unwrap());
+        let kept = metadata(&headers).unwrap();
+        // Keys lowercased, the first of two values, the prefix alone no key.
+        assert_eq!(
+            kept.pairs(),
+            &std::collections::BTreeMap::from([("owner".to_owned(), "me".to_owned())])
+        );
+        assert!(metadata(&HeaderMap::new()).unwrap().is_empty());
+        headers.insert("x-metadata-long", "v".repeat(5000).parse().unwrap());
+        assert!(metadata(&headers).unwrap_err().contains("4096"));
+    }
 }

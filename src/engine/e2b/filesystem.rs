@@ -57,11 +57,17 @@ pub fn entry(info: &EntryInfo) -> Value {
         "size": connect::int64(i64::try_from(info.size).unwrap_or(i64::MAX)),
         "mode": mode,
         "permissions": permissions(&info.type_, mode),
+        // envd always names them; a provider whose files have no owner leaves them empty.
+        "owner": info.owner.as_deref().unwrap_or_default(),
+        "group": info.group.as_deref().unwrap_or_default(),
         "modifiedTime": info.modified_at,
         "isSymlink": info.type_ == "symlink",
     });
     if let Some(target) = &info.symlink_target {
         value["symlinkTarget"] = json!(target);
+    }
+    if !info.metadata.is_empty() {
+        value["metadata"] = json!(info.metadata);
     }
     value
 }

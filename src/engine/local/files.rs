@@ -1,12 +1,14 @@
 //! A sandbox's files, through the file service rooted at its folder: every path is
 //! judged by the path guard (relative paths start at the folder; an absolute path must be
 //! inside it) and opened beneath the folder without following a link out of it. Files
-//! work while the sandbox is paused. Entries are the server's entry info.
+//! work while the sandbox is paused. Entries are the server's entry info, with their
+//! owners named as the sandbox names them ([`Owners`]) and the metadata a write kept.
 
 use super::super::provider::{
     ByteStream, Event, EventStream, FileBody, FileRead, ProviderResult, UploadBody,
 };
 use super::inside;
+use super::owners::Owners;
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
@@ -20,9 +22,15 @@ fn domain(core: &Core, e: FileError) -> EngineError {
     inside::redacted(core, EngineError::from_domain(&e))
 }
 
-/// The wire's entry info of `entry`, its paths the sandbox's.
+/// The wire's entry info of `entry`, its paths and owners the sandbox's.
 fn entry(core: &Core, entry: &Entry) -> EntryInfo {
+    named(core, &mut Owners::default(), entry)
+}
+
+/// [`entry`], the owners' names looked up through `owners` (a listing's, shared).
+fn named(core: &Core, owners: &mut Owners, entry: &Entry) -> EntryInfo {
     let mut info = EntryInfo::from(entry);
+    (info.owner, info.group) = owners.of(core, entry);
     if core.isolated.is_some() {
         info.path = inside::shown(core, info.path.into())
             .as_str()
@@ -36,6 +44,19 @@ fn entry(core: &Core, entry: &Entry) -> EntryInfo {
         });
     }
     info
+}
+
+/// What the API just made, given to the sandbox's user ([`inside::own`]), its entry's ids
+/// read again: the entry was taken before, and answers who owns it now.
+fn owned(core: &Core, mut made: Entry) -> Entry {
+    use std::os::unix::fs::MetadataExt;
+    inside::own(core, &made.path);
+    if core.isolated.is_some()
+        && let Ok(meta) = std::fs::symlink_metadata(&made.path)
+    {
+        (made.uid, made.gid) = (Some(meta.uid()), Some(meta.gid()));
+    }
+    made
 }
 
 /// Runs a blocking file operation off the runtime's threads.
@@ -111,20 +132,25 @@ where
         parents: query.parents.unwrap_or(true),
         sync: false,
         expected_len,
+        metadata: query.metadata,
     };
     let written = core
         .files
         .write_pieces(&path, pieces, options, on_open)
         .await
         .map_err(|e| domain(core, e))?;
-    inside::own(core, &written.path);
-    Ok(entry(core, &written))
+    Ok(entry(core, &owned(core, written)))
 }
 
 pub async fn list(core: &Core, path: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {
     let path = inside::host_path(core, path)?;
     let listing = blocking(core, move |files| files.list(&path, depth)).await?;
-    Ok(listing.entries.iter().map(|e| entry(core, e)).collect())
+    let mut owners = Owners::default();
+    Ok(listing
+        .entries
+        .iter()
+        .map(|e| named(core, &mut owners, e))
+        .collect())
 }
 
 pub async fn info(core: &Core, path: &str) -> ProviderResult<EntryInfo> {
@@ -147,8 +173,7 @@ pub async fn mkdir(core: &Core, body: MkdirBody) -> ProviderResult<EntryInfo> {
         files.mkdir(&path, body.parents.unwrap_or(true))
     })
     .await?;
-    inside::own(core, &made.path);
-    Ok(entry(core, &made))
+    Ok(entry(core, &owned(core, made)))
 }
 
 /// `overwrite` defaults to false.

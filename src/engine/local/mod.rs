@@ -22,6 +22,7 @@ mod files;
 mod handle;
 mod inside;
 mod lifecycle;
+mod owners;
 mod pids;
 mod processes;
 mod sandbox;

@@ -67,6 +67,7 @@ pub async fn write(
     })?;
     let overwrite = query.overwrite.unwrap_or(true);
     let parents = query.parents.unwrap_or(true);
+    let metadata = query.metadata.unwrap_or_default();
     let (path, room, usage, limit) = {
         let tree = lock(&core.tree);
         let path = core.locate(&tree, &raw, Op::Write).map_err(domain)?;
@@ -82,7 +83,7 @@ pub async fn write(
         data.extend_from_slice(&chunk);
     }
     let written = core.change(|tree, changes| {
-        match tree.write(&path, data.freeze(), overwrite, parents, changes) {
+        match tree.write(&path, data.freeze(), metadata, overwrite, parents, changes) {
             Err(FileError::TooLarge { limit, .. }) => Err(full(core, &path, tree.usage(), limit)),
             done => done.map_err(domain),
         }

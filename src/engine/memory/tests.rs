@@ -147,5 +147,6 @@ pub(super) fn query(path: &str, overwrite: bool, parents: bool) -> WriteQuery {
         path: Some(path.into()),
         overwrite: Some(overwrite),
         parents: Some(parents),
+        metadata: None,
     }
 }

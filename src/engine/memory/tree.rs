@@ -7,7 +7,9 @@
 
 mod edit;
 
-use crate::services::files::{Entry, EntryKind, FileError, MAX_LIST_DEPTH, MAX_LIST_ENTRIES};
+use crate::services::files::{
+    Entry, EntryKind, FileError, MAX_LIST_DEPTH, MAX_LIST_ENTRIES, Metadata,
+};
 use crate::services::paths::RefusalKind;
 use bytes::Bytes;
 use std::collections::BTreeMap;
@@ -31,6 +33,8 @@ enum Content {
 struct Node {
     content: Content,
     modified: SystemTime,
+    /// What the file was written with (a directory has none, as `local`'s API makes them).
+    metadata: Metadata,
 }
 
 impl Node {
@@ -38,6 +42,7 @@ impl Node {
         Node {
             content: Content::Dir(BTreeMap::new()),
             modified: now,
+            metadata: Metadata::default(),
         }
     }
 
@@ -63,10 +68,11 @@ impl Node {
         }
     }
 
-    /// Bytes of every file at and below this node.
+    /// Bytes of every file at and below this node, their metadata's too (it is memory the
+    /// sandbox's bound covers).
     fn held(&self) -> u64 {
         match &self.content {
-            Content::File(bytes) => bytes.len() as u64,
+            Content::File(bytes) => bytes.len() as u64 + self.metadata.bytes(),
             Content::Dir(children) => children.values().map(Node::held).sum(),
         }
     }
@@ -88,6 +94,10 @@ impl Node {
             },
             modified_at: self.modified,
             symlink_target: None,
+            metadata: self.metadata.pairs().clone(),
+            // A file in memory belongs to no account.
+            uid: None,
+            gid: None,
         }
     }
 }
@@ -234,7 +244,9 @@ impl Tree {
         let mut dir = &mut self.root;
         let mut walked = self.home.clone();
         for part in parents {
-            let Node { content, modified } = dir;
+            let Node {
+                content, modified, ..
+            } = dir;
             let Content::Dir(children) = content else {
                 return Err(FileError::NotDirectory(walked));
             };

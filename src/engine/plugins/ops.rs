@@ -220,11 +220,13 @@ impl Sandbox for PluginSandbox {
     }
 
     async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
+        let asked = query.metadata.clone().unwrap_or_default();
         let mut call = self
             .host
             .call("files_write", &self.target(), json!(query))
             .await?;
-        body::write_body(&mut call, body).await
+        let written = body::write_body(&mut call, body).await?;
+        results::kept_metadata(&self.host.id(), asked.pairs(), written)
     }
 
     async fn list_files(&self, path: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {

@@ -62,6 +62,26 @@ pub(super) fn entries(
     Ok(entries)
 }
 
+/// A `files_write` answer, which must carry the metadata the write asked for: a plugin that
+/// does not know the param (or keeps none) would otherwise drop it without a word.
+pub(super) fn kept_metadata(
+    plugin: &str,
+    asked: &std::collections::BTreeMap<String, String>,
+    written: EntryInfo,
+) -> ProviderResult<EntryInfo> {
+    if &written.metadata != asked {
+        return Err(failed(
+            plugin,
+            &format!(
+                "its `files_write` answer has the metadata {:?}, not the {asked:?} the write \
+                 asked for: the plugin keeps no file metadata",
+                written.metadata
+            ),
+        ));
+    }
+    Ok(written)
+}
+
 /// One entry, checked as [`entries`] checks each.
 pub(super) fn entry(plugin: &str, op: &str, entry: EntryInfo) -> ProviderResult<EntryInfo> {
     if let Some(why) = entry_fault(&entry) {

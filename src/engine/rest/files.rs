@@ -37,6 +37,13 @@ impl RestSandbox {
         pairs.extend(query.path.map(|p| ("path", p)));
         pairs.extend(query.overwrite.map(|o| ("overwrite", o.to_string())));
         pairs.extend(query.parents.map(|p| ("parents", p.to_string())));
+        // The remote's query takes it as its JSON text; a remote engine older than the
+        // field refuses the unknown parameter (E4001), never drops it.
+        pairs.extend(
+            query
+                .metadata
+                .map(|m| ("metadata", serde_json::json!(m.pairs()).to_string())),
+        );
         let segments = self.at(&["files", "content"]);
         let progress = Progress::new();
         let request = self

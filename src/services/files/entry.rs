@@ -1,9 +1,12 @@
 //! Entry info: what every file operation answers about a file, directory or link. Its wire
 //! form (`type` one of `file`, `dir`, `symlink`, `other`, `mode` an octal string (`"0644"`),
-//! `modified_at` RFC 3339 UTC to the second, `symlink_target` only for links) is
-//! `wire::EntryInfo`, built from it there: the services know no wire.
+//! `modified_at` RFC 3339 UTC to the second, `symlink_target` only for links, `metadata`
+//! only when there is some) is `wire::EntryInfo`, built from it there: the services know no
+//! wire. The owner's ids stay numbers here: who they are depends on where the entry is shown
+//! (a sandbox has its own `/etc/passwd`), which the layer that shows it knows.
 
 use nix::sys::stat::{FileStat, SFlag};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -51,6 +54,12 @@ pub struct Entry {
     pub modified_at: SystemTime,
     /// What a link points to, as written in it; `None` for anything but a link.
     pub symlink_target: Option<PathBuf>,
+    /// The file's metadata (`metadata.rs`); empty when it has none.
+    pub metadata: BTreeMap<String, String>,
+    /// The owner's and the group's ids, as the filesystem holds them; `None` where the
+    /// entry has no owner (a memory sandbox's file).
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
 }
 
 impl Entry {
@@ -58,6 +67,7 @@ impl Entry {
         path: &Path,
         stat: &FileStat,
         symlink_target: Option<PathBuf>,
+        metadata: BTreeMap<String, String>,
     ) -> Entry {
         let mode = stat.st_mode;
         let kind = EntryKind::of_mode(mode);
@@ -76,6 +86,9 @@ impl Entry {
             } else {
                 None
             },
+            metadata,
+            uid: Some(stat.st_uid),
+            gid: Some(stat.st_gid),
         }
     }
 

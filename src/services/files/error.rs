@@ -50,6 +50,9 @@ pub enum FileError {
     /// The request body stream failed while a write was under way (nothing is left
     /// behind); the handler knows what its own body errors mean (e.g. its body limit: 413).
     Body(Box<dyn std::error::Error + Send + Sync>),
+    /// A write with metadata where the filesystem keeps no user extended attributes
+    /// (nothing is left behind): the engine's `E8004` 501; the server writes no metadata.
+    MetadataUnsupported(PathBuf),
     /// What the filesystem said otherwise: 500 (`source.kind()` is `PermissionDenied` when
     /// the operating system refused; a handler may answer 403 for that).
     Io {
@@ -125,6 +128,12 @@ impl fmt::Display for FileError {
                 )
             }
             FileError::Body(e) => write!(f, "the request body failed: {e}"),
+            FileError::MetadataUnsupported(p) => write!(
+                f,
+                "`{}` is on a filesystem that keeps no user extended attributes, where a \
+                 file's metadata is kept",
+                p.display()
+            ),
             FileError::Io { path, source } => write!(f, "`{}`: {source}", path.display()),
         }
     }

@@ -14,6 +14,7 @@
 
 mod entry;
 mod error;
+pub mod metadata;
 mod search;
 mod walk;
 pub mod watch;
@@ -27,6 +28,7 @@ mod proptests;
 
 pub use entry::{Entry, EntryKind, rfc3339};
 pub use error::FileError;
+pub use metadata::Metadata;
 pub use search::{
     DEFAULT_MAX_RESULTS, MAX_RESULTS, SearchBudget, SearchMatch, SearchQuery, SearchResult,
 };

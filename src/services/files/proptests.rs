@@ -263,6 +263,7 @@ fn run(f: &Fixture, call: &Call) {
                 parents: *parents,
                 sync: false,
                 expected_len: None,
+                metadata: None,
             };
             if let Ok(e) = s.write(&p.render(f), b"written", options) {
                 assert_safe(f, &e.path, true, call);

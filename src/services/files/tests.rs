@@ -333,6 +333,7 @@ fn writes_are_atomic_and_bounded() {
             parents: false,
             sync: false,
             expected_len: None,
+            metadata: None,
         };
         assert!(matches!(
             s.write("d/x/y.txt", b"", no_parents),
@@ -343,6 +344,7 @@ fn writes_are_atomic_and_bounded() {
             parents: true,
             sync: false,
             expected_len: None,
+            metadata: None,
         };
         assert!(matches!(
             s.write("d/e/f.txt", b"other", keep),
@@ -881,6 +883,7 @@ fn uploads() {
         parents: true,
         sync: false,
         expected_len: None,
+        metadata: None,
     };
     assert!(matches!(
         s.upload("up", "a.TXT", b"y", keep),
@@ -991,5 +994,77 @@ fn several_names_refused_under_deny_rules() {
     assert_eq!(
         read_all(open.read("hl_env", None).unwrap()),
         b"TOKEN=secret\n"
+    );
+}
+
+#[test]
+fn metadata_is_kept_as_user_e2b_xattrs_and_read_back_with_the_entry() {
+    let t = Tree::new();
+    let pairs = std::collections::BTreeMap::from([
+        ("owner".to_owned(), "me".to_owned()),
+        ("empty".to_owned(), String::new()),
+    ]);
+    for s in both(t.service(SymlinkPolicy::Within)) {
+        let options = WriteOptions {
+            metadata: Some(Metadata::new(pairs.clone()).unwrap()),
+            ..WriteOptions::default()
+        };
+        let written = s.write("m/a.txt", b"x", options).unwrap();
+        assert_eq!(written.metadata, pairs);
+        // Where envd keeps them, so a program inside reads them as envd's users do.
+        let host = t.work.join("m/a.txt");
+        let attr = rustix::fs::getxattr_query(&host, "user.e2b.owner").unwrap();
+        assert_eq!(attr, 2);
+        assert_eq!(s.info("m/a.txt").unwrap().metadata, pairs);
+        let listed = s.list("m", 1).unwrap();
+        assert_eq!(listed.entries[0].metadata, pairs);
+        // Another tool's `user.*` attribute is none of ours.
+        rustix::fs::setxattr(&host, "user.other", b"v", rustix::fs::XattrFlags::empty()).unwrap();
+        assert_eq!(s.info("m/a.txt").unwrap().metadata, pairs);
+        // A write replaces the file whole: without metadata it has none.
+        let plain = s.write("m/a.txt", b"y", WriteOptions::default()).unwrap();
+        assert!(plain.metadata.is_empty());
+        assert!(s.info("m/a.txt").unwrap().metadata.is_empty());
+        // A directory's metadata (set by hand) shows too; the allowed directory's as well.
+        rustix::fs::setxattr(
+            t.work.join("m"),
+            "user.e2b.d",
+            b"1",
+            rustix::fs::XattrFlags::empty(),
+        )
+        .unwrap();
+        assert_eq!(s.info("m").unwrap().metadata["d"], "1");
+        rustix::fs::setxattr(
+            &t.work,
+            "user.e2b.top",
+            b"t",
+            rustix::fs::XattrFlags::empty(),
+        )
+        .unwrap();
+        assert_eq!(s.info(".").unwrap().metadata["top"], "t");
+        std::fs::remove_dir_all(t.work.join("m")).unwrap();
+    }
+}
+
+#[test]
+fn metadata_follows_envd_s_rules() {
+    let one = |k: &str, v: &str| {
+        Metadata::new(std::collections::BTreeMap::from([(
+            k.to_owned(),
+            v.to_owned(),
+        )]))
+    };
+    assert!(one("k", "a value, with spaces ~").is_ok());
+    assert!(one("", "v").unwrap_err().contains("empty"));
+    assert!(one(&"k".repeat(metadata::MAX_KEY_BYTES), "v").is_ok());
+    assert!(one(&"k".repeat(metadata::MAX_KEY_BYTES + 1), "v").is_err());
+    assert!(one("k", "tab\there").unwrap_err().contains("printable"));
+    assert!(one("ké", "v").is_err());
+    // The total counts each key with its `user.e2b.` prefix, and each value.
+    assert!(one("k", &"v".repeat(4096 - 10)).is_ok());
+    assert!(
+        one("k", &"v".repeat(4096 - 9))
+            .unwrap_err()
+            .contains("4096")
     );
 }

@@ -105,7 +105,8 @@ impl Located {
     }
 }
 
-/// The info of `name` in `dir` (the directory itself for `None`) from its `lstat`.
+/// The info of `name` in `dir` (the directory itself for `None`) from its `lstat`, with its
+/// metadata when it is a file or a directory (the only kinds that may have user xattrs).
 pub(crate) fn entry_at(
     dir: &impl std::os::fd::AsFd,
     name: Option<&OsStr>,
@@ -117,7 +118,12 @@ pub(crate) fn entry_at(
         Some(name) if is_link => readlinkat(dir, name).ok().map(PathBuf::from),
         _ => None,
     };
-    Entry::from_stat(path, stat, target)
+    let kind = EntryKind::of_mode(stat.st_mode);
+    let metadata = match kind {
+        EntryKind::File | EntryKind::Dir => super::metadata::read(dir, name),
+        _ => Default::default(),
+    };
+    Entry::from_stat(path, stat, target, metadata)
 }
 
 /// The common errnos as the service's errors.

@@ -6,6 +6,7 @@
 
 use super::entry::Entry;
 use super::error::FileError;
+use super::metadata::{self, Metadata, WriteFailure};
 use super::walk::{entry_at, errno_error};
 use nix::errno::Errno;
 use nix::fcntl::{FallocateFlags, OFlag, RenameFlags, fallocate, openat, renameat2};
@@ -30,7 +31,7 @@ pub fn is_write_temp(path: &std::path::Path) -> bool {
 }
 
 /// How a write treats what is there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteOptions {
     /// Replace an existing file (else [`FileError::Exists`]).
     pub overwrite: bool,
@@ -44,6 +45,10 @@ pub struct WriteOptions {
     /// `Content-Length`): the temp file's blocks are then reserved in one step. A hint
     /// only: the file holds exactly what was written, whatever the hint said.
     pub expected_len: Option<u64>,
+    /// Metadata the file is made with (set on the temp file, so the file appears with it;
+    /// a file written without any has none, whatever the file it replaced had, as envd
+    /// answers an upload without metadata).
+    pub metadata: Option<Metadata>,
 }
 
 impl Default for WriteOptions {
@@ -54,6 +59,7 @@ impl Default for WriteOptions {
             parents: true,
             sync: false,
             expected_len: None,
+            metadata: None,
         }
     }
 }
@@ -104,6 +110,7 @@ impl PendingWrite {
             overwrite,
             sync,
             expected_len,
+            metadata,
             ..
         } = options;
         // An existing file keeps its permission bits.
@@ -158,6 +165,9 @@ impl PendingWrite {
         };
         if let (Some(mode), Some(file)) = (mode, &pending.file) {
             fchmod(file, mode).map_err(|e| errno_error(&pending.path, e))?;
+        }
+        if let (Some(metadata), Some(file)) = (metadata, &pending.file) {
+            metadata::write(file, &metadata).map_err(|e| metadata_failed(&pending.path, e))?;
         }
         Ok(pending)
     }
@@ -328,6 +338,22 @@ fn reserve(file: &File, len: u64) -> bool {
     i64::try_from(len).is_ok_and(|len| {
         len > 0 && fallocate(file, FallocateFlags::FALLOC_FL_KEEP_SIZE, 0, len).is_ok()
     })
+}
+
+/// Why `path` could not be made with its metadata, as the service's error (the pending
+/// write, dropped, removes its temp file).
+fn metadata_failed(path: &std::path::Path, failure: WriteFailure) -> FileError {
+    match failure {
+        WriteFailure::Unsupported => FileError::MetadataUnsupported(path.to_path_buf()),
+        WriteFailure::NoRoom => FileError::InvalidArgument {
+            param: "metadata",
+            message: format!(
+                "the filesystem of `{}` has no room for this metadata; write less of it",
+                path.display()
+            ),
+        },
+        WriteFailure::Other(e) => errno_error(path, e),
+    }
 }
 
 fn libc_s_ifmt() -> u32 {

@@ -119,6 +119,35 @@ impl Ids {
             Identity::User => Some(self.user),
         }
     }
+
+    /// The name the machine's `/etc/passwd` gives the owner whose host uid is `uid`: `root`,
+    /// `user`, or `nobody` for an id the machine does not map (the kernel shows it as the
+    /// overflow id 65534, which is `nobody` there).
+    pub fn user_name(self, uid: u32) -> &'static str {
+        self.inside(uid, self.user).map_or("nobody", Identity::name)
+    }
+
+    /// The name the machine's `/etc/group` gives the host gid `gid` (`nogroup` unmapped).
+    /// `engine_gid` is the engine's own gid, which an ordinary engine's machine maps to
+    /// `user` (bwrap `--gid 1000`); a root engine maps the same ids for groups as for users.
+    pub fn group_name(self, gid: u32, engine_gid: u32) -> &'static str {
+        let user = if self.root.is_some() {
+            self.user
+        } else {
+            engine_gid
+        };
+        self.inside(gid, user).map_or("nogroup", Identity::name)
+    }
+
+    fn inside(self, id: u32, user: u32) -> Option<Identity> {
+        if Some(id) == self.root {
+            Some(Identity::Root)
+        } else if id == user {
+            Some(Identity::User)
+        } else {
+            None
+        }
+    }
 }
 
 /// The programs machines are made and entered with, found on this machine.

@@ -36,6 +36,24 @@ fn a_root_engine_maps_nobody_to_host_root() {
 }
 
 #[test]
+fn a_file_s_owner_is_named_as_the_machine_names_it() {
+    let root_engine = Ids::for_engine(0);
+    assert_eq!(root_engine.user_name(USER_HOST_ID), "user");
+    assert_eq!(root_engine.user_name(ROOT_HOST_ID), "root");
+    // Host root is no one inside: the kernel shows it as the overflow id.
+    assert_eq!(root_engine.user_name(0), "nobody");
+    assert_eq!(root_engine.group_name(USER_HOST_ID, 0), "user");
+    assert_eq!(root_engine.group_name(ROOT_HOST_ID, 0), "root");
+    assert_eq!(root_engine.group_name(0, 0), "nogroup");
+    // An ordinary engine maps only itself: its uid and its gid are `user`.
+    let engine = Ids::for_engine(1234);
+    assert_eq!(engine.user_name(1234), "user");
+    assert_eq!(engine.user_name(0), "nobody");
+    assert_eq!(engine.group_name(555, 555), "user");
+    assert_eq!(engine.group_name(1234, 555), "nogroup");
+}
+
+#[test]
 fn the_generated_etc_has_the_user_and_no_secret() {
     let files = etc::generated("sb_9");
     let passwd = &files[0].1;

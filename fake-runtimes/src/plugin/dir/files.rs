@@ -72,6 +72,17 @@ pub struct Upload {
 pub fn start_write(home: &Path, params: &Value, id: u64) -> Result<Upload, Fault> {
     let path = resolve(home, text(params, "path")?)?;
     follow(home, &path)?;
+    // This example keeps plain files only: metadata is refused before anything is written,
+    // never dropped.
+    if params["metadata"]
+        .as_object()
+        .is_some_and(|m| !m.is_empty())
+    {
+        return Err(
+            Fault::new("E8004", "the `dir` plugin keeps no file metadata")
+                .suggest("write the file without metadata"),
+        );
+    }
     let overwrite = flag(params, "overwrite", true);
     if let Ok(meta) = std::fs::metadata(&path) {
         if meta.is_dir() {

@@ -31,6 +31,43 @@ async fn read_all(sandbox: &Arc<dyn Sandbox>, path: &str) -> Vec<u8> {
 }
 
 #[tokio::test]
+async fn metadata_is_kept_with_the_file_and_owners_are_named() {
+    let f = fixture();
+    let (_, sandbox) = sandbox(&f).await;
+    let pairs = std::collections::BTreeMap::from([("owner".to_owned(), "me".to_owned())]);
+    let tagged = WriteQuery {
+        metadata: Some(crate::services::files::Metadata::new(pairs.clone()).unwrap()),
+        ..write("tagged.txt")
+    };
+    let written = sandbox.write_file(tagged, body(b"x!")).await.unwrap();
+    assert_eq!(written.metadata, pairs);
+    let info = sandbox.file_info("tagged.txt").await.unwrap();
+    assert_eq!(info.metadata, pairs);
+    let listed = sandbox.list_files(".", 1).await.unwrap();
+    let found = listed.iter().find(|e| e.name == "tagged.txt").unwrap();
+    assert_eq!(found.metadata, pairs);
+    // Without isolation, the host's names of the engine's own ids.
+    let me = nix::unistd::User::from_uid(nix::unistd::getuid()).unwrap();
+    let me = me.map_or_else(|| nix::unistd::getuid().to_string(), |u| u.name);
+    assert_eq!(info.owner.as_deref(), Some(me.as_str()));
+    assert!(info.group.as_deref().is_some_and(|g| !g.is_empty()));
+    // A write replaces the metadata with its own: none here.
+    let again = sandbox
+        .write_file(write("tagged.txt"), body(b"y!"))
+        .await
+        .unwrap();
+    assert!(again.metadata.is_empty());
+    assert!(
+        sandbox
+            .file_info("tagged.txt")
+            .await
+            .unwrap()
+            .metadata
+            .is_empty()
+    );
+}
+
+#[tokio::test]
 async fn files_are_written_read_listed_moved_and_removed() {
     let f = fixture();
     let (_, sandbox) = sandbox(&f).await;

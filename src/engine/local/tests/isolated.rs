@@ -48,6 +48,10 @@ async fn an_isolated_sandbox_has_one_tree_for_commands_and_files() {
         .await
         .unwrap();
     assert_eq!(made.path, "/tmp/made/deep");
+    // Owned as the machine names its owners (what `ls -l` inside says).
+    let names = |e: &crate::wire::EntryInfo| (e.owner.clone(), e.group.clone());
+    let user = Some("user".to_owned());
+    assert_eq!(names(&made), (user.clone(), user.clone()));
     let out = sandbox
         .run(shell(
             "pwd; id -un; touch /tmp/made/deep/f && echo writable",
@@ -62,6 +66,13 @@ async fn an_isolated_sandbox_has_one_tree_for_commands_and_files() {
     );
     let root = sandbox.run(shell("id -u", Some("root"))).await.unwrap();
     assert_eq!(root.stdout, b"0\n");
+    sandbox
+        .run(shell("touch /tmp/by-root", Some("root")))
+        .await
+        .unwrap();
+    let by_root = sandbox.file_info("/tmp/by-root").await.unwrap();
+    let root_name = Some("root".to_owned());
+    assert_eq!(names(&by_root), (root_name.clone(), root_name));
     let refused = sandbox.run(shell("id", Some("nobody"))).await.unwrap_err();
     assert_eq!(refused.code, Code::InvalidArgument);
     assert!(refused.message.contains("`user`"), "{}", refused.message);

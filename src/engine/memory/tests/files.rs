@@ -18,6 +18,44 @@ fn timeless(entry: &EntryInfo) -> Value {
 }
 
 #[tokio::test]
+async fn metadata_is_kept_with_a_file_and_moves_with_it() {
+    let f = fixture();
+    let (_, sandbox) = sandbox(&f).await;
+    let pairs = std::collections::BTreeMap::from([("owner".to_owned(), "me".to_owned())]);
+    let tagged = crate::wire::WriteQuery {
+        metadata: Some(crate::services::files::Metadata::new(pairs.clone()).unwrap()),
+        ..write("tagged.txt")
+    };
+    let written = sandbox.write_file(tagged, body(b"x")).await.unwrap();
+    assert_eq!(written.metadata, pairs);
+    // A memory file belongs to no account: no owner, as the wire leaves it out.
+    assert_eq!(
+        (written.owner.as_ref(), written.group.as_ref()),
+        (None, None)
+    );
+    sandbox
+        .rename(crate::wire::MoveBody {
+            from: "tagged.txt".into(),
+            to: "moved.txt".into(),
+            overwrite: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        sandbox.file_info("moved.txt").await.unwrap().metadata,
+        pairs
+    );
+    let listed = sandbox.list_files(".", 1).await.unwrap();
+    let moved = listed.iter().find(|e| e.name == "moved.txt").unwrap();
+    assert_eq!(moved.metadata, pairs);
+    let plain = sandbox
+        .write_file(write("moved.txt"), body(b"y"))
+        .await
+        .unwrap();
+    assert!(plain.metadata.is_empty());
+}
+
+#[tokio::test]
 async fn files_are_written_read_listed_moved_and_removed() {
     let f = fixture();
     let (record, sandbox) = sandbox(&f).await;

@@ -172,11 +172,13 @@ fn comparable(v: &Value, id: &str, provider: &str) -> Value {
         Value::Object(map) => {
             let dir = map.get("type") == Some(&json!("dir"));
             // How a sandbox is kept apart from the machine is local's alone: memory runs
-            // nothing on it.
+            // nothing on it. So are a file's owners: memory's files belong to no account.
             let local_only = |k: &str| {
-                matches!(k, "isolation" | "allow_internet_access" | "max_processes")
-                    || (map.contains_key("timeout")
-                        && matches!(k, "filesystem" | "processes" | "network" | "pids"))
+                matches!(
+                    k,
+                    "isolation" | "allow_internet_access" | "max_processes" | "owner" | "group"
+                ) || (map.contains_key("timeout")
+                    && matches!(k, "filesystem" | "processes" | "network" | "pids"))
             };
             let out = map.iter().filter(|(k, _)| !local_only(k)).map(|(k, v)| {
                 let shown = match k.as_str() {

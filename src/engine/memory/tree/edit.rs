@@ -3,7 +3,7 @@
 //! changes for the watches.
 
 use super::{Change, Content, Node, Tree, root_refused};
-use crate::services::files::{Entry, EntryKind, FileError};
+use crate::services::files::{Entry, EntryKind, FileError, Metadata};
 use bytes::Bytes;
 use std::collections::btree_map::Entry as Slot;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ impl Tree {
                 return Err(FileError::IsDirectory(path.to_path_buf()));
             }
             Some(_) if !overwrite => return Err(FileError::Exists(path.to_path_buf())),
-            Some(node) => node.size(),
+            Some(node) => node.held(),
             None => 0,
         };
         Ok(self
@@ -35,18 +35,20 @@ impl Tree {
             .saturating_sub(self.usage.saturating_sub(replaced)))
     }
 
-    /// Puts `bytes` at `path` whole (its missing directories made when `parents`). Over
-    /// the room left: `TooLarge` with the tree's limit, and nothing changed.
+    /// Puts `bytes` at `path` whole, with `metadata` (its missing directories made when
+    /// `parents`). Over the room left (the metadata counted): `TooLarge` with the tree's
+    /// limit, and nothing changed.
     pub fn write(
         &mut self,
         path: &Path,
         bytes: Bytes,
+        metadata: Metadata,
         overwrite: bool,
         parents: bool,
         changes: &mut Vec<Change>,
     ) -> Result<Entry, FileError> {
         let room = self.room_for(path, overwrite, parents)?;
-        let len = bytes.len() as u64;
+        let len = bytes.len() as u64 + metadata.bytes();
         if len > room {
             return Err(FileError::TooLarge {
                 path: path.to_path_buf(),
@@ -64,9 +66,10 @@ impl Tree {
         let node = Node {
             content: Content::File(bytes),
             modified: now,
+            metadata,
         };
         let entry = node.entry(path);
-        let replaced = children.insert(name, node).map_or(0, |old| old.size());
+        let replaced = children.insert(name, node).map_or(0, |old| old.held());
         self.usage = self.usage.saturating_sub(replaced) + len;
         // An atomic write replaces the file whole: `local` reports it as made, too.
         changes.push(Change::Created {
@@ -92,7 +95,9 @@ impl Tree {
                 Err(FileError::Exists(path.to_path_buf()))
             };
         };
-        let Node { content, modified } = dir;
+        let Node {
+            content, modified, ..
+        } = dir;
         let Content::Dir(children) = content else {
             return Err(FileError::NotDirectory(path.to_path_buf()));
         };

@@ -40,6 +40,9 @@ mod tests {
             mode: 0o644,
             modified_at: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
             symlink_target: None,
+            metadata: Default::default(),
+            uid: Some(1000),
+            gid: Some(1000),
         };
         let shown = |entry: &Entry| serde_json::to_string(&EntryInfo::from(entry)).unwrap();
         assert_eq!(
@@ -48,6 +51,9 @@ mod tests {
                    "mode": "0644", "modified_at": "2023-11-14T22:13:20Z"})
             .to_string()
         );
+        entry.metadata.insert("owner".into(), "me".into());
+        assert!(shown(&entry).ends_with(r#""metadata":{"owner":"me"}}"#));
+        entry.metadata.clear();
         entry.kind = EntryKind::Symlink;
         entry.symlink_target = Some(PathBuf::from("../b"));
         assert!(shown(&entry).ends_with(r#""symlink_target":"../b"}"#));

@@ -30,7 +30,8 @@ impl ErrorCode for FileError {
             {
                 Code::InvalidPath
             }
-            FileError::Io { .. } => Code::Internal,
+            // The server's routes write no metadata: only a bug reaches this.
+            FileError::MetadataUnsupported(_) | FileError::Io { .. } => Code::Internal,
         }
     }
 

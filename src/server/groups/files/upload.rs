@@ -81,6 +81,7 @@ const OPTIONS: WriteOptions = WriteOptions {
     sync: false,
     // A part's length is not declared.
     expected_len: None,
+    metadata: None,
 };
 
 async fn upload(

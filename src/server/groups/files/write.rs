@@ -90,6 +90,8 @@ async fn write(
         parents: query.parents,
         sync: query.sync,
         expected_len: body.declared_len(),
+        // The server's write takes no metadata (its route has no such parameter).
+        metadata: None,
     };
     let arming = body.arming();
     let written = service(&app)
