@@ -174,7 +174,6 @@ test('files: watchDir recursive, with the entry of each event', async (t) => {
 
 test(
   'files: metadata written with a file comes back from write and getInfo',
-  { todo: 'the front accepts `metadata` on upload but keeps none (no user.e2b.* xattrs): write and getInfo answer none' },
   async (t) => {
     const sb = await sandbox(t);
     const info = await sb.files.write('/home/user/tagged.txt', 'x', { metadata: { owner: 'me' } });
@@ -185,7 +184,6 @@ test(
 
 test(
   "files: getInfo names the file's owner and group",
-  { todo: 'the front answers `owner` and `group` as empty strings' },
   async (t) => {
     const sb = await sandbox(t);
     await sb.files.write('/home/user/mine.txt', 'x');
