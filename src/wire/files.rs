@@ -27,7 +27,7 @@ pub struct PathQuery {
     pub recursive: Option<bool>,
 }
 
-/// `PUT .../files/content?path=[&overwrite=][&parents=]`.
+/// `PUT .../files/content?path=[&overwrite=][&parents=][&metadata=]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteQuery {

@@ -398,6 +398,53 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/files/016",
+            spec: "PUT .../files/content?metadata= (a JSON object of string values, as URL-encoded JSON text) keeps it with the file: the write's entry info, `files/info` and `files/list` answer it as `metadata` (absent when there is none); a write without it leaves the file none; a key that breaks the rules (empty, not printable ASCII) is 400 `E4001` and writes nothing. A provider that keeps no metadata refuses it (`E8004`) before it writes. Entry info names the owner and the group as the sandbox sees them: `user` for what the API made, where the provider has owners.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:files"],
+            endpoints: ["files_write", "files_info", "files_list"],
+            codes: ["E4001"],
+            run: |ctx| async move {
+                let id = sandbox(&ctx).await?;
+                let tags = json!({"owner": "me", "stage": "draft 2"});
+                let asked = format!("tagged.txt&metadata={}", q(&tags.to_string()));
+                let resp = put(&ctx, &id, &asked, b"x".to_vec()).await?;
+                // The example plugin keeps plain files: it refuses, and nothing is written.
+                if ctx.provider() == Some("dir") {
+                    expect_error(&resp, 501, "E8004")?;
+                    let exists = get(&ctx, &sb(&id, "/files/exists?path=tagged.txt")).await?.json()?;
+                    ensure!(exists["exists"] == false, "a refused write leaves nothing: {exists}");
+                    super::support::kill(&ctx, &id).await;
+                    return Ok(());
+                }
+                resp.expect_status(200)?;
+                let written = resp.json()?;
+                check_entry(&written)?;
+                ensure!(written["metadata"] == tags, "the write answers its metadata: {written}");
+                let info = get(&ctx, &sb(&id, "/files/info?path=tagged.txt")).await?.json()?;
+                ensure!(info["metadata"] == tags, "files/info answers it: {info}");
+                let listed = get(&ctx, &sb(&id, "/files/list?path=.")).await?.json()?;
+                let entry = listed["entries"].as_array().and_then(|a| a.iter().find(|e| e["name"] == "tagged.txt")).cloned().unwrap_or_default();
+                ensure!(entry["metadata"] == tags, "files/list answers it: {listed}");
+                // Who owns it, as the sandbox names its users; a provider without owners
+                // (memory) leaves both out.
+                for key in ["owner", "group"] {
+                    ensure!(info.get(key).is_none_or(|v| v == "user"), "`{key}` is `user`: {info}");
+                }
+                ensure!(info.get("owner").is_some() || ctx.provider() == Some("memory"), "local names the owner: {info}");
+                let plain = put(&ctx, &id, "tagged.txt", b"y".to_vec()).await?.json()?;
+                ensure!(plain.get("metadata").is_none(), "a write without metadata leaves none: {plain}");
+                for bad in [json!({"": "v"}), json!({"k": "tab\there"}), json!({"k": 1})] {
+                    let asked = format!("bad.txt&metadata={}", q(&bad.to_string()));
+                    expect_error(&put(&ctx, &id, &asked, b"x".to_vec()).await?, 400, "E4001").with_context(|| format!("metadata {bad}"))?;
+                }
+                let exists = get(&ctx, &sb(&id, "/files/exists?path=bad.txt")).await?.json()?;
+                ensure!(exists["exists"] == false, "a refused write leaves nothing: {exists}");
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
 
