@@ -23,7 +23,7 @@ pub fn cases() -> Vec<Case> {
             spec: "The control plane refuses a missing or wrong `X-API-KEY` with 401 `{code: 401, message}`, and a request with an `Origin` or a Host that is not loopback with 403, whatever key it carries.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_sandboxes_list_v2"],
             codes: [],
             run: |ctx| async move {
                 let front = Front::of(&ctx)?;
@@ -48,7 +48,7 @@ pub fn cases() -> Vec<Case> {
             spec: "`POST /v2/sandboxes` answers 201 with `sandboxID`, `templateID`, `envdAccessToken` and an `envdVersion` of at least 0.6.4, ignoring fields it does not know; `GET /sandboxes/{id}` shows it running with its metadata; `DELETE` answers 204, then 404 `{code: 404}`; an unknown template is 404.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_sandboxes_create_v2", "e2b_sandboxes_info", "e2b_sandboxes_kill"],
             codes: [],
             run: |ctx| async move {
                 let front = Front::of(&ctx)?;
@@ -83,7 +83,7 @@ pub fn cases() -> Vec<Case> {
             spec: "What only E2B's cloud serves (templates, volumes, snapshots) answers 501 `{code: 501, message}` saying it is not available in a local engine; a bad JSON body is 400.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_not_available", "e2b_sandboxes_create_v2"],
             codes: [],
             run: |ctx| async move {
                 let front = Front::of(&ctx)?;
@@ -103,7 +103,7 @@ pub fn cases() -> Vec<Case> {
             spec: "A create the engine API refuses is refused by the E2B front too, with the same words: an `envVars` name that is no variable name (`1BAD`, `A-B`) or a value holding a NUL is 400 `{code: 400}` on `POST /v2/sandboxes` and 400 on `POST /v1/sandboxes` (`envs`), and no sandbox is made.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_sandboxes_create_v2", "e2b_sandboxes_list_v2"],
             codes: [],
             run: |ctx| async move {
                 let front = Front::of(&ctx)?;
@@ -126,7 +126,7 @@ pub fn cases() -> Vec<Case> {
             spec: "The front's door judges the authority wherever it is written, as the engine's does (engine/door/008): an empty `Host:` is 403 `{code: 403}`, and so is an absolute-form request line naming another host (`GET http://evil.example/v2/sandboxes` with a loopback `Host`); an absolute-form line naming the front itself is answered; two `X-API-KEY` headers are 401 even when both are the key.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_sandboxes_list_v2"],
             codes: [],
             run: |ctx| async move {
                 let front = Front::of(&ctx)?;

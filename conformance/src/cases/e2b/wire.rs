@@ -18,7 +18,7 @@ pub fn cases() -> Vec<Case> {
             spec: "A server stream (`process.Process/Start`) answers 200 `application/connect+json` in envelopes: `start` with the pid, `data` with the output as base64, `end` with the exit code, then one end frame (flag 2) `{}`; a request field the front does not know is ignored.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_process_start"],
             codes: [],
             run: |ctx| async move {
                 let (front, made) = Front::with_sandbox(&ctx).await?;
@@ -42,7 +42,7 @@ pub fn cases() -> Vec<Case> {
             spec: "A stream that fails still answers 200, its error in the end frame `{\"error\": {code, message}}`: `Connect` to a pid that does not exist is `not_found`; a truncated envelope is `invalid_argument`, a compressed one `unimplemented`.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_process_connect", "e2b_process_start"],
             codes: [],
             run: |ctx| async move {
                 let (front, made) = Front::with_sandbox(&ctx).await?;
@@ -70,7 +70,7 @@ pub fn cases() -> Vec<Case> {
             spec: "A unary call answers `application/json`; its errors have the code's HTTP status and `{code: \"not_found\", message}`: `Stat` of a missing path 404 `not_found`, a body that is not JSON 400 `invalid_argument`, a `SendSignal` of an unknown signal 400; unknown fields are ignored.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_fs_stat", "e2b_process_send_signal", "e2b_fs_list_dir"],
             codes: [],
             run: |ctx| async move {
                 let (front, made) = Front::with_sandbox(&ctx).await?;
@@ -90,7 +90,7 @@ pub fn cases() -> Vec<Case> {
             spec: "int64 fields are JSON strings (proto3 JSON): an entry's `size` from `Stat` is `\"5\"` for a file of 5 bytes written through `POST /files`; `mode` (uint32) is a number.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_files_write", "e2b_fs_stat"],
             codes: [],
             run: |ctx| async move {
                 let (front, made) = Front::with_sandbox(&ctx).await?;
@@ -109,7 +109,7 @@ pub fn cases() -> Vec<Case> {
             spec: "A quiet stream gets keep-alive messages (`{\"event\": {\"keepalive\": {}}}`) at the `Keepalive-Ping-Interval` the client asks for, before its end.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_process_start"],
             codes: [],
             run: |ctx| async move {
                 let (front, made) = Front::with_sandbox(&ctx).await?;
@@ -127,7 +127,7 @@ pub fn cases() -> Vec<Case> {
             spec: "envd refuses a missing or wrong `X-Access-Token` (another sandbox's included), and the right one sent twice, with 401 `unauthenticated` on a unary call and 401 `{code: 401}` on `/files`; `/health` answers 204 without one while the sandbox runs and 502 \"was not found\" once it is killed.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_fs_stat", "e2b_files_write", "e2b_health", "e2b_sandboxes_kill"],
             codes: [],
             run: |ctx| async move {
                 let (front, made) = Front::with_sandbox(&ctx).await?;
@@ -157,7 +157,7 @@ pub fn cases() -> Vec<Case> {
             spec: "The code interpreter's `/contexts` and `/contexts/{id}` answer without a token (the SDK sends none there), but refuse a token that is present and wrong (another sandbox's included) with 401; any other path of that port (`/contextsX`, `/execute`) needs the sandbox's own token, and a path that climbs out of `/contexts/` runs nothing.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_code_contexts_list", "e2b_code_contexts_create", "e2b_code_contexts_delete", "e2b_code_execute"],
             codes: [],
             run: |ctx| async move {
                 use reqwest::Method;
@@ -191,7 +191,7 @@ pub fn cases() -> Vec<Case> {
             spec: "A sandbox that is gone is answered as E2B answers it on each of its doors, from one error table: a Connect call (`Stat`) 503 `unavailable`, `/files` and the code interpreter's `/contexts` 502 `{code: 502}`, each saying \"The sandbox ID was not found\"; the control plane 404 saying it \"doesn't exist\".",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_sandboxes_kill", "e2b_fs_stat", "e2b_files_read", "e2b_code_contexts_list", "e2b_sandboxes_info"],
             codes: [],
             run: |ctx| async move {
                 use reqwest::Method;
@@ -218,7 +218,7 @@ pub fn cases() -> Vec<Case> {
             spec: "An envd write refused before its body is read (`POST /files` without `X-Access-Token`, 401) never costs the next request on a kept connection: 200 times the refused write with a 1-byte body and then `GET /health`, and 200 times with a 100 KB body, lose no answer: either the connection goes on, or the refusal says `Connection: close` and the next request goes on a new one (as engine/files/014 on the engine's port).",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_files_write", "e2b_health"],
             codes: [],
             run: |ctx| async move {
                 let (front, made) = Front::with_sandbox(&ctx).await?;
@@ -268,7 +268,7 @@ pub fn cases() -> Vec<Case> {
             spec: "`POST /files` takes a raw body sent gzip-compressed (`Content-Encoding: gzip`, the SDKs' `gzip=True`) and writes the inflated bytes; a body that is not gzip after all is 400 `{code: 400}` and writes nothing; another encoding (`br`) is 415.",
             profile: &profiles::ENGINE,
             tags: [],
-            endpoints: [],
+            endpoints: ["e2b_files_write", "e2b_files_read"],
             codes: [],
             run: |ctx| async move {
                 use std::io::Write as _;
