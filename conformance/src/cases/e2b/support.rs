@@ -6,6 +6,7 @@ use crate::Ctx;
 use anyhow::{Context as _, anyhow, ensure};
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
+use std::time::{Duration, Instant};
 
 /// The E2B front of the case's engine.
 pub struct Front {
@@ -177,4 +178,121 @@ pub fn connect_error(body: &Value) -> anyhow::Result<(&str, &str)> {
     let message = body["message"].as_str().ok_or_else(|| anyhow!("no `message`: {body}"))?;
     ensure!(!message.is_empty(), "an empty message: {body}");
     Ok((code, message))
+}
+
+impl Front {
+    /// Kills `made`'s sandbox through the control plane: every case ends with its sandboxes
+    /// gone, as an SDK's `kill()` leaves them.
+    pub async fn kill(&self, made: &Made) -> anyhow::Result<()> {
+        self.ctx
+            .send(self.control(Method::DELETE, &format!("/sandboxes/{}", made.id)))
+            .await?
+            .expect_status(204)?;
+        Ok(())
+    }
+
+    /// A server stream of `made`'s sandbox opened and read as its envelopes come.
+    pub async fn live(&self, made: &Made, method: &str, request: &Value) -> anyhow::Result<Live> {
+        Live::open(self.envd(made, method), &envelope(0, request)).await
+    }
+}
+
+/// The bytes of a base64 field, empty when it is absent or not base64.
+pub fn unb64(field: &Value) -> Vec<u8> {
+    use base64::Engine as _;
+    field
+        .as_str()
+        .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok())
+        .unwrap_or_default()
+}
+
+/// Polls `probe` until it answers `Some` (at most `within`): how a case waits for what
+/// the engine does in its own time, never by sleeping a guessed while.
+pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut probe: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Option<T>>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(v) = probe().await? {
+            return Ok(v);
+        }
+        ensure!(Instant::now() < deadline, "{what}: not within {within:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A server stream read while it is open: a background process's `Start`, `Connect` to
+/// one that runs on, `WatchDir`. Dropping it closes the stream, not what it follows.
+pub struct Live {
+    body: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    buffer: Vec<u8>,
+}
+
+impl Live {
+    /// Opens the stream: 200 `application/connect+json`, else the answer is the error.
+    pub async fn open(rb: RequestBuilder, request: &[u8]) -> anyhow::Result<Live> {
+        use futures::StreamExt as _;
+        // Longer than the client's default, so a stream a case waits on is not cut short.
+        let rb = rb
+            .header("content-type", "application/connect+json")
+            .body(request.to_vec())
+            .timeout(Duration::from_secs(120));
+        let (client, request) = rb.build_split();
+        let resp = client.execute(request?).await.context("opening a stream")?;
+        let status = resp.status().as_u16();
+        let content_type = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        ensure!(
+            status == 200 && content_type.starts_with("application/connect+json"),
+            "a stream answered {status} `{content_type}`"
+        );
+        Ok(Live { body: resp.bytes_stream().boxed(), buffer: Vec::new() })
+    }
+
+    /// The next envelope (flags, JSON) within `within`; `None` once the stream is over.
+    pub async fn next(&mut self, within: Duration) -> anyhow::Result<Option<(u8, Value)>> {
+        use futures::StreamExt as _;
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if self.buffer.len() >= 5 {
+                let length = u32::from_be_bytes([self.buffer[1], self.buffer[2], self.buffer[3], self.buffer[4]]) as usize;
+                if self.buffer.len() >= 5 + length {
+                    let json: Value = serde_json::from_slice(&self.buffer[5..5 + length]).context("an envelope that is not JSON")?;
+                    let flags = self.buffer[0];
+                    self.buffer.drain(..5 + length);
+                    return Ok(Some((flags, json)));
+                }
+            }
+            match tokio::time::timeout_at(deadline, self.body.next()).await {
+                Err(_) => anyhow::bail!("no envelope within {within:?}"),
+                Ok(None) => {
+                    ensure!(self.buffer.is_empty(), "the stream ended inside an envelope");
+                    return Ok(None);
+                }
+                Ok(Some(chunk)) => self.buffer.extend_from_slice(&chunk.context("reading a stream")?),
+            }
+        }
+    }
+
+    /// The messages read until one satisfies `wanted` (included, last), within `within`;
+    /// an end frame first is an error naming what was read.
+    pub async fn until(&mut self, within: Duration, what: &str, wanted: impl Fn(&Value) -> bool) -> anyhow::Result<Vec<Value>> {
+        let deadline = Instant::now() + within;
+        let mut read = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let next = self.next(left).await.with_context(|| format!("waiting for {what}, after {read:?}"))?;
+            match next {
+                Some((flags, json)) if flags & END == 0 => {
+                    let done = wanted(&json);
+                    read.push(json);
+                    if done {
+                        return Ok(read);
+                    }
+                }
+                other => anyhow::bail!("the stream ended before {what}: {other:?} after {read:?}"),
+            }
+        }
+    }
 }
