@@ -7,6 +7,7 @@
 
 mod control;
 mod lifecycle;
+mod process;
 mod support;
 mod wire;
 
@@ -17,5 +18,6 @@ pub fn cases() -> Vec<Case> {
     all.extend(control::cases());
     all.extend(wire::cases());
     all.extend(lifecycle::cases());
+    all.extend(process::cases());
     all
 }

@@ -197,6 +197,12 @@ impl Front {
     }
 }
 
+/// Base64 of `bytes`, as proto3 JSON spells `bytes` fields.
+pub fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
 /// The bytes of a base64 field, empty when it is absent or not base64.
 pub fn unb64(field: &Value) -> Vec<u8> {
     use base64::Engine as _;
