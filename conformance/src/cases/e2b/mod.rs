@@ -6,6 +6,7 @@
 //! each call as the SDKs rely on it: a sandbox's life, processes, files, code.
 
 mod control;
+mod filesystem;
 mod lifecycle;
 mod process;
 mod support;
@@ -19,5 +20,6 @@ pub fn cases() -> Vec<Case> {
     all.extend(wire::cases());
     all.extend(lifecycle::cases());
     all.extend(process::cases());
+    all.extend(filesystem::cases());
     all
 }
