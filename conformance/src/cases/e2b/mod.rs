@@ -5,6 +5,7 @@
 //! keep-alives, int64 as strings, unknown fields ignored, and both tokens; then
 //! each call as the SDKs rely on it: a sandbox's life, processes, files, code.
 
+mod code;
 mod control;
 mod filesystem;
 mod lifecycle;
@@ -21,5 +22,6 @@ pub fn cases() -> Vec<Case> {
     all.extend(lifecycle::cases());
     all.extend(process::cases());
     all.extend(filesystem::cases());
+    all.extend(code::cases());
     all
 }

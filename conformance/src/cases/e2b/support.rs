@@ -191,6 +191,11 @@ impl Front {
         Ok(())
     }
 
+    /// A request to the code interpreter's port of `made`'s sandbox, with its token.
+    pub fn code(&self, method: Method, made: &Made, path: &str) -> RequestBuilder {
+        self.code_as(method, &made.id, Some(&made.token), path)
+    }
+
     /// A server stream of `made`'s sandbox opened and read as its envelopes come.
     pub async fn live(&self, made: &Made, method: &str, request: &Value) -> anyhow::Result<Live> {
         Live::open(self.envd(made, method), &envelope(0, request)).await
