@@ -234,7 +234,7 @@ docs:
     cargo run -q --bin svc -- errors --format markdown > docs/errors.md
     cargo run -q --bin svc -- openapi --out docs/openapi.json
     cargo run -q --bin svc -- openapi --engine --out docs/engine-openapi.json
-    cargo build -q --workspace --bins && SVC_UPDATE_DOCS=1 cargo test -q --test integration engine_docs
+    cargo build -q --workspace --bins && SVC_UPDATE_DOCS=1 cargo test -q --test integration -- engine_docs e2b_docs
 
 # Accept changed insta snapshots after reviewing them (needs cargo-insta) or rerun with INSTA_UPDATE=always.
 snapshots:

@@ -4,6 +4,7 @@ mod child_secrets;
 mod cli;
 mod coverage;
 mod docs;
+mod e2b_docs;
 mod engine_cli;
 mod engine_client;
 mod engine_coverage;

@@ -10,9 +10,9 @@ use super::super::provider::Sandbox;
 use super::super::routes::RouteId;
 use super::Front;
 use super::errors::ApiError;
+use super::routes::{At, Door, Op};
 use crate::error::engine::Code;
 use crate::wire::{CodeRunBody, ContextRecord, CreateContext};
-use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -23,13 +23,48 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub fn router() -> Router<Arc<Front>> {
-    Router::new()
-        .route("/execute", post(execute))
-        .route("/contexts", get(list).post(create))
-        .route("/contexts/{id}", delete(remove))
-        .route("/contexts/{id}/restart", post(restart))
-}
+pub const OPS: &[Op] = &[
+    Op {
+        id: "e2b_code_execute",
+        door: Door::Code,
+        method: "POST",
+        at: At::Path("/execute"),
+        summary: "run code in a context: JSON lines of logs, results and errors",
+        bind: || post(execute),
+    },
+    Op {
+        id: "e2b_code_contexts_list",
+        door: Door::Code,
+        method: "GET",
+        at: At::Path("/contexts"),
+        summary: "the sandbox's code contexts",
+        bind: || get(list),
+    },
+    Op {
+        id: "e2b_code_contexts_create",
+        door: Door::Code,
+        method: "POST",
+        at: At::Path("/contexts"),
+        summary: "a code context of a language, in a directory",
+        bind: || post(create),
+    },
+    Op {
+        id: "e2b_code_contexts_delete",
+        door: Door::Code,
+        method: "DELETE",
+        at: At::Path("/contexts/{id}"),
+        summary: "end a code context",
+        bind: || delete(remove),
+    },
+    Op {
+        id: "e2b_code_contexts_restart",
+        door: Door::Code,
+        method: "POST",
+        at: At::Path("/contexts/{id}/restart"),
+        summary: "restart a code context (its state is lost)",
+        bind: || post(restart),
+    },
+];
 
 /// An E2B language name as the engine names it.
 fn engine_language(name: Option<&str>) -> Result<&'static str, ApiError> {

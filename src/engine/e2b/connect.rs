@@ -21,6 +21,14 @@ const FLAG_END: u8 = 0x02;
 /// The largest message this front reads (a stdin chunk, a path): envd's own limit is far
 /// above what its callers send, and the body is held whole.
 pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// A Connect call's route: its message is held whole, so its body may be as large as the
+/// framing accepts (one envelope header more), no larger.
+pub fn call<S: Clone + Send + Sync + 'static>(
+    route: axum::routing::MethodRouter<S>,
+) -> axum::routing::MethodRouter<S> {
+    route.layer(axum::extract::DefaultBodyLimit::max(MAX_MESSAGE + 5))
+}
 /// The fewest seconds between keep-alives, whatever a client asks.
 const MIN_KEEPALIVE: Duration = Duration::from_millis(100);
 

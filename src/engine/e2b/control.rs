@@ -6,15 +6,15 @@
 use super::super::provider::Sandbox;
 use super::super::routes::RouteId;
 use super::errors::ApiError;
+use super::routes::{At, Door, Op};
 use super::{ENVD_VERSION, Front};
 use crate::wire::{
     CreateSandbox, Isolation, LIST_LIMIT_MAX, ListSandboxes, SandboxRecord, SandboxStatus,
 };
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, delete, get, post};
 use http::{HeaderValue, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -31,19 +31,112 @@ const TEMPLATES: &[&str] = &[
     "code-interpreter",
 ];
 
-pub fn router() -> Router<Arc<Front>> {
-    Router::new()
-        .route("/sandboxes", post(create).get(list_v1))
-        .route("/v2/sandboxes", post(create).get(list_v2))
-        .route("/sandboxes/{id}", get(detail).delete(kill))
-        .route("/sandboxes/{id}/timeout", post(timeout))
-        .route("/sandboxes/{id}/pause", post(pause))
-        .route("/sandboxes/{id}/resume", post(resume))
-        .route("/sandboxes/{id}/connect", post(connect))
-        .route("/v2/sandboxes/{id}/connect", post(connect))
-        .route("/sandboxes/{id}/metrics", get(metrics))
-        .fallback(not_available)
-}
+pub const OPS: &[Op] = &[
+    Op {
+        id: "e2b_sandboxes_create",
+        door: Door::Control,
+        method: "POST",
+        at: At::Path("/sandboxes"),
+        summary: "create a sandbox (`templateID`, `timeout`, `metadata`, `envVars`...): 201 `Sandbox`",
+        bind: || post(create),
+    },
+    Op {
+        id: "e2b_sandboxes_list",
+        door: Door::Control,
+        method: "GET",
+        at: At::Path("/sandboxes"),
+        summary: "the running sandboxes, `metadata` filter",
+        bind: || get(list_v1),
+    },
+    Op {
+        id: "e2b_sandboxes_create_v2",
+        door: Door::Control,
+        method: "POST",
+        at: At::Path("/v2/sandboxes"),
+        summary: "create a sandbox, as `POST /sandboxes`",
+        bind: || post(create),
+    },
+    Op {
+        id: "e2b_sandboxes_list_v2",
+        door: Door::Control,
+        method: "GET",
+        at: At::Path("/v2/sandboxes"),
+        summary: "sandboxes by `state` and `metadata`, `limit` and `nextToken` paging (`x-next-token`)",
+        bind: || get(list_v2),
+    },
+    Op {
+        id: "e2b_sandboxes_info",
+        door: Door::Control,
+        method: "GET",
+        at: At::Path("/sandboxes/{id}"),
+        summary: "`SandboxDetail`: state, template, times, envd version, metadata",
+        bind: || get(detail),
+    },
+    Op {
+        id: "e2b_sandboxes_kill",
+        door: Door::Control,
+        method: "DELETE",
+        at: At::Path("/sandboxes/{id}"),
+        summary: "kill it: 204, 404 when unknown",
+        bind: || delete(kill),
+    },
+    Op {
+        id: "e2b_sandboxes_timeout",
+        door: Door::Control,
+        method: "POST",
+        at: At::Path("/sandboxes/{id}/timeout"),
+        summary: "a new lifetime from now (`timeout` seconds)",
+        bind: || post(timeout),
+    },
+    Op {
+        id: "e2b_sandboxes_pause",
+        door: Door::Control,
+        method: "POST",
+        at: At::Path("/sandboxes/{id}/pause"),
+        summary: "pause every process: 204, 409 when already paused",
+        bind: || post(pause),
+    },
+    Op {
+        id: "e2b_sandboxes_resume",
+        door: Door::Control,
+        method: "POST",
+        at: At::Path("/sandboxes/{id}/resume"),
+        summary: "resume a paused sandbox",
+        bind: || post(resume),
+    },
+    Op {
+        id: "e2b_sandboxes_connect",
+        door: Door::Control,
+        method: "POST",
+        at: At::Path("/sandboxes/{id}/connect"),
+        summary: "connect (resuming it when paused), with a new `timeout`",
+        bind: || post(connect),
+    },
+    Op {
+        id: "e2b_sandboxes_connect_v2",
+        door: Door::Control,
+        method: "POST",
+        at: At::Path("/v2/sandboxes/{id}/connect"),
+        summary: "connect, as `POST /sandboxes/{id}/connect`",
+        bind: || post(connect),
+    },
+    Op {
+        id: "e2b_sandboxes_metrics",
+        door: Door::Control,
+        method: "GET",
+        at: At::Path("/sandboxes/{id}/metrics"),
+        summary: "one reading: CPU, memory, disk of the sandbox",
+        bind: || get(metrics),
+    },
+    Op {
+        id: "e2b_not_available",
+        door: Door::Control,
+        method: "any",
+        at: At::Else,
+        summary: "what only E2B's cloud serves (templates, volumes, snapshots...): 501 `... not available in a local engine`",
+        bind: || any(not_available),
+    },
+];
 
 /// Whatever the control plane of E2B's cloud serves and a local engine cannot.
 async fn not_available(request: Request) -> ApiError {

@@ -8,16 +8,16 @@
 use super::super::provider::{ByteStream, Sandbox};
 use super::super::routes::RouteId;
 use super::errors::{ApiError, envd_http, sandbox_gone};
+use super::routes::{At, Door, Op};
 use super::{Front, sandbox_id};
 use crate::error::engine::EngineError;
 use crate::services::files::Metadata;
 use crate::wire::{SandboxStatus, WriteQuery};
-use axum::Router;
 use axum::body::Body;
 use axum::error_handling::HandleErrorLayer;
 use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{MethodRouter, get, post};
 use bytes::Bytes;
 use futures::{SinkExt, TryStreamExt};
 use http::{HeaderMap, StatusCode, header};
@@ -26,28 +26,48 @@ use serde_json::json;
 use std::sync::Arc;
 use tower_http::decompression::RequestDecompressionLayer;
 
-pub fn router() -> Router<Arc<Front>> {
-    Router::new()
-        .route("/health", get(health))
-        // A file's bytes flow to the provider as they come, a multipart part's too: no
-        // limit here. The SDKs'
-        // `gzip=True` upload (`Content-Encoding: gzip`) is inflated as it streams; any other
-        // encoding reaches `write`, which refuses it.
-        .route(
-            "/files",
-            get(read)
-                .post(write)
-                .layer(axum::extract::DefaultBodyLimit::disable())
-                .layer(
-                    tower::ServiceBuilder::new()
-                        // Only to make the route's error type `Infallible`: the route never
-                        // fails, and a body that does not inflate fails as the write reads
-                        // it (400), not here.
-                        .layer(HandleErrorLayer::new(|e: tower::BoxError| async move {
-                            envd_http(400, format!("the upload cannot be decoded: {e}"))
-                        }))
-                        .layer(RequestDecompressionLayer::new().pass_through_unaccepted(true)),
-                ),
+pub const OPS: &[Op] = &[
+    Op {
+        id: "e2b_health",
+        door: Door::Envd,
+        method: "GET",
+        at: At::Path("/health"),
+        summary: "204 while the sandbox runs (no token needed)",
+        bind: || get(health),
+    },
+    Op {
+        id: "e2b_files_read",
+        door: Door::Envd,
+        method: "GET",
+        at: At::Path("/files"),
+        summary: "a file's bytes (`path`, `username`)",
+        bind: || get(read),
+    },
+    Op {
+        id: "e2b_files_write",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/files"),
+        summary: "write files: a raw body or multipart parts, gzip accepted, `X-Metadata-*` kept",
+        bind: upload,
+    },
+];
+
+/// The write route: a file's bytes flow to the provider as they come, a multipart part's
+/// too: no limit here. The SDKs' `gzip=True` upload (`Content-Encoding: gzip`) is inflated
+/// as it streams; any other encoding reaches `write`, which refuses it.
+fn upload() -> MethodRouter<Arc<Front>> {
+    post(write)
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .layer(
+            tower::ServiceBuilder::new()
+                // Only to make the route's error type `Infallible`: the route never
+                // fails, and a body that does not inflate fails as the write reads
+                // it (400), not here.
+                .layer(HandleErrorLayer::new(|e: tower::BoxError| async move {
+                    envd_http(400, format!("the upload cannot be decoded: {e}"))
+                }))
+                .layer(RequestDecompressionLayer::new().pass_through_unaccepted(true)),
         )
 }
 

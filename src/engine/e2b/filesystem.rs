@@ -7,10 +7,10 @@ use super::super::routes::RouteId;
 use super::connect::{self, Messages};
 use super::errors::{ConnectCode, RpcError};
 use super::messages::{ListDirRequest, MoveRequest, PathRequest, WatchRequest, WatcherRequest};
+use super::routes::{At, Door, Op};
 use super::{Front, sandbox_id};
 use crate::error::engine::EngineError;
 use crate::wire::{EntryInfo, LIST_DEPTH_MAX, MkdirBody, MoveBody};
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::Response;
@@ -25,21 +25,80 @@ use std::sync::{Arc, Mutex};
 /// ends with an error after the events it kept: none is dropped without a word.
 const WATCHER_EVENTS: usize = 10_000;
 
-pub fn router() -> Router<Arc<Front>> {
-    Router::new()
-        .route("/filesystem.Filesystem/Stat", post(stat))
-        .route("/filesystem.Filesystem/MakeDir", post(make_dir))
-        .route("/filesystem.Filesystem/Move", post(move_entry))
-        .route("/filesystem.Filesystem/ListDir", post(list_dir))
-        .route("/filesystem.Filesystem/Remove", post(remove))
-        .route("/filesystem.Filesystem/WatchDir", post(watch_dir))
-        .route("/filesystem.Filesystem/CreateWatcher", post(create_watcher))
-        .route(
-            "/filesystem.Filesystem/GetWatcherEvents",
-            post(watcher_events),
-        )
-        .route("/filesystem.Filesystem/RemoveWatcher", post(remove_watcher))
-}
+pub const OPS: &[Op] = &[
+    Op {
+        id: "e2b_fs_stat",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/filesystem.Filesystem/Stat"),
+        summary: "an entry's `EntryInfo`",
+        bind: || connect::call(post(stat)),
+    },
+    Op {
+        id: "e2b_fs_make_dir",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/filesystem.Filesystem/MakeDir"),
+        summary: "make a directory and its parents",
+        bind: || connect::call(post(make_dir)),
+    },
+    Op {
+        id: "e2b_fs_move",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/filesystem.Filesystem/Move"),
+        summary: "rename an entry",
+        bind: || connect::call(post(move_entry)),
+    },
+    Op {
+        id: "e2b_fs_list_dir",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/filesystem.Filesystem/ListDir"),
+        summary: "a directory's entries to `depth`",
+        bind: || connect::call(post(list_dir)),
+    },
+    Op {
+        id: "e2b_fs_remove",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/filesystem.Filesystem/Remove"),
+        summary: "remove a file or a directory tree",
+        bind: || connect::call(post(remove)),
+    },
+    Op {
+        id: "e2b_fs_watch_dir",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/filesystem.Filesystem/WatchDir"),
+        summary: "a stream of a directory's changes",
+        bind: || connect::call(post(watch_dir)),
+    },
+    Op {
+        id: "e2b_fs_create_watcher",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/filesystem.Filesystem/CreateWatcher"),
+        summary: "a polling watcher of a directory",
+        bind: || connect::call(post(create_watcher)),
+    },
+    Op {
+        id: "e2b_fs_get_watcher_events",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/filesystem.Filesystem/GetWatcherEvents"),
+        summary: "the events a polling watcher kept since the last read",
+        bind: || connect::call(post(watcher_events)),
+    },
+    Op {
+        id: "e2b_fs_remove_watcher",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/filesystem.Filesystem/RemoveWatcher"),
+        summary: "end a polling watcher",
+        bind: || connect::call(post(remove_watcher)),
+    },
+];
 
 /// The engine's entry info as envd's `EntryInfo`.
 pub fn entry(info: &EntryInfo) -> Value {

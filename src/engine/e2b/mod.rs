@@ -10,7 +10,8 @@
 //! - [`process`]: `process.Process`; [`filesystem`]: `filesystem.Filesystem`;
 //!   [`files`]: envd's `/files` and `/health`;
 //! - [`code`]: the code interpreter (port 49999); [`code_contexts`]: what it remembers of
-//!   each sandbox's contexts.
+//!   each sandbox's contexts;
+//! - [`routes`]: the table of every route above, from which the doors' routers are built.
 
 mod code;
 mod code_contexts;
@@ -21,6 +22,7 @@ mod files;
 mod filesystem;
 mod messages;
 mod process;
+pub mod routes;
 
 use super::provider::{Provider, ProviderResult, Sandbox};
 use super::routes::{RouteId, route};
@@ -33,6 +35,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use errors::{ApiError, ConnectCode, RpcError};
 use http::HeaderMap;
+use routes::Door;
 use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::sync::Arc;
@@ -167,15 +170,9 @@ impl Front {
 
 /// The router of the front.
 pub fn app(front: Arc<Front>) -> Router {
-    let control = control::router().with_state(front.clone());
-    // A Connect message is held whole: as large as the framing accepts, no larger.
-    let messages = axum::extract::DefaultBodyLimit::max(connect::MAX_MESSAGE + 5);
-    let envd = process::router()
-        .merge(filesystem::router())
-        .layer(messages)
-        .merge(files::router())
-        .with_state(front.clone());
-    let code = code::router().with_state(front.clone());
+    let control = routes::router(Door::Control).with_state(front.clone());
+    let envd = routes::router(Door::Envd).with_state(front.clone());
+    let code = routes::router(Door::Code).with_state(front.clone());
     Router::new()
         .fallback(move |request: Request| {
             dispatch(control.clone(), envd.clone(), code.clone(), request)

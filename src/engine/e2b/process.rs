@@ -12,9 +12,9 @@ use super::messages::{
     Selected, Selector, SendInputRequest, SendSignalRequest, StartRequest, StreamInputRequest,
     UpdateRequest,
 };
+use super::routes::{At, Door, Op};
 use super::{Front, sandbox_id, user_of};
 use crate::wire::{CommandBody, CommandEvent, OutputChunk, SandboxRecord};
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::Response;
@@ -31,17 +31,72 @@ use tokio::sync::mpsc;
 /// Linux's largest pid is 2^22: a PTY's pid above it never names a real process.
 const PTY_PIDS: u32 = 1 << 22;
 
-pub fn router() -> Router<Arc<Front>> {
-    Router::new()
-        .route("/process.Process/Start", post(start))
-        .route("/process.Process/Connect", post(connect_to))
-        .route("/process.Process/List", post(list))
-        .route("/process.Process/SendInput", post(send_input))
-        .route("/process.Process/StreamInput", post(stream_input))
-        .route("/process.Process/SendSignal", post(send_signal))
-        .route("/process.Process/CloseStdin", post(close_stdin))
-        .route("/process.Process/Update", post(update))
-}
+pub const OPS: &[Op] = &[
+    Op {
+        id: "e2b_process_start",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/process.Process/Start"),
+        summary: "start a command or a PTY; a stream of `start`, `data`, `end` events",
+        bind: || connect::call(post(start)),
+    },
+    Op {
+        id: "e2b_process_connect",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/process.Process/Connect"),
+        summary: "follow a running process's events by pid or tag",
+        bind: || connect::call(post(connect_to)),
+    },
+    Op {
+        id: "e2b_process_list",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/process.Process/List"),
+        summary: "the processes the front follows, with their config",
+        bind: || connect::call(post(list)),
+    },
+    Op {
+        id: "e2b_process_send_input",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/process.Process/SendInput"),
+        summary: "bytes to a process's stdin or a PTY",
+        bind: || connect::call(post(send_input)),
+    },
+    Op {
+        id: "e2b_process_stream_input",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/process.Process/StreamInput"),
+        summary: "a client stream of input for one process",
+        bind: || connect::call(post(stream_input)),
+    },
+    Op {
+        id: "e2b_process_send_signal",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/process.Process/SendSignal"),
+        summary: "SIGTERM or SIGKILL to a process's group",
+        bind: || connect::call(post(send_signal)),
+    },
+    Op {
+        id: "e2b_process_close_stdin",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/process.Process/CloseStdin"),
+        summary: "end a process's stdin",
+        bind: || connect::call(post(close_stdin)),
+    },
+    Op {
+        id: "e2b_process_update",
+        door: Door::Envd,
+        method: "POST",
+        at: At::Path("/process.Process/Update"),
+        summary: "resize a PTY",
+        bind: || connect::call(post(update)),
+    },
+];
 
 /// A process the front follows.
 struct Tracked {
