@@ -2,7 +2,8 @@
 //! against the same work through our own client and the physical floors, same run.
 //!
 //! - `commands.run("true")`: the SDK runs `/bin/bash -l -c true` in the sandbox, so our own
-//!   client runs that same argv (`commands/run`) in a sandbox of the same kind; the SDK's
+//!   client runs that same argv (`commands/run`) in the same sandbox (the front's sandboxes
+//!   are ordinary engine sandboxes); the SDK's
 //!   p50 minus the client's is what the SDK and the front add together. The front alone: the
 //!   SDK's own request (`process.Process/Start`, a Connect stream of JSON envelopes) sent by a
 //!   plain Rust HTTP client, against the client's `commands/run`. Target: the front adds
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use support::{arg, median, ms, percentile, spawn_and_wait};
 use svc::client::{Client, ClientOptions};
-use svc::wire::{CommandBody, CreateSandbox};
+use svc::wire::CommandBody;
 
 fn svc_binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svc"))
@@ -140,11 +141,7 @@ async fn main() {
         ..ClientOptions::default()
     })
     .expect("a client");
-    let own = client
-        .create(&CreateSandbox::default())
-        .await
-        .unwrap()
-        .sandbox_id;
+    let own = sandbox_id.clone();
 
     for _ in 0..10 {
         client.run(&own, &bash_true()).await.unwrap();
@@ -219,7 +216,7 @@ async fn main() {
     );
     let (t50, b50) = (median(floor), median(floor_bash));
     println!(
-        "e2b commands.run(\"true\") = `bash -l -c true` in an isolated sandbox, {rounds} rounds: \
+        "e2b commands.run(\"true\") = `bash -l -c true`, all in one isolated sandbox, {rounds} rounds: \
          Python SDK p50 {s50:.2} ms, p99 {:.2} ms; the SDK's request sent plainly p50 {f50:.2} ms, \
          p99 {:.2} ms; our client's commands/run p50 {c50:.2} ms, p99 {:.2} ms; floors: spawn \
          `bash -l -c true` {b50:.2} ms, spawn `true` {t50:.2} ms",
@@ -246,7 +243,6 @@ async fn main() {
         cp / write,
         cp / read
     );
-    let _ = client.kill(&own).await;
     let _ = http
         .delete(format!("{api}/sandboxes/{sandbox_id}"))
         .header("x-api-key", key)
