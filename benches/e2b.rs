@@ -10,7 +10,8 @@
 //!   under 1 ms at p50. Floors: spawning `true` and `bash -l -c true` directly.
 //! - files: the SDK's `files.write` and `files.read` of 64 MiB (`--mib N`), against `cp` of
 //!   the same file; the SDK holds the whole file in memory and copies it, which is the floor
-//!   no front can move.
+//!   no front can move; and the same `POST`/`GET /files` by a plain HTTP client, which is
+//!   what the front itself allows.
 //!
 //! Needs the SDK's venv (`just e2b-python-env`; `SVC_E2B_VENV` names another).
 
@@ -180,6 +181,38 @@ async fn main() {
         cp.push(ms(started.elapsed()));
         std::fs::remove_file(&target).unwrap();
     }
+    // The same bytes through the front's `/files` by a plain HTTP client: what the front
+    // itself allows, apart from the SDK's own copies.
+    let bytes = std::fs::read(&source).unwrap();
+    let (mut plain_write, mut plain_read) = (Vec::new(), Vec::new());
+    for round in 0..3 {
+        let path = format!("/home/user/plain-{round}.bin");
+        let files = |method| {
+            http.request(method, format!("{envd}/files?path={path}"))
+                .header("e2b-sandbox-id", &sandbox_id)
+                .header("x-access-token", &token)
+        };
+        let started = Instant::now();
+        let written = files(reqwest::Method::POST)
+            .header("content-type", "application/octet-stream")
+            .body(bytes.clone())
+            .send()
+            .await
+            .unwrap();
+        assert!(written.status().is_success(), "{}", written.status());
+        plain_write.push(ms(started.elapsed()));
+        let started = Instant::now();
+        let back = files(reqwest::Method::GET)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        plain_read.push(ms(started.elapsed()));
+        assert_eq!(back.len(), bytes.len());
+    }
+    drop(bytes);
 
     let out = tokio::process::Command::new(python())
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/e2b_sdk.py"))
@@ -232,6 +265,7 @@ async fn main() {
         s50 - c50
     );
     let cp = median(cp);
+    let (plain_write, plain_read) = (median(plain_write), median(plain_read));
     let rate = |t: f64| mib as f64 / (t / 1000.0);
     println!(
         "e2b files {mib} MiB through the Python SDK: write {write:.0} ms ({:.0} MiB/s), read \
@@ -242,6 +276,15 @@ async fn main() {
         rate(cp),
         cp / write,
         cp / read
+    );
+    println!(
+        "e2b files {mib} MiB through the front's /files by a plain HTTP client (the SDK's \
+         request without its copies): write {plain_write:.0} ms ({:.0} MiB/s), read \
+         {plain_read:.0} ms ({:.0} MiB/s); throughput ratio to cp: write {:.2}, read {:.2}",
+        rate(plain_write),
+        rate(plain_read),
+        cp / plain_write,
+        cp / plain_read
     );
     let _ = http
         .delete(format!("{api}/sandboxes/{sandbox_id}"))

@@ -12,8 +12,8 @@
 //!   [`Rendered::Failed`]) carry their message; the caller chooses the error row.
 
 use super::{Change, Deleted, Overflow, WatchChange};
-use crate::services::files::FileService;
 use crate::services::files::watch::WatchEvent;
+use crate::services::files::{Entry, FileService};
 use std::path::Path;
 
 /// One watch event, ready for a stream.
@@ -40,8 +40,27 @@ impl Rendered {
 /// Renders `event` of the watch on `watched`; `files` gives the entries (a few system
 /// calls: it blocks briefly).
 pub fn render(event: WatchEvent, files: &FileService, watched: &Path) -> Rendered {
-    let change = |path: &Path, from: Option<&Path>, kind| {
-        Change::new(path, from, kind, files.watched_entry(path).as_ref())
+    render_named(event, files, watched, &mut |_| (None, None))
+}
+
+/// Names an entry's owner and group (`None` where it has none).
+pub type NameOwners<'a> = dyn FnMut(&Entry) -> (Option<String>, Option<String>) + 'a;
+
+/// [`render`] with each entry's owner and group named by `owners` (the engine names them
+/// as the sandbox sees them, as its entry routes do).
+pub fn render_named(
+    event: WatchEvent,
+    files: &FileService,
+    watched: &Path,
+    owners: &mut NameOwners<'_>,
+) -> Rendered {
+    let mut change = |path: &Path, from: Option<&Path>, kind| {
+        let entry = files.watched_entry(path);
+        let mut change = Change::new(path, from, kind, entry.as_ref());
+        if let (Some(info), Some(entry)) = (change.entry.as_mut(), entry.as_ref()) {
+            (info.owner, info.group) = owners(entry);
+        }
+        change
     };
     let change = match event {
         WatchEvent::Create { path, kind } => WatchChange::Create(change(&path, None, kind)),

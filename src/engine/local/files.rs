@@ -14,7 +14,7 @@ use crate::error::engine::{Code, EngineError};
 use crate::services::files::watch::{DEFAULT_CAPACITY, Watch};
 use crate::services::files::{Entry, FileError, FileService, Piece, WriteOptions};
 
-use crate::wire::watch::{Rendered, render};
+use crate::wire::watch::{Rendered, render_named};
 use crate::wire::{EntryInfo, MkdirBody, MoveBody, WriteQuery};
 use std::sync::Arc;
 
@@ -210,6 +210,7 @@ pub async fn watch(core: &Arc<Core>, path: &str, recursive: bool) -> ProviderRes
         files: core.files.clone(),
         ended: core.life.ended.subscribe(),
         done: false,
+        owners: Owners::default(),
     };
     Ok(Box::pin(futures::stream::unfold(
         follow,
@@ -223,6 +224,8 @@ struct Follow {
     files: FileService,
     ended: tokio::sync::watch::Receiver<bool>,
     done: bool,
+    /// The owners' names of the stream's entries, each id looked up once.
+    owners: Owners,
 }
 
 impl Follow {
@@ -241,30 +244,34 @@ impl Follow {
             self.done = true;
             return None;
         };
-        Some(match render(event, &self.files, self.watch.path()) {
-            Rendered::Event(change) => Ok(Event {
-                name: change.name(),
-                data: inside::shown(&self.core, change.data()),
-            }),
-            Rendered::Unwatched(message) => Ok(Event {
-                name: "error",
-                data: inside::redacted(&self.core, EngineError::new(Code::Internal, message))
-                    .body(),
-            }),
-            Rendered::Gone(message) => {
-                self.done = true;
-                Err(inside::redacted(
-                    &self.core,
-                    EngineError::new(Code::FileNotFound, message),
-                ))
-            }
-            Rendered::Failed(message) => {
-                self.done = true;
-                Err(inside::redacted(
-                    &self.core,
-                    EngineError::new(Code::Internal, message),
-                ))
-            }
-        })
+        let (core, owners) = (&self.core, &mut self.owners);
+        let mut name = |entry: &crate::services::files::Entry| owners.of(core, entry);
+        Some(
+            match render_named(event, &self.files, self.watch.path(), &mut name) {
+                Rendered::Event(change) => Ok(Event {
+                    name: change.name(),
+                    data: inside::shown(&self.core, change.data()),
+                }),
+                Rendered::Unwatched(message) => Ok(Event {
+                    name: "error",
+                    data: inside::redacted(&self.core, EngineError::new(Code::Internal, message))
+                        .body(),
+                }),
+                Rendered::Gone(message) => {
+                    self.done = true;
+                    Err(inside::redacted(
+                        &self.core,
+                        EngineError::new(Code::FileNotFound, message),
+                    ))
+                }
+                Rendered::Failed(message) => {
+                    self.done = true;
+                    Err(inside::redacted(
+                        &self.core,
+                        EngineError::new(Code::Internal, message),
+                    ))
+                }
+            },
+        )
     }
 }

@@ -170,6 +170,7 @@ test('files: watchDir recursive, with the entry of each event', async (t) => {
   const created = seen.find((e) => e.type === FilesystemEventType.CREATE);
   assert.equal(created?.entry?.path, '/home/user/tree/sub/leaf.txt');
   assert.equal(created?.entry?.type, FileType.FILE);
+  assert.equal(created?.entry?.owner, 'user', 'a watch event names the owner as getInfo does');
 });
 
 test(
