@@ -393,15 +393,7 @@ async fn files(client: &Client, mib: u64) {
     let (mut put, mut get, mut cp) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..3 {
         let target = work.path().join(format!("cp-{round}.bin"));
-        let started = Instant::now();
-        let status = std::process::Command::new("cp")
-            .arg(&source)
-            .arg(&target)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        cp.push(ms(started.elapsed()));
-        std::fs::remove_file(&target).unwrap();
+        cp.push(support::cp_once(&source, &target));
 
         let started = Instant::now();
         let entry = client

@@ -70,3 +70,17 @@ pub async fn first_byte(program: &str, args: &[&str]) -> std::time::Duration {
     child.wait().await.unwrap();
     at
 }
+
+/// The floor of a file copy: `cp` of `source` to a new file `target` (removed after), in ms.
+pub fn cp_once(source: &std::path::Path, target: &std::path::Path) -> f64 {
+    let started = std::time::Instant::now();
+    let status = std::process::Command::new("cp")
+        .arg(source)
+        .arg(target)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let took = ms(started.elapsed());
+    std::fs::remove_file(target).unwrap();
+    took
+}

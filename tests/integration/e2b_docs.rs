@@ -17,7 +17,7 @@ fn e2b_md_route_list_is_generated_from_the_front_table() {
     let expected = format!(
         "{intro}{MARKER}\n\n## Routes\n\nEvery route the front serves, one row of its table each (the \
          coverage gate asks a conformance case of every id).\n{}",
-        svc::engine::e2b::routes::markdown()
+        svc::engine::e2b::routes::markdown(svc::engine::e2b::ops())
     );
     if std::env::var_os("SVC_UPDATE_DOCS").is_some() {
         std::fs::write(&path, &expected).unwrap();

@@ -15,7 +15,7 @@ fn every_engine_route_and_live_engine_code_has_a_conformance_case() {
         routes: ROUTES
             .iter()
             .map(|r| (r.id.as_str(), None))
-            .chain(svc::engine::e2b::routes::all().map(|op| (op.id, None)))
+            .chain(svc::engine::e2b::ops().map(|op| (op.id, None)))
             .collect(),
         codes: Code::ALL
             .iter()

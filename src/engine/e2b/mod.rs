@@ -169,10 +169,20 @@ impl Front {
 }
 
 /// The router of the front.
+/// Every row of the front's route table, door by door.
+pub fn ops() -> impl Iterator<Item = &'static routes::Op> + Clone {
+    control::OPS
+        .iter()
+        .chain(process::OPS)
+        .chain(filesystem::OPS)
+        .chain(files::OPS)
+        .chain(code::OPS)
+}
+
 pub fn app(front: Arc<Front>) -> Router {
-    let control = routes::router(Door::Control).with_state(front.clone());
-    let envd = routes::router(Door::Envd).with_state(front.clone());
-    let code = routes::router(Door::Code).with_state(front.clone());
+    let control = routes::router(ops(), Door::Control).with_state(front.clone());
+    let envd = routes::router(ops(), Door::Envd).with_state(front.clone());
+    let code = routes::router(ops(), Door::Code).with_state(front.clone());
     Router::new()
         .fallback(move |request: Request| {
             dispatch(control.clone(), envd.clone(), code.clone(), request)

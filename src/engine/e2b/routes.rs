@@ -1,5 +1,6 @@
 //! The front's route table: every call it serves, one row each, declared beside its handler
-//! (each module's `OPS`) with its id, door, method, path and a line saying what it is. The
+//! (each module's `OPS`, gathered by [`super::ops`]) with its id, door, method, path and a
+//! line saying what it is. The
 //! three doors' routers are built from these rows and nothing else, the route list of
 //! `docs/e2b.md` is generated from them (`just docs`), and the coverage gate asks a
 //! conformance case of each id (`tests/integration/engine_coverage.rs`).
@@ -49,35 +50,25 @@ pub struct Op {
     pub bind: fn() -> MethodRouter<Arc<Front>>,
 }
 
-/// Every row, door by door.
-pub fn all() -> impl Iterator<Item = &'static Op> {
-    super::control::OPS
-        .iter()
-        .chain(super::process::OPS)
-        .chain(super::filesystem::OPS)
-        .chain(super::files::OPS)
-        .chain(super::code::OPS)
-}
-
-/// The router of `door`'s rows (their method routers merged where they share a path).
-pub fn router(door: Door) -> Router<Arc<Front>> {
-    all()
-        .filter(|op| op.door == door)
+/// The router of `door`'s rows among `ops` (their method routers merged where they share
+/// a path).
+pub fn router(ops: impl Iterator<Item = &'static Op>, door: Door) -> Router<Arc<Front>> {
+    ops.filter(|op| op.door == door)
         .fold(Router::new(), |router, op| match op.at {
             At::Path(path) => router.route(path, (op.bind)()),
             At::Else => router.fallback((op.bind)()),
         })
 }
 
-/// The route list of `docs/e2b.md`: a table per door.
-pub fn markdown() -> String {
+/// The route list of `docs/e2b.md` from `ops`: a table per door.
+pub fn markdown(ops: impl Iterator<Item = &'static Op> + Clone) -> String {
     let mut out = String::new();
     for door in [Door::Control, Door::Envd, Door::Code] {
         out.push_str(&format!(
             "\n### {}\n\n| id | method | path | what |\n|---|---|---|---|\n",
             door.name()
         ));
-        for op in all().filter(|op| op.door == door) {
+        for op in ops.clone().filter(|op| op.door == door) {
             let path = match op.at {
                 At::Path(path) => format!("`{path}`"),
                 At::Else => "any other".to_owned(),
@@ -93,14 +84,13 @@ pub fn markdown() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use std::collections::BTreeSet;
 
     #[test]
     fn ids_and_routes_are_each_in_one_row() {
         let mut ids = BTreeSet::new();
         let mut routes = BTreeSet::new();
-        for op in all() {
+        for op in super::super::ops() {
             assert!(ids.insert(op.id), "id {} twice", op.id);
             assert!(
                 op.id.starts_with("e2b_"),

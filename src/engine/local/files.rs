@@ -51,6 +51,10 @@ fn named(core: &Core, owners: &mut Owners, entry: &Entry) -> EntryInfo {
 fn owned(core: &Core, mut made: Entry) -> Entry {
     use std::os::unix::fs::MetadataExt;
     inside::own(core, &made.path);
+    // A written file is the user's already (its temp file was given): its new parents too.
+    if let Some(parent) = made.path.parent() {
+        inside::own(core, parent);
+    }
     if core.isolated.is_some()
         && let Ok(meta) = std::fs::symlink_metadata(&made.path)
     {
@@ -133,6 +137,13 @@ where
         sync: false,
         expected_len,
         metadata: query.metadata,
+    };
+    // The temp file is the sandbox user's before it is renamed into place: a watch sees
+    // the file appear with its owner, never a moment of the engine's.
+    let giver = inside::giver(core);
+    let on_open = move |file: &std::fs::File| {
+        giver.give(file);
+        on_open(file)
     };
     let written = core
         .files

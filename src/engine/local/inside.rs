@@ -260,6 +260,28 @@ pub fn redacted(core: &Core, error: EngineError) -> EngineError {
     }
 }
 
+/// Gives a file the API is making to the sandbox's user, by its descriptor (a root
+/// engine's isolated sandbox; nothing to do otherwise).
+#[derive(Clone, Copy)]
+pub struct Giver(Option<u32>);
+
+pub fn giver(core: &Core) -> Giver {
+    Giver(
+        core.isolated
+            .as_ref()
+            .filter(|isolated| isolated.tools.ids.root.is_some())
+            .map(|isolated| isolated.tools.ids.user),
+    )
+}
+
+impl Giver {
+    pub fn give(self, file: &std::fs::File) {
+        if let Some(user) = self.0 {
+            let _ = std::os::unix::fs::fchown(file, Some(user), Some(user));
+        }
+    }
+}
+
 /// Gives what the engine just made at `host` (a file or folder, and the folders made on
 /// the way) to the sandbox's user, as if the user had made it: a root engine's own files
 /// would be nobody's inside, and read-only to the user.

@@ -217,22 +217,8 @@ pub fn unb64(field: &Value) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-/// Polls `probe` until it answers `Some` (at most `within`): how a case waits for what
-/// the engine does in its own time, never by sleeping a guessed while.
-pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut probe: F) -> anyhow::Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<Option<T>>>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(v) = probe().await? {
-            return Ok(v);
-        }
-        ensure!(Instant::now() < deadline, "{what}: not within {within:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+/// How a case waits for what the engine does in its own time: the engine cases' poll.
+pub use super::super::engine::support::eventually;
 
 /// A server stream read while it is open: a background process's `Start`, `Connect` to
 /// one that runs on, `WatchDir`. Dropping it closes the stream, not what it follows.

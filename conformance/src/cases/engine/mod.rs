@@ -18,7 +18,7 @@ mod providers;
 mod remote;
 mod sandboxes;
 mod shutdown;
-mod support;
+pub(in crate::cases) mod support;
 mod terminal;
 mod watch;
 
