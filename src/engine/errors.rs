@@ -66,6 +66,8 @@ impl EngineErrorCode for PtyError {
             PtyError::NotFound(_) => Code::NotFound,
             PtyError::Ended => Code::ProcessExited,
             PtyError::InvalidSize { .. } => Code::InvalidArgument,
+            // The sandbox replaced its own `/dev/pts`: a path of the sandbox of the wrong type.
+            PtyError::NoMultiplexer(_) => Code::WrongFileType,
             PtyError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Code::InvalidArgument
             }

@@ -40,7 +40,7 @@ pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<Termi
     })?;
     // Through the machine; the cgroup is joined below, once the shell has a pid (a PTY's
     // session leader cannot be started by a wrapping shell without losing the terminal).
-    let (through, cwd, ptmx) = match &core.isolated {
+    let (through, cwd, ptmx_in) = match &core.isolated {
         Some(isolated) => {
             let (program, args) = isolated.machine.enter(
                 &isolated.tools,
@@ -50,7 +50,7 @@ pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<Termi
                 open.args.clone(),
             );
             // The sandbox's own devpts, so the shell's terminal has a name inside.
-            (Some((program, args)), None, Some(isolated.machine.ptmx()))
+            (Some((program, args)), None, Some(isolated.machine.root()))
         }
         None => (None, Some(cwd.host.clone()), None),
     };
@@ -59,7 +59,7 @@ pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<Termi
         args: open.args.clone(),
         through,
         cwd,
-        ptmx,
+        ptmx_in,
         env,
         size,
     };

@@ -349,12 +349,6 @@ impl Machine {
         PathBuf::from(format!("/proc/{}/root", self.pid))
     }
 
-    /// The machine's own terminal multiplexer, reached through its pid 1's root (a path
-    /// into the machine's mounts): terminals allocated there are `/dev/pts/N` inside.
-    pub fn ptmx(&self) -> PathBuf {
-        self.root().join("dev/pts/ptmx")
-    }
-
     /// `program args` made to run inside as `who`, in the working directory `wd` (a path
     /// of the machine): `nsenter` joins the set and forks into the pid namespace, and the
     /// program replaces the child. (An identity the machine lacks, [`Ids::host`] `None`,

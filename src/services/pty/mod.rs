@@ -55,10 +55,11 @@ pub struct Spec {
     /// machine entry: the program and arguments ending with the shell); `None`: the shell.
     pub through: Option<(String, Vec<String>)>,
     pub cwd: Option<PathBuf>,
-    /// The multiplexer the terminal is allocated from, when not the host's `/dev/ptmx`: a
-    /// sandbox's own (`/proc/<its pid 1>/root/dev/pts/ptmx`), so that the shell's terminal is
-    /// a `/dev/pts/N` of the sandbox and `tty` names it.
-    pub ptmx: Option<PathBuf>,
+    /// The root whose `dev/pts/ptmx` the terminal is allocated from, when not the host's
+    /// `/dev/ptmx`: a sandbox's (`/proc/<its pid 1>/root`), so that the shell's terminal is
+    /// a `/dev/pts/N` of the sandbox and `tty` names it. What is there is the sandbox's to
+    /// change: it is opened beneath that root, no link followed, and must be a multiplexer.
+    pub ptmx_in: Option<PathBuf>,
     /// The shell's complete environment: nothing of the server's own is inherited.
     pub env: Vec<(String, String)>,
     pub size: Size,
@@ -108,6 +109,9 @@ pub enum Error {
         shell: String,
         source: std::io::Error,
     },
+    /// The `dev/pts/ptmx` beneath a sandbox's root is missing or no terminal multiplexer
+    /// (something inside replaced it): no terminal can be allocated there.
+    NoMultiplexer(String),
     /// Opening the PTY, or writing to it, or resizing it failed.
     Io(std::io::Error),
     /// The service is shutting down and starts nothing.
@@ -125,6 +129,11 @@ impl std::fmt::Display for Error {
             Error::Spawn { shell, source } => {
                 write!(f, "cannot start the shell `{shell}`: {source}")
             }
+            Error::NoMultiplexer(why) => write!(
+                f,
+                "no terminal can be opened in this sandbox: its /dev/pts/ptmx {why} \
+                 (something inside replaced /dev/pts)"
+            ),
             Error::Io(e) => write!(f, "terminal I/O failed: {e}"),
             Error::ShuttingDown => f.write_str("the server is shutting down"),
         }

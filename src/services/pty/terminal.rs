@@ -282,8 +282,8 @@ impl Drop for Attachment {
 /// Starts `spec`'s shell on a new PTY, with its reader and reaper tasks (a tokio runtime
 /// must be running).
 pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
-    let (pty, pts) = match &spec.ptmx {
-        Some(ptmx) => open_from(ptmx)?,
+    let (pty, pts) = match &spec.ptmx_in {
+        Some(root) => open_from(root)?,
         None => pty_process::open().map_err(pty_error)?,
     };
     pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))
@@ -351,25 +351,46 @@ fn io_of(e: pty_process::Error) -> std::io::Error {
     }
 }
 
-/// A terminal pair from the multiplexer `ptmx` (another devpts instance than the host's):
-/// the slave is taken with `TIOCGPTPEER` (Linux 4.13), from the master itself, so it is in
-/// the same instance whatever the paths of this process's mounts say. `pty_process` takes
-/// descriptors it did not open only through `unsafe` constructors: allowed here alone.
+/// A terminal pair from the multiplexer `dev/pts/ptmx` beneath `root` (a sandbox's, another
+/// devpts instance than the host's). The sandbox's root may have replaced its `/dev/pts`
+/// (a tmpfs, a link to a host path): the multiplexer is opened beneath `root` without
+/// following any link (`openat2`), and must be the character device 5:2 of a devpts. The
+/// slave is taken with `TIOCGPTPEER` (Linux 4.13), from the master itself, so it is in the
+/// same instance whatever the paths say. `pty_process` takes descriptors it did not open
+/// only through `unsafe` constructors: allowed here alone.
 #[allow(unsafe_code)]
-fn open_from(ptmx: &std::path::Path) -> Result<(pty_process::Pty, pty_process::Pts), Error> {
-    use rustix::fs::{Mode, OFlags};
+fn open_from(root: &std::path::Path) -> Result<(pty_process::Pty, pty_process::Pts), Error> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
     use rustix::pty::OpenptFlags;
-    let flags = OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC | OFlags::NONBLOCK;
     let io = |e: rustix::io::Errno| Error::Io(std::io::Error::from(e));
-    let master = rustix::fs::open(ptmx, flags, Mode::empty()).map_err(io)?;
+    let dir = rustix::fs::open(
+        root,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(io)?;
+    let flags = OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let beneath = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let master = rustix::fs::openat2(&dir, "dev/pts/ptmx", flags, Mode::empty(), beneath)
+        .map_err(|e| Error::NoMultiplexer(format!("cannot be opened as it is ({e})")))?;
+    let stat = rustix::fs::fstat(&master).map_err(io)?;
+    let is_ptmx = rustix::fs::FileType::from_raw_mode(stat.st_mode)
+        == rustix::fs::FileType::CharacterDevice
+        && (
+            rustix::fs::major(stat.st_rdev),
+            rustix::fs::minor(stat.st_rdev),
+        ) == (5, 2);
+    if !is_ptmx {
+        return Err(Error::NoMultiplexer("is not a terminal multiplexer".into()));
+    }
     rustix::pty::unlockpt(&master).map_err(io)?;
     let slave = rustix::pty::ioctl_tiocgptpeer(
         &master,
         OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC,
     )
     .map_err(io)?;
-    // SAFETY: `master` was opened above from a ptmx, non-blocking, and is owned only by the
-    // `Pty`; `slave` is its peer, owned only by the `Pts`.
+    // SAFETY: `master` was opened above, checked to be a ptmx, non-blocking, and is owned
+    // only by the `Pty`; `slave` is its peer, owned only by the `Pts`.
     let pty = unsafe { pty_process::Pty::from_fd(master) }.map_err(pty_error)?;
     let pts = unsafe { pty_process::Pts::from_fd(slave) };
     Ok((pty, pts))

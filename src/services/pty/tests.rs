@@ -8,7 +8,7 @@ fn spec(env: &[(&str, &str)]) -> Spec {
         shell: "/bin/sh".into(),
         args: Vec::new(),
         through: None,
-        ptmx: None,
+        ptmx_in: None,
         cwd: None,
         env: env
             .iter()

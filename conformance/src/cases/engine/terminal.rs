@@ -169,6 +169,46 @@ pub fn cases() -> Vec<Case> {
                 Ok(())
             },
         },
+        case! {
+            id: "engine/terminal/007",
+            spec: "A terminal's PTY comes from the sandbox's own `/dev/pts`, and nothing the sandbox plants there reaches the host: with `/dev/pts` replaced by root inside (a tmpfs whose `ptmx` is a symbolic link to a host FIFO), opening a terminal is refused with 400 `E4006` and the engine never opens the host's file.",
+            profile: &profiles::LOCAL,
+            tags: ["feature:terminal", "feature:isolation"],
+            endpoints: ["terminal"],
+            codes: ["E4006"],
+            run: |ctx| async move {
+                let outside = super::support::outside_dir()?;
+                let fifo = outside.path().join("canary.fifo");
+                let made = std::process::Command::new("mkfifo").arg(&fifo).status()?;
+                ensure!(made.success(), "mkfifo {}", fifo.display());
+                // A reader that wakes only when something opens the FIFO for writing.
+                let reader = {
+                    let fifo = fifo.clone();
+                    tokio::task::spawn_blocking(move || std::fs::File::open(&fifo).map(|_| ()))
+                };
+                let record = super::support::create(&ctx, &serde_json::json!({"timeout": 300, "isolation": "namespaces"})).await?;
+                let id = record["sandbox_id"].as_str().unwrap_or_default().to_owned();
+                let plant = format!("umount -l /dev/pts && mount -t tmpfs planted /dev/pts && ln -s {} /dev/pts/ptmx && echo planted", fifo.display());
+                let planted = super::support::run(&ctx, &id, &serde_json::json!({"cmd": plant, "user": "root"})).await?;
+                ensure!(planted["stdout"] == "planted\n", "root inside replaces its /dev/pts: {planted}");
+
+                let owned = headers(&ctx)?;
+                let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                let resp = ctx.ws_refused(&sb(&id, "/terminal?shell=/bin/sh"), &pairs).await?;
+                let refused = expect_error(&resp, 400, "E4006");
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let opened = reader.is_finished();
+                // Release the reader if nothing did.
+                if !opened {
+                    let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+                }
+                let _ = reader.await;
+                ensure!(!opened, "the engine opened the host's {} through the sandbox's /dev/pts", fifo.display());
+                refused?;
+                super::support::kill(&ctx, &id).await;
+                Ok(())
+            },
+        },
     ]
 }
 

@@ -93,7 +93,7 @@ async fn create(
         shell,
         args: Vec::new(),
         through: None,
-        ptmx: None,
+        ptmx_in: None,
         cwd: Some(cwd),
         env,
         size,

@@ -19,7 +19,8 @@ impl ErrorCode for Error {
                 Code::InvalidRequest
             }
             Error::ShuttingDown => Code::ShuttingDown,
-            Error::Spawn { .. } | Error::Io(_) => Code::Internal,
+            // The server opens no sandbox's multiplexer (`Spec::ptmx_in` is the engine's).
+            Error::Spawn { .. } | Error::Io(_) | Error::NoMultiplexer(_) => Code::Internal,
         }
     }
 
