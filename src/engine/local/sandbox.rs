@@ -119,7 +119,8 @@ impl Core {
             ..PathRules::default()
         })
         .map_err(std::io::Error::other)?;
-        let files = FileService::new(guard, &home);
+        // A sandbox's files keep the metadata their writers give them (E2B's envd does).
+        let files = FileService::new(guard, &home).keeping_metadata();
         let env = match &isolated {
             Some(_) => env::inside(&id, &stored.envs),
             None => env::base(&home, &id, &stored.envs),

@@ -67,6 +67,9 @@ struct Inner {
     base: PathBuf,
     max_file_bytes: u64,
     walk_only: bool,
+    /// Entries carry the files' metadata (`metadata.rs`): the engine's sandboxes, where a
+    /// write may keep some; the server keeps none and reads none.
+    metadata: bool,
 }
 
 /// The decision on a path: where it leads (normalized, links the policy follows resolved)
@@ -182,6 +185,7 @@ impl FileService {
                 base: normalize(&base.into()),
                 max_file_bytes,
                 walk_only: false,
+                metadata: false,
             }),
         }
     }
@@ -196,12 +200,18 @@ impl FileService {
         self.rebuild(|inner| inner.walk_only = true)
     }
 
+    /// Entries read with their metadata, which a write may keep ([`WriteOptions::metadata`]).
+    pub fn keeping_metadata(self) -> FileService {
+        self.rebuild(|inner| inner.metadata = true)
+    }
+
     fn rebuild(self, change: impl FnOnce(&mut Inner)) -> FileService {
         let mut inner = Arc::try_unwrap(self.inner).unwrap_or_else(|shared| Inner {
             guard: shared.guard.clone(),
             base: shared.base.clone(),
             max_file_bytes: shared.max_file_bytes,
             walk_only: shared.walk_only,
+            metadata: shared.metadata,
         });
         change(&mut inner);
         FileService {
@@ -516,7 +526,10 @@ impl FileService {
             let Ok(stat) = fstatat(&dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else {
                 continue;
             };
-            let entry = entry_at(&dir, Some(&name), &path, &stat);
+            let mut entry = entry_at(&dir, Some(&name), &path, &stat);
+            if self.inner.metadata {
+                entry = walk::with_metadata(entry, &dir, Some(&name));
+            }
             let is_dir = entry.kind == EntryKind::Dir;
             out.entries.push(entry);
             if is_dir
@@ -531,7 +544,16 @@ impl FileService {
     /// The info of `raw` itself (a link is described, not followed, but refused where the
     /// policy would refuse following it).
     pub fn info(&self, raw: &str) -> Result<Entry, FileError> {
-        self.locate(raw, Op::Read, Last::Judge, false)?.entry()
+        self.entry_of(&self.locate(raw, Op::Read, Last::Judge, false)?)
+    }
+
+    /// The located entry's info, with its metadata where this service keeps metadata.
+    fn entry_of(&self, located: &Located) -> Result<Entry, FileError> {
+        let entry = located.entry()?;
+        Ok(match self.inner.metadata {
+            true => walk::with_metadata(entry, &located.dir, located.name.as_deref()),
+            false => entry,
+        })
     }
 
     /// Whether something is at `raw`. A refusal is the refusal, never `false`.
@@ -553,7 +575,7 @@ impl FileService {
         let located = self.locate(raw, Op::Write, Last::Follow, parents)?;
         let Some(name) = &located.name else {
             return if parents {
-                located.entry()
+                self.entry_of(&located)
             } else {
                 Err(FileError::Exists(located.path))
             };
@@ -565,7 +587,7 @@ impl FileService {
         ) {
             Ok(()) => {}
             Err(Errno::EEXIST) if parents => {
-                let entry = located.entry()?;
+                let entry = self.entry_of(&located)?;
                 if entry.kind != EntryKind::Dir {
                     return Err(FileError::Exists(located.path));
                 }
@@ -573,7 +595,7 @@ impl FileService {
             }
             Err(e) => return Err(located.error(e)),
         }
-        located.entry()
+        self.entry_of(&located)
     }
 
     /// Moves `from` to `to` by one rename on one filesystem (`from` judged as a delete,
@@ -645,7 +667,7 @@ impl FileService {
             }
             Err(e) => return Err(target.error(e)),
         }
-        target.entry()
+        self.entry_of(&target)
     }
 
     /// Deletes `raw` (a link is removed as the link). A non-empty directory needs

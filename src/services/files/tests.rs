@@ -1004,7 +1004,8 @@ fn metadata_is_kept_as_user_e2b_xattrs_and_read_back_with_the_entry() {
         ("owner".to_owned(), "me".to_owned()),
         ("empty".to_owned(), String::new()),
     ]);
-    for s in both(t.service(SymlinkPolicy::Within)) {
+    let plain_service = t.service(SymlinkPolicy::Within);
+    for s in both(plain_service.clone().keeping_metadata()) {
         let options = WriteOptions {
             metadata: Some(Metadata::new(pairs.clone()).unwrap()),
             ..WriteOptions::default()
@@ -1018,6 +1019,10 @@ fn metadata_is_kept_as_user_e2b_xattrs_and_read_back_with_the_entry() {
         assert_eq!(s.info("m/a.txt").unwrap().metadata, pairs);
         let listed = s.list("m", 1).unwrap();
         assert_eq!(listed.entries[0].metadata, pairs);
+        // A service that keeps no metadata (the server's) reads none: no extra system
+        // calls on its listings.
+        assert!(plain_service.info("m/a.txt").unwrap().metadata.is_empty());
+        assert!(plain_service.list("m", 1).unwrap().entries[0].metadata.is_empty());
         // Another tool's `user.*` attribute is none of ours.
         rustix::fs::setxattr(&host, "user.other", b"v", rustix::fs::XattrFlags::empty()).unwrap();
         assert_eq!(s.info("m/a.txt").unwrap().metadata, pairs);

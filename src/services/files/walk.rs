@@ -105,8 +105,8 @@ impl Located {
     }
 }
 
-/// The info of `name` in `dir` (the directory itself for `None`) from its `lstat`, with its
-/// metadata when it is a file or a directory (the only kinds that may have user xattrs).
+/// The info of `name` in `dir` (the directory itself for `None`) from its `lstat`, without
+/// its metadata ([`with_metadata`] adds it where the service keeps metadata).
 pub(crate) fn entry_at(
     dir: &impl std::os::fd::AsFd,
     name: Option<&OsStr>,
@@ -118,12 +118,21 @@ pub(crate) fn entry_at(
         Some(name) if is_link => readlinkat(dir, name).ok().map(PathBuf::from),
         _ => None,
     };
-    let kind = EntryKind::of_mode(stat.st_mode);
-    let metadata = match kind {
-        EntryKind::File | EntryKind::Dir => super::metadata::read(dir, name),
-        _ => Default::default(),
-    };
-    Entry::from_stat(path, stat, target, metadata)
+    Entry::from_stat(path, stat, target, Default::default())
+}
+
+/// `entry` (of `name` in `dir`) with its metadata read, when it is a file or a directory
+/// (the only kinds that may have user xattrs). A few system calls more per entry: only a
+/// service that keeps metadata ([`super::FileService::keeping_metadata`]) asks.
+pub(crate) fn with_metadata(
+    mut entry: Entry,
+    dir: &impl std::os::fd::AsFd,
+    name: Option<&OsStr>,
+) -> Entry {
+    if matches!(entry.kind, EntryKind::File | EntryKind::Dir) {
+        entry.metadata = super::metadata::read(dir, name);
+    }
+    entry
 }
 
 /// The common errnos as the service's errors.

@@ -173,10 +173,10 @@ impl FileService {
     /// The info of a path a watch event named, judged like [`FileService::info`]; `None`
     /// when it is gone or refused. Blocking, but a few system calls.
     pub fn watched_entry(&self, path: &Path) -> Option<Entry> {
-        self.locate_path(path.to_path_buf(), Op::Read, Last::Judge, false)
-            .ok()?
-            .entry()
-            .ok()
+        let located = self
+            .locate_path(path.to_path_buf(), Op::Read, Last::Judge, false)
+            .ok()?;
+        self.entry_of(&located).ok()
     }
 }
 

@@ -95,6 +95,8 @@ pub struct PendingWrite {
     limit: u64,
     overwrite: bool,
     sync: bool,
+    /// What the file is made with: its metadata, known without reading it back.
+    metadata: Metadata,
 }
 
 impl PendingWrite {
@@ -162,12 +164,16 @@ impl PendingWrite {
             limit,
             overwrite,
             sync,
+            metadata: metadata.unwrap_or_default(),
         };
         if let (Some(mode), Some(file)) = (mode, &pending.file) {
             fchmod(file, mode).map_err(|e| errno_error(&pending.path, e))?;
         }
-        if let (Some(metadata), Some(file)) = (metadata, &pending.file) {
-            metadata::write(file, &metadata).map_err(|e| metadata_failed(&pending.path, e))?;
+        if let Some(file) = &pending.file
+            && !pending.metadata.is_empty()
+        {
+            metadata::write(file, &pending.metadata)
+                .map_err(|e| metadata_failed(&pending.path, e))?;
         }
         Ok(pending)
     }
@@ -289,12 +295,9 @@ impl PendingWrite {
             // The rename itself lasts once the directory is synced.
             let _ = fsync(&self.dir);
         }
-        Ok(entry_at(
-            &self.dir,
-            Some(self.name.as_os_str()),
-            &self.path,
-            &stat,
-        ))
+        let mut entry = entry_at(&self.dir, Some(self.name.as_os_str()), &self.path, &stat);
+        entry.metadata = std::mem::take(&mut self.metadata).into_pairs();
+        Ok(entry)
     }
 
     /// Ends the write without touching the target.

@@ -1,5 +1,6 @@
-//! Entry info on the wire: `{name, path, type, size, mode, modified_at, symlink_target,
-//! metadata}` (`symlink_target` only for links, `metadata` only when the file has some). Every file route that answers entries writes it as
+//! Entry info on the wire: `{name, path, type, size, mode, modified_at, symlink_target}`
+//! (`symlink_target` only for links; the server keeps no file metadata, so its entries
+//! never carry the engine's `metadata`). Every file route that answers entries writes it as
 //! the engine does, through `wire::EntryInfo`; this file holds
 //! the server document's schema of it, which says more than the engine's (the mode's
 //! pattern, no other keys) and keeps its name `FileEntry`.
@@ -18,11 +19,6 @@ component!(pub(crate) FileEntry, {
         "mode": {"type": "string", "pattern": "^[0-7]{4,}$", "description": "Permission bits in octal."},
         "modified_at": {"type": "string", "format": "date-time"},
         "symlink_target": {"type": "string", "description": "Only for a symbolic link: where it points."},
-        "metadata": {
-            "type": "object",
-            "additionalProperties": {"type": "string"},
-            "description": "The file's `user.e2b.<key>` extended attributes (where E2B's envd keeps upload metadata), by key; left out when it has none.",
-        },
     },
     "additionalProperties": false,
 });
