@@ -59,27 +59,11 @@ impl<'de> Deserialize<'de> for Metadata {
     /// An object of string values, or a string holding one as JSON (a query's value is
     /// always a string); checked against the rules of [`Metadata::new`].
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Metadata, D::Error> {
-        struct Pairs;
-        impl<'de> serde::de::Visitor<'de> for Pairs {
-            type Value = BTreeMap<String, String>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object of string values, or its JSON text")
-            }
-            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                serde_json::from_str(text).map_err(|e| {
-                    E::custom(format!(
-                        "`metadata` must be a JSON object of string values: {e}"
-                    ))
-                })
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(
-                self,
-                map: M,
-            ) -> Result<Self::Value, M::Error> {
-                Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        let pairs = d.deserialize_any(Pairs)?;
+        let pairs: BTreeMap<String, String> = super::json_text::value_or_text(d).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "`metadata` must be a JSON object of string values: {e}"
+            ))
+        })?;
         Metadata::new(pairs).map_err(serde::de::Error::custom)
     }
 }

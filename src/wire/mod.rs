@@ -10,6 +10,7 @@ mod code;
 mod commands;
 mod connection;
 mod files;
+mod json_text;
 pub mod output;
 mod providers;
 mod sandboxes;

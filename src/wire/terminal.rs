@@ -30,11 +30,11 @@ pub struct TerminalQuery {
     pub cwd: Option<String>,
     /// The shell's arguments, a JSON array of strings (none when absent: an interactive
     /// shell).
-    #[serde(default, with = "json_text")]
+    #[serde(default, with = "super::json_text")]
     #[schemars(with = "Option<String>", extend("contentMediaType" = "application/json"))]
     pub args: Option<Vec<String>>,
     /// Variables added to the sandbox's for the shell, a JSON object of strings.
-    #[serde(default, with = "json_text")]
+    #[serde(default, with = "super::json_text")]
     #[schemars(with = "Option<String>", extend("contentMediaType" = "application/json"))]
     pub env: Option<BTreeMap<String, String>>,
 }
@@ -45,36 +45,6 @@ pub struct TerminalQuery {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TerminalExit {
     pub exit_code: i32,
-}
-
-/// A query parameter holding JSON text: `Some(value)` from the text, written back as text.
-mod json_text {
-    use serde::de::{DeserializeOwned, Error as _};
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<T: Serialize, S: Serializer>(
-        value: &Option<T>,
-        out: S,
-    ) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(value) => {
-                let text = serde_json::to_string(value).map_err(serde::ser::Error::custom)?;
-                out.serialize_some(&text)
-            }
-            None => out.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, T: DeserializeOwned, D: Deserializer<'de>>(
-        input: D,
-    ) -> Result<Option<T>, D::Error> {
-        let Some(text) = Option::<String>::deserialize(input)? else {
-            return Ok(None);
-        };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| D::Error::custom(format!("is not the JSON it should be ({e})")))
-    }
 }
 
 /// The one text frame a terminal client sends: `{type: "resize", cols, rows}`.

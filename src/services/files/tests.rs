@@ -1022,7 +1022,11 @@ fn metadata_is_kept_as_user_e2b_xattrs_and_read_back_with_the_entry() {
         // A service that keeps no metadata (the server's) reads none: no extra system
         // calls on its listings.
         assert!(plain_service.info("m/a.txt").unwrap().metadata.is_empty());
-        assert!(plain_service.list("m", 1).unwrap().entries[0].metadata.is_empty());
+        assert!(
+            plain_service.list("m", 1).unwrap().entries[0]
+                .metadata
+                .is_empty()
+        );
         // Another tool's `user.*` attribute is none of ours.
         rustix::fs::setxattr(&host, "user.other", b"v", rustix::fs::XattrFlags::empty()).unwrap();
         assert_eq!(s.info("m/a.txt").unwrap().metadata, pairs);
