@@ -46,19 +46,14 @@ fn named(core: &Core, owners: &mut Owners, entry: &Entry) -> EntryInfo {
     info
 }
 
-/// What the API just made, given to the sandbox's user ([`inside::own`]), its entry's ids
-/// read again: the entry was taken before, and answers who owns it now.
+/// What the API just made, given to the sandbox's user ([`inside::own`]); its entry, taken
+/// before, answers who owns it now (what was the engine's is the user's).
 fn owned(core: &Core, mut made: Entry) -> Entry {
-    use std::os::unix::fs::MetadataExt;
     inside::own(core, &made.path);
-    // A written file is the user's already (its temp file was given): its new parents too.
-    if let Some(parent) = made.path.parent() {
-        inside::own(core, parent);
-    }
-    if core.isolated.is_some()
-        && let Ok(meta) = std::fs::symlink_metadata(&made.path)
+    if let Some(user) = inside::user_to_give(core)
+        && made.uid == Some(0)
     {
-        (made.uid, made.gid) = (Some(meta.uid()), Some(meta.gid()));
+        (made.uid, made.gid) = (Some(user), Some(user));
     }
     made
 }
@@ -140,9 +135,9 @@ where
     };
     // The temp file is the sandbox user's before it is renamed into place: a watch sees
     // the file appear with its owner, never a moment of the engine's.
-    let giver = inside::giver(core);
+    let user = inside::user_to_give(core);
     let on_open = move |file: &std::fs::File| {
-        giver.give(file);
+        inside::give(user, file);
         on_open(file)
     };
     let written = core

@@ -260,40 +260,34 @@ pub fn redacted(core: &Core, error: EngineError) -> EngineError {
     }
 }
 
-/// Gives a file the API is making to the sandbox's user, by its descriptor (a root
-/// engine's isolated sandbox; nothing to do otherwise).
-#[derive(Clone, Copy)]
-pub struct Giver(Option<u32>);
-
-pub fn giver(core: &Core) -> Giver {
-    Giver(
-        core.isolated
-            .as_ref()
-            .filter(|isolated| isolated.tools.ids.root.is_some())
-            .map(|isolated| isolated.tools.ids.user),
-    )
+/// The host uid (and gid) of the sandbox's user when what the engine makes must be given
+/// to it: a root engine's isolated sandbox (an ordinary engine's files are the user's
+/// already, and without isolation there is no other user).
+pub fn user_to_give(core: &Core) -> Option<u32> {
+    core.isolated
+        .as_ref()
+        .filter(|isolated| isolated.tools.ids.root.is_some())
+        .map(|isolated| isolated.tools.ids.user)
 }
 
-impl Giver {
-    pub fn give(self, file: &std::fs::File) {
-        if let Some(user) = self.0 {
-            let _ = std::os::unix::fs::fchown(file, Some(user), Some(user));
-        }
+/// Gives a file the API is making to the sandbox's user, by its descriptor
+/// ([`user_to_give`]; nothing to do otherwise).
+pub fn give(user: Option<u32>, file: &std::fs::File) {
+    if let Some(user) = user {
+        let _ = std::os::unix::fs::fchown(file, Some(user), Some(user));
     }
 }
 
 /// Gives what the engine just made at `host` (a file or folder, and the folders made on
 /// the way) to the sandbox's user, as if the user had made it: a root engine's own files
-/// would be nobody's inside, and read-only to the user.
+/// would be nobody's inside, and read-only to the user. `host` itself may be the user's
+/// already (a written file is given before it is renamed into place); the folders above
+/// it are given up to the first that is not the engine's.
 pub fn own(core: &Core, host: &Path) {
     use std::os::unix::fs::MetadataExt;
-    let Some(isolated) = &core.isolated else {
+    let (Some(user), Some(isolated)) = (user_to_give(core), &core.isolated) else {
         return;
     };
-    if isolated.tools.ids.root.is_none() {
-        return; // the engine's user is the sandbox's user already
-    }
-    let user = Some(isolated.tools.ids.user);
     let folders = [isolated.view.home(), isolated.view.tmp()];
     let mut at = Some(host);
     while let Some(path) = at {
@@ -302,8 +296,9 @@ pub fn own(core: &Core, host: &Path) {
         }
         match std::fs::symlink_metadata(path) {
             Ok(meta) if meta.uid() == 0 => {
-                let _ = std::os::unix::fs::lchown(path, user, user);
+                let _ = std::os::unix::fs::lchown(path, Some(user), Some(user));
             }
+            Ok(_) if path == host => {}
             _ => break,
         }
         at = path.parent();

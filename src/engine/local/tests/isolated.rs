@@ -52,9 +52,24 @@ async fn an_isolated_sandbox_has_one_tree_for_commands_and_files() {
     let names = |e: &crate::wire::EntryInfo| (e.owner.clone(), e.group.clone());
     let user = Some("user".to_owned());
     assert_eq!(names(&made), (user.clone(), user.clone()));
+    // A file written into new folders: the file and the folders made for it are the user's.
+    let body: crate::engine::provider::ByteStream =
+        Box::pin(futures::stream::iter([Ok(bytes::Bytes::from_static(b"x"))]));
+    let query = crate::wire::WriteQuery {
+        path: Some("/tmp/w/x/f.txt".into()),
+        ..crate::wire::WriteQuery::default()
+    };
+    let written = sandbox.write_file(query, body).await.unwrap();
+    assert_eq!(names(&written), (user.clone(), user.clone()));
+    let folder = sandbox.file_info("/tmp/w").await.unwrap();
+    assert_eq!(
+        names(&folder),
+        (user.clone(), user.clone()),
+        "its new folders too"
+    );
     let out = sandbox
         .run(shell(
-            "pwd; id -un; touch /tmp/made/deep/f && echo writable",
+            "pwd; id -un; touch /tmp/made/deep/f /tmp/w/x/g && echo writable",
             None,
         ))
         .await
