@@ -238,6 +238,18 @@ pub fn check_env(field: &str, env: &BTreeMap<String, String>) -> ProviderResult<
     Ok(())
 }
 
+/// A program and its arguments as `execve` takes them: no NUL byte in any (`program` and
+/// `args` name the fields, e.g. `cmd`, `shell`).
+pub fn check_argv(names: (&str, &str), program: &str, args: &[String]) -> ProviderResult<()> {
+    if program.contains('\0') || args.iter().any(|a| a.contains('\0')) {
+        return Err(EngineError::new(
+            Code::InvalidArgument,
+            format!("`{}` and `{}` must not hold NUL bytes", names.0, names.1),
+        ));
+    }
+    Ok(())
+}
+
 fn unsupported<T>(feature: Feature) -> ProviderResult<T> {
     Err(EngineError::new(
         Code::FeatureNotSupported,

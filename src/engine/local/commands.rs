@@ -4,7 +4,9 @@
 //! them while they run. `cmd` alone is a shell line for `/bin/sh -c`; with `args` it is a
 //! program found on the sandbox's `PATH`, run without a shell.
 
-use super::super::provider::{CommandOutcome, Event, EventStream, ProviderResult, check_env};
+use super::super::provider::{
+    CommandOutcome, Event, EventStream, ProviderResult, check_argv, check_env,
+};
 use super::sandbox::Core;
 use super::{env, inside};
 use crate::error::engine::{Code, EngineError};
@@ -52,9 +54,11 @@ fn prepare(
     if body.cmd.trim().is_empty() {
         return Err(invalid("`cmd` must not be empty"));
     }
-    if body.cmd.contains('\0') || body.args.iter().flatten().any(|a| a.contains('\0')) {
-        return Err(invalid("`cmd` and `args` must not hold NUL bytes"));
-    }
+    check_argv(
+        ("cmd", "args"),
+        &body.cmd,
+        body.args.as_deref().unwrap_or_default(),
+    )?;
     let extra = body.env.clone().unwrap_or_default();
     check_env("env", &extra)?;
     let timeout = limit(body.timeout, COMMAND_TIMEOUT_DEFAULT_S)?;

@@ -3,7 +3,9 @@
 //! it starts is found). The terminal lives as long as its client: when the client's input
 //! closes, the shell and its session are ended.
 
-use super::super::provider::{ProviderResult, TerminalInput, TerminalIo, TerminalOpen, check_env};
+use super::super::provider::{
+    ProviderResult, TerminalInput, TerminalIo, TerminalOpen, check_argv, check_env,
+};
 use super::sandbox::Core;
 use super::{env, inside};
 use crate::error::engine::{Code, EngineError};
@@ -19,12 +21,7 @@ const INPUT_QUEUE: usize = 64;
 pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<TerminalIo> {
     let size = Size::new(open.cols, open.rows).map_err(|e| EngineError::from_domain(&e))?;
     let who = inside::identity(core, open.user.as_deref())?;
-    if open.shell.contains('\0') || open.args.iter().any(|a| a.contains('\0')) {
-        return Err(EngineError::new(
-            Code::InvalidArgument,
-            "`shell` and `args` must not hold NUL bytes",
-        ));
-    }
+    check_argv(("shell", "args"), &open.shell, &open.args)?;
     check_env("env", &open.env)?;
     let shell = open.shell.as_str();
     // `TERM` first: a caller's own `TERM` in `env` wins.

@@ -134,7 +134,7 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "engine/terminal/006",
-            spec: "`args` (a JSON array of strings) and `env` (a JSON object of strings) in the query are the shell's arguments and added variables, `cwd` its working directory (relative to the sandbox's); the close reason is `{\"exit_code\":N}` with the shell's exit status. JSON that is not of that shape, a variable name that is not one, or a `cwd` that is not a directory of the sandbox is refused before the upgrade: 400 `E4001`, 404 `E2004`.",
+            spec: "`args` (a JSON array of strings) and `env` (a JSON object of strings) in the query are the shell's arguments and added variables, `cwd` its working directory (relative to the sandbox's); the close reason is `{\"exit_code\":N}` with the shell's exit status. JSON that is not of that shape, an argument holding a NUL byte, a variable name that is not one, or a `cwd` that is not a directory of the sandbox is refused before the upgrade: 400 `E4001`, 404 `E2004`.",
             profile: &profiles::LOCAL,
             tags: ["feature:terminal"],
             endpoints: ["terminal"],
@@ -157,6 +157,7 @@ pub fn cases() -> Vec<Case> {
                     (format!("args={}", q("-l")), 400, "E4001"),
                     (format!("args={}", q(r#"{"a":1}"#)), 400, "E4001"),
                     (format!("args={}", q("[1]")), 400, "E4001"),
+                    (format!("args={}", q(r#"["a\u0000b"]"#)), 400, "E4001"),
                     (format!("env={}", q(r#"["MARK"]"#)), 400, "E4001"),
                     (format!("env={}", q(r#"{"1MARK":"x"}"#)), 400, "E4001"),
                     (format!("env={}", q(r#"{"A B":"x"}"#)), 400, "E4001"),
