@@ -28,7 +28,7 @@ fn shell(env: &BTreeMap<String, String>) -> String {
     for (i, (name, value)) in env.iter().enumerate() {
         out.push_str(&format!(
             "if [ -n \"${{{name}+x}}\" ]; then __svc_old_{i}=${name}; \
-             __svc_restore=\"$__svc_restore {name}=\\$__svc_old_{i};\"; \
+             __svc_restore=\"$__svc_restore {name}=\\$__svc_old_{i}; unset __svc_old_{i};\"; \
              else __svc_restore=\"$__svc_restore unset {name};\"; fi\n\
              export {name}={}\n",
             quoted(value)
@@ -55,6 +55,21 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "it's $HOME `x`");
+    }
+
+    #[test]
+    fn a_shell_run_restores_and_leaves_no_saved_copy() {
+        let env = BTreeMap::from([("HOME".to_owned(), "/over".to_owned())]);
+        let script = format!(
+            "HOME=/was; __svc_restore=; {}printf '%s ' \"$HOME\"; eval \"$__svc_restore\"; \
+             printf '%s %s' \"$HOME\" \"${{__svc_old_0-gone}}\"",
+            shell(&env)
+        );
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "/over /was gone");
     }
 
     #[test]
