@@ -73,17 +73,6 @@ fn bash_true() -> CommandBody {
     }
 }
 
-fn source_file(dir: &Path, mib: u64) -> PathBuf {
-    let path = dir.join("source.bin");
-    let chunk: Vec<u8> = (0..1024 * 1024).map(|i| (i % 251) as u8).collect();
-    let mut all = Vec::with_capacity((mib * 1024 * 1024) as usize);
-    for _ in 0..mib {
-        all.extend_from_slice(&chunk);
-    }
-    std::fs::write(&path, all).unwrap();
-    path
-}
-
 #[tokio::main]
 async fn main() {
     let rounds = arg("--rounds", 200);
@@ -167,7 +156,7 @@ async fn main() {
     }
 
     let work = tempfile::tempdir().unwrap();
-    let source = source_file(work.path(), mib);
+    let source = support::source_file(work.path(), mib);
     let mut cp = Vec::new();
     for round in 0..3 {
         let target = work.path().join(format!("cp-{round}.bin"));

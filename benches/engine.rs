@@ -387,7 +387,7 @@ fn descendants(root: u32) -> Vec<u32> {
 
 async fn files(client: &Client, mib: u64) {
     let work = tempfile::tempdir().unwrap();
-    let source = source_file(work.path(), mib);
+    let source = support::source_file(work.path(), mib);
     let sandbox = client.create(&CreateSandbox::default()).await.unwrap();
     let id = sandbox.sandbox_id;
     let (mut put, mut get, mut cp) = (Vec::new(), Vec::new(), Vec::new());
@@ -436,19 +436,6 @@ async fn files(client: &Client, mib: u64) {
         cp / get
     );
     client.kill(&id).await.unwrap();
-}
-
-/// `n` MiB of bytes in a new file of `dir`.
-fn source_file(dir: &Path, mib: u64) -> PathBuf {
-    use std::io::Write;
-    let source = dir.join("source.bin");
-    let mut file = std::fs::File::create(&source).unwrap();
-    let block: Vec<u8> = (0..1024 * 1024).map(|i| (i * 31 % 251) as u8).collect();
-    for _ in 0..mib {
-        file.write_all(&block).unwrap();
-    }
-    file.sync_all().unwrap();
-    source
 }
 
 /// A PUT then a GET of `source` (`mib` MiB) through `client`: their times in ms.
@@ -525,7 +512,7 @@ async fn rest_hop(front_state: &Path, rounds: u64, mib: u64) {
     );
 
     let work = tempfile::tempdir().unwrap();
-    let source = source_file(work.path(), mib);
+    let source = support::source_file(work.path(), mib);
     let out = work.path().join("out.bin");
     let (mut put, mut get) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
     for _ in 0..3 {

@@ -84,3 +84,17 @@ pub fn cp_once(source: &std::path::Path, target: &std::path::Path) -> f64 {
     std::fs::remove_file(target).unwrap();
     took
 }
+
+/// `mib` MiB of a fixed pattern in a new file of `dir`, synced: the source of the file
+/// benches.
+pub fn source_file(dir: &std::path::Path, mib: u64) -> std::path::PathBuf {
+    use std::io::Write;
+    let source = dir.join("source.bin");
+    let mut file = std::fs::File::create(&source).unwrap();
+    let block: Vec<u8> = (0..1024 * 1024).map(|i| (i * 31 % 251) as u8).collect();
+    for _ in 0..mib {
+        file.write_all(&block).unwrap();
+    }
+    file.sync_all().unwrap();
+    source
+}
