@@ -134,11 +134,11 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "engine/terminal/006",
-            spec: "`args` (a JSON array of strings) and `env` (a JSON object of strings) in the query are the shell's arguments and added variables, `cwd` its working directory (relative to the sandbox's); the close reason is `{\"exit_code\":N}` with the shell's exit status. JSON that is not of that shape, an argument holding a NUL byte, a variable name that is not one, or a `cwd` that is not a directory of the sandbox is refused before the upgrade: 400 `E4001`, 404 `E2004`.",
+            spec: "`args` (a JSON array of strings) and `env` (a JSON object of strings) in the query are the shell's arguments and added variables, `cwd` its working directory (relative to the sandbox's); the close reason is `{\"exit_code\":N}` with the shell's exit status. JSON that is not of that shape, an argument holding a NUL byte, a variable name that is not one, or a `cwd` that is not a directory of the sandbox is refused before the upgrade: 400 `E4001`, 404 `E2004`, and 400 `E4005` for one out of the sandbox.",
             profile: &profiles::LOCAL,
             tags: ["feature:terminal"],
             endpoints: ["terminal"],
-            codes: ["E4001", "E2004"],
+            codes: ["E4001", "E2004", "E4005"],
             run: |ctx| async move {
                 let id = sandbox(&ctx).await?;
                 sh(&ctx, &id, "mkdir -p work/sub").await?;
@@ -162,6 +162,8 @@ pub fn cases() -> Vec<Case> {
                     (format!("env={}", q(r#"{"1MARK":"x"}"#)), 400, "E4001"),
                     (format!("env={}", q(r#"{"A B":"x"}"#)), 400, "E4001"),
                     ("cwd=nowhere".to_owned(), 404, "E2004"),
+                    // The attack: a working directory out of the sandbox.
+                    (format!("cwd={}", q("../../etc")), 400, "E4005"),
                 ] {
                     let resp = ctx.ws_refused(&sb(&id, &format!("/terminal?shell=/bin/sh&{query}")), &pairs).await?;
                     expect_error(&resp, status, code).map_err(|e| anyhow!("{query}: {e:#}"))?;
