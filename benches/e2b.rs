@@ -10,14 +10,18 @@
 //!   under 1 ms at p50. Floors: spawning `true` and `bash -l -c true` directly.
 //! - files: the SDK's `files.write` and `files.read` of 64 MiB (`--mib N`), against `cp` of
 //!   the same file; the SDK holds the whole file in memory and copies it, which is the floor
-//!   no front can move; and the same `POST`/`GET /files` by a plain HTTP client, which is
-//!   what the front itself allows.
+//!   no front can move; and the same `POST`/`GET /files` by a client that copies nothing
+//!   (`sendfile` out, `splice` in), which is what the front itself allows, against the
+//!   file sent over one loopback TCP connection the same way.
 //!
 //! Needs the SDK's venv (`just e2b-python-env`; `SVC_E2B_VENV` names another).
 
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
+#[path = "support/raw_client.rs"]
+#[allow(dead_code)]
+mod raw_client;
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -162,38 +166,39 @@ async fn main() {
         let target = work.path().join(format!("cp-{round}.bin"));
         cp.push(support::cp_once(&source, &target));
     }
-    // The same bytes through the front's `/files` by a plain HTTP client: what the front
-    // itself allows, apart from the SDK's own copies.
-    let bytes = std::fs::read(&source).unwrap();
-    let (mut plain_write, mut plain_read) = (Vec::new(), Vec::new());
-    for round in 0..3 {
-        let path = format!("/home/user/plain-{round}.bin");
-        let files = |method| {
-            http.request(method, format!("{envd}/files?path={path}"))
-                .header("e2b-sandbox-id", &sandbox_id)
-                .header("x-access-token", &token)
-        };
-        let started = Instant::now();
-        let written = files(reqwest::Method::POST)
-            .header("content-type", "application/octet-stream")
-            .body(bytes.clone())
-            .send()
-            .await
-            .unwrap();
-        assert!(written.status().is_success(), "{}", written.status());
-        plain_write.push(ms(started.elapsed()));
-        let started = Instant::now();
-        let back = files(reqwest::Method::GET)
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        plain_read.push(ms(started.elapsed()));
-        assert_eq!(back.len(), bytes.len());
+    // The same bytes through the front's `/files` by a client that copies nothing (the
+    // body sent with `sendfile`, the answer spliced into a file): what the front itself
+    // allows, apart from the SDK's own copies; against the file-over-TCP floor.
+    let (mut plain_write, mut plain_read, mut over_tcp) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..5 {
+        let (envd, sandbox_id, token) = (envd.clone(), sandbox_id.clone(), token.clone());
+        let (source, back, tcp) = (
+            source.clone(),
+            work.path().join(format!("plain-back-{round}.bin")),
+            work.path().join(format!("tcp-{round}.bin")),
+        );
+        let (write_s, read_s, tcp_s) = tokio::task::spawn_blocking(move || {
+            let target = format!("/files?path=/home/user/plain-{round}.bin");
+            let headers = [
+                ("e2b-sandbox-id", sandbox_id.as_str()),
+                ("x-access-token", token.as_str()),
+            ];
+            let mut with_type = headers.to_vec();
+            with_type.push(("content-type", "application/octet-stream"));
+            let write_s = raw_client::send_file(&envd, "POST", &target, &with_type, &source);
+            let read_s = raw_client::get_splice_with(&envd, &target, &headers, &back);
+            assert_eq!(
+                std::fs::metadata(&back).unwrap().len(),
+                std::fs::metadata(&source).unwrap().len()
+            );
+            (write_s, read_s, raw_client::file_over_tcp(&source, &tcp))
+        })
+        .await
+        .unwrap();
+        plain_write.push(write_s * 1000.0);
+        plain_read.push(read_s * 1000.0);
+        over_tcp.push(tcp_s * 1000.0);
     }
-    drop(bytes);
 
     let out = tokio::process::Command::new(python())
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/e2b_sdk.py"))
@@ -246,7 +251,8 @@ async fn main() {
         s50 - c50
     );
     let cp = median(cp);
-    let (plain_write, plain_read) = (median(plain_write), median(plain_read));
+    let (plain_write, plain_read, over_tcp) =
+        (median(plain_write), median(plain_read), median(over_tcp));
     let rate = |t: f64| mib as f64 / (t / 1000.0);
     println!(
         "e2b files {mib} MiB through the Python SDK: write {write:.0} ms ({:.0} MiB/s), read \
@@ -259,11 +265,16 @@ async fn main() {
         cp / read
     );
     println!(
-        "e2b files {mib} MiB through the front's /files by a plain HTTP client (the SDK's \
-         request without its copies): write {plain_write:.0} ms ({:.0} MiB/s), read \
-         {plain_read:.0} ms ({:.0} MiB/s); throughput ratio to cp: write {:.2}, read {:.2}",
+        "e2b files {mib} MiB through the front's /files by a client that copies nothing (the \
+         SDK's request without its copies): write {plain_write:.0} ms ({:.0} MiB/s), read \
+         {plain_read:.0} ms ({:.0} MiB/s); floor: the file over one loopback TCP connection \
+         {over_tcp:.0} ms ({:.0} MiB/s); throughput ratio to that floor: write {:.2}, read {:.2}; \
+         to cp: write {:.2}, read {:.2}",
         rate(plain_write),
         rate(plain_read),
+        rate(over_tcp),
+        over_tcp / plain_write,
+        over_tcp / plain_read,
         cp / plain_write,
         cp / plain_read
     );

@@ -19,6 +19,7 @@
 //! copies (for a profiler).
 
 #[path = "support/raw_client.rs"]
+#[allow(dead_code)]
 mod raw_client;
 #[path = "support/server.rs"]
 mod server;

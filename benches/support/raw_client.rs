@@ -13,8 +13,14 @@ use std::time::Instant;
 
 const PIPE: usize = 1024 * 1024;
 
+/// `127.0.0.1:PORT` of `http://127.0.0.1:PORT`: where to connect, and the request's `Host`
+/// (a server that guards against DNS rebinding refuses any other).
+fn authority(base: &str) -> &str {
+    base.trim_start_matches("http://").trim_end_matches('/')
+}
+
 fn connect(base: &str) -> TcpStream {
-    let stream = TcpStream::connect(base.trim_start_matches("http://")).unwrap();
+    let stream = TcpStream::connect(authority(base)).unwrap();
     stream.set_nodelay(true).unwrap();
     stream
 }
@@ -47,13 +53,27 @@ fn content_length(head: &str) -> u64 {
 /// PUT `src` to `target` (a request target: path and query), the body sent with
 /// `sendfile`; the seconds from connect to the whole answer.
 pub fn put_sendfile(base: &str, target: &str, src: &Path) -> f64 {
+    send_file(base, "PUT", target, &[], src)
+}
+
+/// `method` `target` with `headers`, the body `src` sent with `sendfile`; the seconds from
+/// connect to the whole (2xx) answer.
+pub fn send_file(
+    base: &str,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    src: &Path,
+) -> f64 {
     let started = Instant::now();
     let file = File::open(src).unwrap();
     let len = file.metadata().unwrap().len();
     let mut stream = connect(base);
     write!(
         stream,
-        "PUT {target} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
+        "{method} {target} HTTP/1.1\r\nHost: {}\r\n{}Content-Length: {len}\r\nConnection: close\r\n\r\n",
+        authority(base),
+        header_lines(headers)
     )
     .unwrap();
     let mut offset: i64 = 0;
@@ -63,7 +83,7 @@ pub fn put_sendfile(base: &str, target: &str, src: &Path) -> f64 {
         assert!(sent > 0, "sendfile sent nothing");
     }
     let (head, mut body) = read_head(&mut stream);
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.starts_with("HTTP/1.1 2"), "{head}");
     stream.read_to_end(&mut body).unwrap();
     started.elapsed().as_secs_f64()
 }
@@ -71,12 +91,19 @@ pub fn put_sendfile(base: &str, target: &str, src: &Path) -> f64 {
 /// GET `target` into `dst`, the body spliced from the socket into the file; the seconds
 /// from connect to the last byte in the file.
 pub fn get_splice(base: &str, target: &str, dst: &Path) -> f64 {
+    get_splice_with(base, target, &[], dst)
+}
+
+/// [`get_splice`] with `headers` in the request.
+pub fn get_splice_with(base: &str, target: &str, headers: &[(&str, &str)], dst: &Path) -> f64 {
     let _ = std::fs::remove_file(dst);
     let started = Instant::now();
     let mut stream = connect(base);
     write!(
         stream,
-        "GET {target} HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n"
+        "GET {target} HTTP/1.1\r\nHost: {}\r\n{}Connection: close\r\n\r\n",
+        authority(base),
+        header_lines(headers)
     )
     .unwrap();
     let (head, early) = read_head(&mut stream);
@@ -86,6 +113,13 @@ pub fn get_splice(base: &str, target: &str, dst: &Path) -> f64 {
     out.write_all(&early).unwrap();
     splice_into(&stream, &out, early.len() as i64, len - early.len() as u64);
     started.elapsed().as_secs_f64()
+}
+
+fn header_lines(headers: &[(&str, &str)]) -> String {
+    headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect()
 }
 
 /// Moves `len` bytes from `stream` into `out` at `at` through a pipe, the file's blocks
