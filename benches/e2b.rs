@@ -17,11 +17,11 @@
 //! Needs the SDK's venv (`just e2b-python-env`; `SVC_E2B_VENV` names another).
 
 // Shared with the other benches; this one uses only part of it.
-#[allow(dead_code)]
-mod support;
 #[path = "support/raw_client.rs"]
 #[allow(dead_code)]
 mod raw_client;
+#[allow(dead_code)]
+mod support;
 
 use serde_json::{Value, json};
 use std::collections::HashMap;

@@ -77,8 +77,10 @@ pub fn guard_children(settings: &Settings) -> Vec<String> {
 fn hide(file: &std::path::Path) -> Result<(), String> {
     let hidden = hidden::make(&[file])?;
     before_exec::trial(before_exec::Steps {
+        join_cgroup: None,
         subreaper: false,
         hide: before_exec::Steps::hide(Some(hidden), None),
+        enter: None,
     })?;
     hidden::install(hidden);
     Ok(())

@@ -1,19 +1,27 @@
 //! What a child does to itself between fork and exec, for the supervisor's children and
 //! the terminals' shells alike: become a child subreaper
-//! ([`supervisor::trees`](crate::services::supervisor::trees)) and enter a view that hides
-//! the server's files ([`namespaces::hidden`](crate::services::namespaces::hidden)).
+//! ([`supervisor::trees`](crate::services::supervisor::trees)), enter a view that hides
+//! the server's files ([`namespaces::hidden`](crate::services::namespaces::hidden)), or
+//! walk into a sandbox's machine ([`namespaces::entry`](crate::services::namespaces::entry)).
 //! `pre_exec` is the only way to act in the child before its program runs; with the cgroup
 //! join (`services::cgroup::join_before_exec`) these are the crate's only `unsafe` blocks.
 
+use crate::services::cgroup::Join;
+use crate::services::namespaces::entry::Door;
 use crate::services::namespaces::hidden::Hidden;
 use std::ffi::CString;
+use std::sync::Arc;
 
 /// The steps one child takes; nothing is added when none is asked.
 #[derive(Debug, Clone, Default)]
 pub struct Steps {
+    /// The cgroup to join, first (its files are host paths).
+    pub join_cgroup: Option<Join>,
     pub subreaper: bool,
     /// The hiding to join and the working directory to go back to in it.
     pub hide: Option<(&'static Hidden, CString)>,
+    /// The machine the child walks into, last (its paths are the machine's after that).
+    pub enter: Option<Arc<Door>>,
 }
 
 impl Steps {
@@ -26,16 +34,22 @@ impl Steps {
     }
 
     fn any(&self) -> bool {
-        self.subreaper || self.hide.is_some()
+        self.join_cgroup.is_some() || self.subreaper || self.hide.is_some() || self.enter.is_some()
     }
 
     /// In the child. Only system calls on memory made before the fork.
     fn run(&self) -> std::io::Result<()> {
+        if let Some(join) = &self.join_cgroup {
+            join.run()?;
+        }
         if self.subreaper {
             nix::sys::prctl::set_child_subreaper(true)?;
         }
         if let Some((hidden, cwd)) = &self.hide {
             hidden.enter(cwd)?;
+        }
+        if let Some(door) = &self.enter {
+            door.walk_in()?;
         }
         Ok(())
     }
@@ -50,7 +64,8 @@ pub fn apply_std(command: &mut std::process::Command, steps: Steps) {
     }
     // SAFETY: the closure runs in the child between fork and exec, where only
     // async-signal-safe calls are allowed: `Steps::run` makes system calls only (prctl,
-    // setns, chdir), on data made before the fork, and builds its errors from
+    // setns, chdir, chroot, setgroups, setresgid, setresuid), on data made before the
+    // fork, and builds its errors from
     // an errno (no allocation).
     #[allow(unsafe_code)]
     unsafe {

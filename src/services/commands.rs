@@ -316,6 +316,7 @@ impl CommandSpec {
             },
             join_cgroup: Vec::new(),
             server_tool: false,
+            enter: None,
         };
         let outcome = supervisor::run(&spec)
             .await

@@ -227,22 +227,23 @@ impl Confiner {
         program: String,
         args: Vec<String>,
     ) -> Spec {
-        let (program, args, cwd) = match &self.machine {
+        let (program, args, cwd, enter) = match &self.machine {
             Some((tools, machine)) => {
                 let who = who.unwrap_or(Identity::User);
-                let (program, args) = machine.enter(tools, who, &cwd.shown, program, args);
-                (program, args, None)
+                let (program, args, entry) = machine.way_in(tools, who, &cwd.shown, program, args);
+                (program, args, None, entry)
             }
-            None => (program, args, Some(cwd.host.clone())),
+            None => (program, args, Some(cwd.host.clone()), None),
         };
         Spec {
             program,
             args,
             cwd,
+            enter,
             join_cgroup: self
                 .cgroup
                 .as_ref()
-                .map(Cgroup::procs_files)
+                .map(Cgroup::join_files)
                 .unwrap_or_default(),
             ..Spec::default()
         }

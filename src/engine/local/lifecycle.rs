@@ -12,7 +12,7 @@ use super::processes;
 use super::sandbox::{Core, ETC, HOME, TMP, Table, lock, not_found};
 use super::store::{self, Stored};
 use crate::error::engine::{Code, EngineError};
-use crate::services::cgroup::{self, Cgroups, Support};
+use crate::services::cgroup::{self, Cgroup, Cgroups, Support};
 use crate::services::namespaces::{self, Network, Plan, Tools};
 use crate::wire::{SandboxRecord, SandboxStatus};
 use std::path::Path;
@@ -66,21 +66,19 @@ pub async fn make(
         }
         stored.cgroup = cgroup.as_ref().map(|c| c.path().to_path_buf());
         if let Some((tools, network)) = &isolation {
+            // Born in the cgroup, so what is orphaned to its init stays counted.
+            let join_cgroup = cgroup.as_ref().map(Cgroup::join_files).unwrap_or_default();
             let plan = Plan {
                 hostname: &stored.record.sandbox_id,
                 home: &home,
                 tmp: &tmp,
                 etc: &base.join(ETC),
                 network: *network,
+                join_cgroup: &join_cgroup,
             };
             let machine = namespaces::start(tools, &plan)
                 .await
                 .map_err(|e| internal("make the sandbox's machine", e))?;
-            // Its init in the cgroup too, so what is orphaned inside stays counted.
-            if let Some(cgroup) = &cgroup {
-                let _ = cgroup.add(machine.pid);
-                let _ = cgroup.add(machine.keeper);
-            }
             stored.machine = Some(machine);
         }
         stored.record.status = SandboxStatus::Running;

@@ -3,10 +3,13 @@
 //! inside, so a pid read in a command's output can be listed, signalled and killed. A
 //! sandbox without a machine speaks the host's pids.
 //!
-//! A command of an isolated sandbox is started through `nsenter`, which stays outside (in
-//! the host's numbering) and forks the command inside. The registry holds the outer
-//! process (its stdin, output and exit are the command's); the API shows the inner one.
-//! The pair is noted when the command starts: the inner one is the outer's only child.
+//! A root engine starts a command of an isolated sandbox inside directly
+//! ([`Entry`](crate::services::namespaces::Entry)): the registry holds the command itself,
+//! by its host pid, and the API shows its pid inside. An ordinary engine starts it through
+//! `nsenter`, which stays outside (in the host's numbering) and forks the command inside:
+//! the registry holds the outer process (its stdin, output and exit are the command's) and
+//! the API shows the inner one, the outer's only child. Either pair is noted when the
+//! command starts.
 
 use super::sandbox::{Core, lock};
 use crate::services::namespaces;
@@ -14,7 +17,8 @@ use crate::services::proc_scan::{self, Found};
 use std::time::{Duration, Instant};
 
 /// How long a start looks for the command inside its `nsenter`. The child is forked a
-/// few milliseconds after the spawn; the bound only matters on a machine under load.
+/// few milliseconds after the spawn; the bound only matters on a machine under load. (A
+/// command started inside directly is found at once.)
 const INNER_WAIT: Duration = Duration::from_secs(2);
 /// How often it looks.
 const INNER_TICK: Duration = Duration::from_micros(100);
@@ -29,17 +33,21 @@ pub struct Shown {
 
 impl Core {
     /// Notes the command the registry started as `outer` and answers the pid the API
-    /// gives it: `outer` itself without a machine, else the pid inside of the process
-    /// `nsenter` forked. A command not seen inside within the wait keeps `outer` as its
-    /// number, noted as its own pair so it stays addressable while it runs.
+    /// gives it: `outer` itself without a machine, else its pid inside (started inside) or
+    /// that of the process its `nsenter` forked. A command not seen inside within the wait
+    /// keeps `outer` as its number, noted as its own pair so it stays addressable while it
+    /// runs.
     pub async fn note_command(&self, outer: u32) -> u32 {
         if self.isolated.is_none() {
             return outer;
         }
-        let inner = tokio::task::spawn_blocking(move || find_inner(outer))
-            .await
-            .ok()
-            .flatten();
+        let inner = match namespaces::inner_ids(outer) {
+            Some((inner, _)) => Some(inner),
+            None => tokio::task::spawn_blocking(move || find_inner(outer))
+                .await
+                .ok()
+                .flatten(),
+        };
         // Not seen inside (it ended at once, or the machine is slow past the wait): the API
         // gives the outer number, and the pair still makes it addressable while it runs.
         let inner = inner.unwrap_or(outer);

@@ -6,7 +6,7 @@
 
 use super::super::provider::ProviderResult;
 use super::env;
-use super::store::{self, Stored};
+use super::store::{self, Flush, Stored};
 use crate::engine::table::{Life, Member};
 use crate::error::engine::{Code, EngineError};
 use crate::services::cgroup::Cgroup;
@@ -125,14 +125,9 @@ impl Core {
             Some(_) => env::inside(&id, &stored.envs),
             None => env::base(&home, &id, &stored.envs),
         };
-        let joins = cgroup.clone();
-        let contexts = Contexts::with_started(Arc::new(move |pid| {
-            // An interpreter waits for its first run before it does anything: moved now,
-            // all it ever starts is inside.
-            if let Some(cgroup) = &joins {
-                let _ = cgroup.add(pid);
-            }
-        }));
+        // An interpreter joins the cgroup before it runs, as every process of the sandbox
+        // does (its spec is the confiner's).
+        let contexts = Contexts::default();
         Ok(Core {
             life: Life::new(&id),
             id,
@@ -187,9 +182,17 @@ impl Core {
 
     /// Changes the record with `change` and writes it.
     pub fn update(&self, change: impl FnOnce(&mut Stored)) -> ProviderResult<SandboxRecord> {
+        self.update_with(change, Flush::Synced)
+    }
+
+    fn update_with(
+        &self,
+        change: impl FnOnce(&mut Stored),
+        flush: Flush,
+    ) -> ProviderResult<SandboxRecord> {
         let mut stored = lock(&self.stored);
         change(&mut stored);
-        store::save(&self.dir, &stored).map_err(|e| {
+        store::save_with(&self.dir, &stored, flush).map_err(|e| {
             EngineError::new(
                 Code::Internal,
                 format!("cannot write the record of `{}`: {e}", self.id),
@@ -199,22 +202,35 @@ impl Core {
     }
 
     /// Notes a process group a command started, so its members are found even once they
-    /// drop the mark.
+    /// drop the mark. Not in an isolated sandbox, whose processes are found by its pid
+    /// namespace, which none can leave.
     pub fn note_group(&self, pgid: u32) {
-        let _ = self.update(|s| {
-            if !s.groups.contains(&pgid) {
-                s.groups.push(pgid);
-            }
-        });
+        if self.isolated.is_some() {
+            return;
+        }
+        let _ = self.update_with(
+            |s| {
+                if !s.groups.contains(&pgid) {
+                    s.groups.push(pgid);
+                }
+            },
+            Flush::Cached,
+        );
     }
 
-    /// Notes a session a terminal started.
+    /// Notes a session a terminal started (as [`Core::note_group`]).
     pub fn note_session(&self, sid: u32) {
-        let _ = self.update(|s| {
-            if !s.sessions.contains(&sid) {
-                s.sessions.push(sid);
-            }
-        });
+        if self.isolated.is_some() {
+            return;
+        }
+        let _ = self.update_with(
+            |s| {
+                if !s.sessions.contains(&sid) {
+                    s.sessions.push(sid);
+                }
+            },
+            Flush::Cached,
+        );
     }
 
     /// Every process of the sandbox now (zombies included), and the groups and sessions
@@ -254,10 +270,13 @@ impl Core {
             .filter(|s| live(*s, |f| f.stat.sid))
             .collect();
         if kept_groups != groups || kept_sessions != sessions {
-            let _ = self.update(|s| {
-                s.groups.retain(|g| kept_groups.contains(g));
-                s.sessions.retain(|x| kept_sessions.contains(x));
-            });
+            let _ = self.update_with(
+                |s| {
+                    s.groups.retain(|g| kept_groups.contains(g));
+                    s.sessions.retain(|x| kept_sessions.contains(x));
+                },
+                Flush::Cached,
+            );
         }
         found
     }

@@ -35,26 +35,33 @@ pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<Termi
             format!("no shell `{shell}` in sandbox `{}`", core.id),
         )
     })?;
-    // Through the machine; the cgroup is joined below, once the shell has a pid (a PTY's
-    // session leader cannot be started by a wrapping shell without losing the terminal).
-    let (through, cwd, ptmx_in) = match &core.isolated {
+    // Into the machine, and the cgroup joined by the shell itself before it runs.
+    let (through, enter, cwd, ptmx_in) = match &core.isolated {
         Some(isolated) => {
-            let (program, args) = isolated.machine.enter(
+            let (program, args, entry) = isolated.machine.way_in(
                 &isolated.tools,
                 who.unwrap_or(crate::services::namespaces::Identity::User),
                 &cwd.shown,
                 shell.clone(),
                 open.args.clone(),
             );
+            // Started through `nsenter` when the engine may not enter directly.
+            let through = entry.is_none().then_some((program, args));
             // The sandbox's own devpts, so the shell's terminal has a name inside.
-            (Some((program, args)), None, Some(isolated.machine.root()))
+            (through, entry, None, Some(isolated.machine.root()))
         }
-        None => (None, Some(cwd.host.clone()), None),
+        None => (None, None, Some(cwd.host.clone()), None),
     };
     let spec = pty::Spec {
         shell,
         args: open.args.clone(),
         through,
+        enter,
+        join_cgroup: core
+            .cgroup
+            .as_ref()
+            .map(crate::services::cgroup::Cgroup::join_files)
+            .unwrap_or_default(),
         cwd,
         ptmx_in,
         env,
@@ -65,12 +72,7 @@ pub async fn open(core: &Arc<Core>, open: &TerminalOpen) -> ProviderResult<Termi
         .terminals
         .create(&core.id, &spec)
         .map_err(|e| EngineError::from_domain(&e))?;
-    // The shell leads its own session; it has not read its first line yet, so what it
-    // runs is inside the cgroup (its startup files may race the move: said, not hidden).
     core.note_session(record.pid);
-    if let Some(cgroup) = &core.cgroup {
-        let _ = cgroup.add(record.pid);
-    }
     drop(pass);
     let terminal = core
         .terminals

@@ -274,6 +274,7 @@ async fn execute(
         },
         join_cgroup: Vec::new(),
         server_tool: false,
+        enter: None,
     };
     let mut child = match Streaming::spawn(&spec) {
         Ok(child) => child,

@@ -355,8 +355,8 @@ fn a_child_joins_every_hierarchy_before_it_runs() {
     let (a, b) = (dir.path().join("a b"), dir.path().join("it's"));
     for folder in [&a, &b] {
         std::fs::create_dir(folder).unwrap();
-        // What a cgroup folder holds from its making; written `0` by the child ("me").
-        std::fs::write(folder.join("cgroup.procs"), "").unwrap();
+        // What a v1 cgroup folder holds from its making; written `0` by the child ("me").
+        std::fs::write(folder.join("tasks"), "").unwrap();
     }
     let cgroup = Cgroup {
         dirs: vec![a.clone(), b.clone()],
@@ -364,14 +364,12 @@ fn a_child_joins_every_hierarchy_before_it_runs() {
     };
     let mut command = std::process::Command::new("echo");
     command.args(["hello", "$HOME"]);
-    join_before_exec(&mut command, &cgroup.procs_files());
+    // On v1 the child moves its one thread (`tasks`), never its group (`cgroup.procs`).
+    join_before_exec(&mut command, &cgroup.join_files());
     let out = command.output().unwrap();
     assert_eq!(out.stdout, b"hello $HOME\n", "arguments pass untouched");
     for folder in [&a, &b] {
-        assert_eq!(
-            std::fs::read_to_string(folder.join("cgroup.procs")).unwrap(),
-            "0"
-        );
+        assert_eq!(std::fs::read_to_string(folder.join("tasks")).unwrap(), "0");
     }
     // It cannot join one: nothing runs, the spawn fails.
     let missing = Cgroup {
@@ -380,7 +378,7 @@ fn a_child_joins_every_hierarchy_before_it_runs() {
     };
     let mut command = std::process::Command::new("echo");
     command.arg("ran");
-    join_before_exec(&mut command, &missing.procs_files());
+    join_before_exec(&mut command, &missing.join_files());
     let e = command.output().unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::NotFound);
 }

@@ -141,10 +141,6 @@ pub struct ContextInfo {
     pub pid: u32,
 }
 
-/// Called with the pid of every interpreter a [`Contexts`] starts, before it runs any code
-/// (the engine moves it into its sandbox's cgroup).
-pub type Started = Arc<dyn Fn(u32) + Send + Sync>;
-
 /// Why a context run failed before it ran.
 #[derive(Debug)]
 pub enum Error {
@@ -173,7 +169,6 @@ impl std::fmt::Display for Error {
 pub struct Contexts {
     inner: Arc<Mutex<HashMap<Key, Arc<Context>>>>,
     sweeper: std::sync::OnceLock<()>,
-    started: Option<Started>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -195,14 +190,6 @@ pub fn invalid_id(id: &str) -> Option<String> {
 }
 
 impl Contexts {
-    /// Contexts whose every interpreter is handed to `started` once spawned.
-    pub fn with_started(started: Started) -> Contexts {
-        Contexts {
-            started: Some(started),
-            ..Contexts::default()
-        }
-    }
-
     /// How many contexts are open (all owners).
     pub fn len(&self) -> usize {
         lock(&self.inner).len()
@@ -446,9 +433,6 @@ impl Contexts {
             ..launch.command(lang.driver_args.iter().map(|a| a.to_string()).collect())
         };
         let process = Process::spawn(&spec).map_err(Error::Io)?;
-        if let Some(started) = &self.started {
-            started(process.pid());
-        }
         Ok(Arc::new(Context {
             process,
             env: launch.env.clone(),

@@ -55,6 +55,13 @@ pub struct Plan<'a> {
     /// inside as a folder).
     pub etc: &'a Path,
     pub network: Network,
+    /// The cgroup the machine is born in ([`Cgroup::join_files`]; none: no cgroup): its
+    /// launcher joins it between fork and exec, so the init and everything it reaps is
+    /// counted there from the start, without moving a running process (which costs the
+    /// kernel a grace period).
+    ///
+    /// [`Cgroup::join_files`]: crate::services::cgroup::Cgroup::join_files
+    pub join_cgroup: &'a [std::path::PathBuf],
 }
 
 /// Makes the machine of `plan` and answers once its view is complete.
@@ -77,6 +84,7 @@ pub async fn start(tools: &Tools, plan: &Plan<'_>) -> io::Result<Machine> {
         // to the machines, which outlive the engine.
         .process_group(0)
         .kill_on_drop(false);
+    crate::services::cgroup::join_before_exec(command.as_std_mut(), plan.join_cgroup);
     let mut child = command.spawn()?;
     let mut stdout = child
         .stdout

@@ -25,6 +25,7 @@
 //! the system read-only, an `/etc` of its own ([`etc`]), its own `/proc` and a minimal
 //! `/dev`; [`View`] maps the paths a caller names to the host folders behind them.
 
+pub mod entry;
 pub mod etc;
 pub mod hidden;
 pub mod launch;
@@ -33,6 +34,7 @@ mod view;
 #[cfg(test)]
 mod tests;
 
+pub use entry::Entry;
 pub use launch::{Network, Plan, start};
 pub use view::{View, ViewError};
 
@@ -422,6 +424,7 @@ async fn probe_in(tools: Tools, home: &Path, tmp: &Path, etc: &Path) -> Support 
         tmp,
         etc,
         network: Network::Host,
+        join_cgroup: &[],
     };
     match start(&tools, &plan).await {
         Ok(machine) => {

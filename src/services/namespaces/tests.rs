@@ -122,6 +122,7 @@ async fn machine() -> Option<(Arc<Tools>, Machine, Scratch)> {
         tmp: &dir.path().join("tmp"),
         etc: &dir.path().join("etc"),
         network: Network::Loopback,
+        join_cgroup: &[],
     };
     let machine = start(&tools, &plan).await.unwrap();
     let mut dir = dir;

@@ -54,6 +54,12 @@ pub struct Spec {
     /// What is spawned in its place, when it starts through something (a sandbox's
     /// machine entry: the program and arguments ending with the shell); `None`: the shell.
     pub through: Option<(String, Vec<String>)>,
+    /// The sandbox machine the shell is started in, entered directly (then `shell` and
+    /// `cwd` are the machine's).
+    pub enter: Option<crate::services::namespaces::Entry>,
+    /// The cgroup the shell joins before it runs
+    /// ([`Cgroup::join_files`](crate::services::cgroup::Cgroup::join_files)).
+    pub join_cgroup: Vec<PathBuf>,
     pub cwd: Option<PathBuf>,
     /// The root whose `dev/pts/ptmx` the terminal is allocated from, when not the host's
     /// `/dev/ptmx`: a sandbox's (`/proc/<its pid 1>/root`), so that the shell's terminal is

@@ -304,15 +304,31 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
     // The shell's whole tree, where the server keeps trees: what leaves the session
     // (`setsid`) still ends with the terminal.
     let birth = Birth::begin();
+    let spawn_error = |source| Error::Spawn {
+        shell: spec.shell.clone(),
+        source,
+    };
+    let door = match &spec.enter {
+        Some(entry) => Some(Arc::new(entry.open().map_err(spawn_error)?)),
+        None => None,
+    };
     let steps = Steps {
+        join_cgroup: crate::services::cgroup::Join::new(&spec.join_cgroup),
         subreaper: birth.is_some(),
-        hide: Steps::hide(hidden::for_children(), spec.cwd.as_deref()),
+        hide: Steps::hide(
+            hidden::for_children().filter(|_| door.is_none()),
+            spec.cwd.as_deref(),
+        ),
+        enter: door.clone(),
     };
     command = before_exec::apply_pty(command, steps);
-    let child = command.spawn(pts).map_err(|e| Error::Spawn {
-        shell: spec.shell.clone(),
-        source: io_of(e),
-    })?;
+    let child = match &door {
+        Some(door) => door
+            .spawn_through(|| command.spawn(pts))
+            .map_err(spawn_error)?,
+        None => command.spawn(pts),
+    }
+    .map_err(|e| spawn_error(io_of(e)))?;
     let pid = child
         .id()
         .ok_or_else(|| Error::Io(std::io::Error::other("the shell has no pid")))?;

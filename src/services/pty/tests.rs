@@ -8,6 +8,8 @@ fn spec(env: &[(&str, &str)]) -> Spec {
         shell: "/bin/sh".into(),
         args: Vec::new(),
         through: None,
+        enter: None,
+        join_cgroup: Vec::new(),
         ptmx_in: None,
         cwd: None,
         env: env

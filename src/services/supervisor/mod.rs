@@ -58,6 +58,10 @@ pub struct Spec {
     /// runs as `process.run_as` when the operator set it
     /// ([`child_user`](crate::services::child_user)).
     pub server_tool: bool,
+    /// The sandbox machine the child is started in, entered directly
+    /// ([`Entry`](crate::services::namespaces::Entry)); `program` and `cwd` are then the
+    /// machine's.
+    pub enter: Option<crate::services::namespaces::Entry>,
 }
 
 /// What the child's stdin is.

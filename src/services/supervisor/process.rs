@@ -342,16 +342,27 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
     // Where the process keeps trees, every child of it is one (a child it did not count
     // as its own would be taken for a leftover and killed).
     let birth = Birth::begin();
+    let door = spec
+        .enter
+        .as_ref()
+        .map(|e| e.open())
+        .transpose()?
+        .map(Arc::new);
     let steps = Steps {
+        join_cgroup: None,
         subreaper: birth.is_some(),
-        // The server's own tool reads what the server reads.
+        // The server's own tool reads what the server reads; a machine hides the rest.
         hide: Steps::hide(
-            hidden::for_children().filter(|_| !spec.server_tool),
+            hidden::for_children().filter(|_| !spec.server_tool && door.is_none()),
             spec.cwd.as_deref(),
         ),
+        enter: door.clone(),
     };
     before_exec::apply_std(command.as_std_mut(), steps);
-    let mut child = command.spawn()?;
+    let mut child = match &door {
+        Some(door) => door.spawn_through(|| command.spawn())??,
+        None => command.spawn()?,
+    };
     let pid = child
         .id()
         .ok_or_else(|| std::io::Error::other("the child has no pid"))?;

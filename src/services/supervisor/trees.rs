@@ -239,8 +239,10 @@ mod tests {
             .stderr(Stdio::null())
             .process_group(0);
         let steps = crate::services::before_exec::Steps {
+            join_cgroup: None,
             subreaper: true,
             hide: None,
+            enter: None,
         };
         crate::services::before_exec::apply_std(&mut command, steps);
         let mut child = command.spawn().unwrap();

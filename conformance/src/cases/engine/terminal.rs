@@ -16,7 +16,7 @@ pub fn cases() -> Vec<Case> {
     vec![
         case! {
             id: "engine/terminal/001",
-            spec: "GET .../terminal?cols=&rows=&shell= upgrades to a WebSocket running the shell at that size: typed bytes go in binary frames, output comes in binary frames, a `resize` text frame resizes it, and the socket closes 1000 when the shell exits.",
+            spec: "GET .../terminal?cols=&rows=&shell= upgrades to a WebSocket running the shell at that size: typed bytes go in binary frames, output comes in binary frames, a `resize` text frame resizes it, the shell leads its own session and process group (by the sandbox's numbers), and the socket closes 1000 when the shell exits (`exit`: the reason is `{\"exit_code\":0}`).",
             profile: &profiles::LOCAL,
             tags: ["feature:terminal"],
             endpoints: ["terminal"],
@@ -31,13 +31,18 @@ pub fn cases() -> Vec<Case> {
                 ws.send(Message::text(r#"{"type":"resize","cols":120,"rows":40}"#)).await?;
                 type_line(&mut ws, "printf 'resized=%s=end\\n' \"$(stty size)\"").await?;
                 read_until(&mut ws, b"resized=40 120=end").await?;
+                // The shell leads its session and its group, as the sandbox numbers them (a
+                // session led from outside an isolated sandbox shows as 0 inside).
+                // (On failure the wait's message shows the three numbers.)
+                type_line(&mut ws, "set -- $(cut -d' ' -f1,5,6 /proc/$$/stat); if [ $1 != 0 ] && [ $1 = $2 ] && [ $2 = $3 ]; then printf 'lead=%s=end\\n' yes; else printf 'lead=%s=end\\n' \"$*\"; fi").await?;
+                read_until(&mut ws, b"lead=yes=end").await?;
+                // A job in the foreground, then the end.
+                type_line(&mut ws, "ls / >/dev/null; echo listed=$?=end").await?;
+                read_until(&mut ws, b"listed=0=end").await?;
                 type_line(&mut ws, "exit").await?;
-                // (The reason's status is checked by 006: an interactive dash in an isolated
-                // sandbox ends with 2, failing to give the terminal back to a process group
-                // outside its pid namespace.)
                 let (code, reason) = read_to_close(&mut ws).await?;
                 ensure!(code == 1000, "the shell's exit closes with 1000, not {code}");
-                ensure!(reason.starts_with(r#"{"exit_code":"#), "the close reason says how the shell ended: {reason:?}");
+                ensure!(reason == r#"{"exit_code":0}"#, "`exit` ends the shell with status 0: {reason:?}");
                 super::support::kill(&ctx, &id).await;
                 Ok(())
             },

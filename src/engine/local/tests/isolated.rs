@@ -201,3 +201,91 @@ async fn a_sandbox_whose_machine_died_is_ended_and_harms_no_other() {
     assert_eq!(still.stdout, b"alive\n");
     second_handle.kill().await.unwrap();
 }
+
+/// Every process of an isolated sandbox is born in its cgroup, never moved there after it
+/// started: the machine's init and its keeper, a command's background child, a code
+/// context's interpreter and a terminal's shell (each joins between fork and exec; a v1
+/// hierarchy by the one thread it has, `tasks`). Said and skipped without cgroups.
+#[tokio::test]
+async fn every_process_of_an_isolated_sandbox_is_born_in_its_cgroup() {
+    if let Support::Unavailable(why) = namespaces::support().await {
+        eprintln!("no namespaces on this machine, not tried: {why}");
+        return;
+    }
+    if let crate::services::cgroup::Support::Unavailable(why) = crate::services::cgroup::detect() {
+        eprintln!("no cgroups for sandboxes on this machine, not tried: {why}");
+        return;
+    }
+    let f = fixture();
+    let record = f
+        .provider
+        .create(
+            &conn("a"),
+            CreateSandbox {
+                isolation: Some(Isolation::Namespaces),
+                timeout: Some(60),
+                ..CreateSandbox::default()
+            },
+        )
+        .await
+        .unwrap();
+    let sandbox = f
+        .provider
+        .connect(&conn("a"), &record.sandbox_id)
+        .await
+        .unwrap();
+    let word = format!("sleep 303.{}", std::process::id());
+    sandbox
+        .run(shell(&format!("{word} >/dev/null 2>&1 &"), None))
+        .await
+        .unwrap();
+    let context = sandbox
+        .context_create(crate::wire::CreateContext {
+            language: Some("bash".into()),
+            cwd: None,
+        })
+        .await
+        .unwrap();
+    let _terminal = sandbox
+        .terminal(&crate::engine::provider::TerminalOpen {
+            cols: 80,
+            rows: 24,
+            shell: "/bin/sh".into(),
+            user: None,
+            args: Vec::new(),
+            env: Default::default(),
+            cwd: None,
+        })
+        .await
+        .unwrap();
+    let stored =
+        crate::engine::local::store::load(&f.dir.path().join("sandboxes").join(&record.sandbox_id))
+            .unwrap();
+    let machine = stored.machine.expect("a machine");
+    let primary = stored.cgroup.expect("a cgroup");
+    let members: Vec<u32> = std::fs::read_to_string(primary.join("cgroup.procs"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    let live = sandbox.host_pids().await.unwrap().unwrap();
+    let processes = sandbox.processes().await.unwrap();
+    assert!(
+        processes.iter().any(|p| p.cmd == word) && processes.iter().any(|p| p.tag == "code"),
+        "a background sleep and an interpreter run: {processes:?}"
+    );
+    assert!(
+        processes.iter().any(|p| p.tag == "terminal"),
+        "a terminal's shell runs: {processes:?}"
+    );
+    for pid in live.iter().chain([&machine.pid, &machine.keeper]) {
+        assert!(
+            members.contains(pid),
+            "process {pid} ({}) is not in the sandbox's cgroup {members:?}",
+            crate::services::proc_scan::cmdline(*pid)
+        );
+    }
+    sandbox.context_delete(&context.context_id).await.unwrap();
+    sandbox.kill().await.unwrap();
+    assert_eq!(on_host(&word), Vec::<u32>::new(), "outlived its sandbox");
+}

@@ -173,6 +173,7 @@ pub fn prepare(
         },
         join_cgroup: Vec::new(),
         server_tool: false,
+        enter: None,
     };
     let label = Label {
         tag: tag.unwrap_or_default(),

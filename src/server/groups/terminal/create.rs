@@ -93,6 +93,8 @@ async fn create(
         shell,
         args: Vec::new(),
         through: None,
+        enter: None,
+        join_cgroup: Vec::new(),
         ptmx_in: None,
         cwd: Some(cwd),
         env,

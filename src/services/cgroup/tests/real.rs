@@ -79,7 +79,7 @@ fn a_fork_bomb_stays_inside_its_pids_limit_and_the_group_freezes_and_dies() {
     let bomb = "for i in $(seq 50); do sleep 5 & done; wait";
     let mut command = Command::new("/bin/sh");
     command.args(["-c", bomb]);
-    join_before_exec(&mut command, &cgroup.procs_files());
+    join_before_exec(&mut command, &cgroup.join_files());
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
