@@ -37,7 +37,10 @@ pub async fn make(
     let mut cgroup = None;
     let made = async {
         stored.record.status = SandboxStatus::Creating;
-        store::save(dir, &stored).map_err(|e| internal("write the sandbox record", e))?;
+        // Not synced: it only lets a restarted engine clean up a create it interrupted,
+        // and the `running` record below is.
+        store::save_with(dir, &stored, store::Flush::Cached)
+            .map_err(|e| internal("write the sandbox record", e))?;
         // A root engine's machines keep their folders where bwrap may reach them.
         if let Some((tools, _)) = &isolation
             && tools.ids.root.is_some()

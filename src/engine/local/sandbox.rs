@@ -202,10 +202,11 @@ impl Core {
     }
 
     /// Notes a process group a command started, so its members are found even once they
-    /// drop the mark. Not in an isolated sandbox, whose processes are found by its pid
-    /// namespace, which none can leave.
+    /// drop the mark. Not where something a process cannot leave finds them already: an
+    /// isolated sandbox's pid namespace, a sandbox's cgroup. (Written, a note costs the
+    /// command a rename of the record, 1.3 ms measured.)
     pub fn note_group(&self, pgid: u32) {
-        if self.isolated.is_some() {
+        if !self.needs_notes() {
             return;
         }
         let _ = self.update_with(
@@ -220,7 +221,7 @@ impl Core {
 
     /// Notes a session a terminal started (as [`Core::note_group`]).
     pub fn note_session(&self, sid: u32) {
-        if self.isolated.is_some() {
+        if !self.needs_notes() {
             return;
         }
         let _ = self.update_with(
@@ -231,6 +232,10 @@ impl Core {
             },
             Flush::Cached,
         );
+    }
+
+    fn needs_notes(&self) -> bool {
+        self.isolated.is_none() && self.cgroup.is_none()
     }
 
     /// Every process of the sandbox now (zombies included), and the groups and sessions

@@ -26,7 +26,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// How long a machine may take to be ready.
 const READY_WAIT: Duration = Duration::from_secs(10);
-/// How often readiness is looked at.
+/// How often readiness is looked at: on a thread of its own, since a tokio timer sleeps at
+/// least a millisecond (and measured 1 to 2 per look).
 const TICK: Duration = Duration::from_micros(200);
 /// Host folders seen at the same place inside, read-only (links stay links): a program
 /// in one of them is the host's.
@@ -107,7 +108,10 @@ pub async fn start(tools: &Tools, plan: &Plan<'_>) -> io::Result<Machine> {
                 stdin.write_all(b"1").await?;
             }
         }
-        let keeper = ready(pid).await?;
+        let deadline = std::time::Instant::now() + READY_WAIT;
+        let keeper = tokio::task::spawn_blocking(move || ready(pid, deadline))
+            .await
+            .map_err(io::Error::other)??;
         let pidns = ns_inode(pid, "pid")
             .ok_or_else(|| io::Error::other("the machine's init has no pid namespace"))?;
         let started = crate::services::proc_scan::stat(pid)
@@ -289,8 +293,9 @@ async fn child_pid(stdout: &mut tokio::process::ChildStdout) -> io::Result<u32> 
 }
 
 /// Waits until pid 1 has forked the init's command, which bwrap does once every mount is
-/// in place; answers that command's host pid.
-async fn ready(pid: u32) -> io::Result<u32> {
+/// in place; answers that command's host pid. An error once `deadline` passes or the init
+/// ends.
+fn ready(pid: u32, deadline: std::time::Instant) -> io::Result<u32> {
     let children = format!("/proc/{pid}/task/{pid}/children");
     loop {
         match std::fs::read_to_string(&children) {
@@ -301,7 +306,12 @@ async fn ready(pid: u32) -> io::Result<u32> {
                     .and_then(|p| p.parse().ok())
                     .ok_or_else(|| io::Error::other(format!("{children} reads `{text}`")));
             }
-            Ok(_) => tokio::time::sleep(TICK).await,
+            Ok(_) if std::time::Instant::now() >= deadline => {
+                return Err(io::Error::other(
+                    "the machine's init did not start its command",
+                ));
+            }
+            Ok(_) => std::thread::sleep(TICK),
             Err(e) => return Err(io::Error::other(format!("the machine's init ended: {e}"))),
         }
     }
