@@ -78,6 +78,8 @@ fn hide(file: &std::path::Path) -> Result<(), String> {
     let hidden = hidden::make(&[file])?;
     before_exec::trial(before_exec::Steps {
         join_cgroup: None,
+        keep: Vec::new(),
+        become_id: None,
         subreaper: false,
         hide: before_exec::Steps::hide(Some(hidden), None),
         enter: None,

@@ -17,6 +17,13 @@ use std::sync::Arc;
 pub struct Steps {
     /// The cgroup to join, first (its files are host paths).
     pub join_cgroup: Option<Join>,
+    /// Descriptors the program inherits: opened close-on-exec by the parent, so that no
+    /// other child gets them, and kept open across this child's exec only.
+    pub keep: Vec<Arc<std::os::fd::OwnedFd>>,
+    /// The uid and gid the child becomes, with no supplementary group, after the join (a
+    /// cgroup's files are root's): a root engine's bwrap runs as
+    /// [`ROOT_HOST_ID`](crate::services::namespaces::ROOT_HOST_ID).
+    pub become_id: Option<u32>,
     pub subreaper: bool,
     /// The hiding to join and the working directory to go back to in it.
     pub hide: Option<(&'static Hidden, CString)>,
@@ -34,13 +41,29 @@ impl Steps {
     }
 
     fn any(&self) -> bool {
-        self.join_cgroup.is_some() || self.subreaper || self.hide.is_some() || self.enter.is_some()
+        self.join_cgroup.is_some()
+            || !self.keep.is_empty()
+            || self.become_id.is_some()
+            || self.subreaper
+            || self.hide.is_some()
+            || self.enter.is_some()
     }
 
     /// In the child. Only system calls on memory made before the fork.
     fn run(&self) -> std::io::Result<()> {
         if let Some(join) = &self.join_cgroup {
             join.run()?;
+        }
+        for fd in &self.keep {
+            use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+            fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty()))?;
+        }
+        if let Some(id) = self.become_id {
+            nix::unistd::setgroups(&[])?;
+            let gid = nix::unistd::Gid::from_raw(id);
+            nix::unistd::setresgid(gid, gid, gid)?;
+            let uid = nix::unistd::Uid::from_raw(id);
+            nix::unistd::setresuid(uid, uid, uid)?;
         }
         if self.subreaper {
             nix::sys::prctl::set_child_subreaper(true)?;
@@ -63,9 +86,9 @@ pub fn apply_std(command: &mut std::process::Command, steps: Steps) {
         return;
     }
     // SAFETY: the closure runs in the child between fork and exec, where only
-    // async-signal-safe calls are allowed: `Steps::run` makes system calls only (prctl,
-    // setns, chdir, chroot, setgroups, setresgid, setresuid), on data made before the
-    // fork, and builds its errors from
+    // async-signal-safe calls are allowed: `Steps::run` makes system calls only (open,
+    // write, fcntl, prctl, setns, chdir, chroot, setgroups, setresgid, setresuid), on data
+    // made before the fork, and builds its errors from
     // an errno (no allocation).
     #[allow(unsafe_code)]
     unsafe {

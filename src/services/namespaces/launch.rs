@@ -10,17 +10,24 @@
 //!
 //! The engine's folders may be closed to other users (its state folder is 0700), and a
 //! root engine runs bwrap as [`ROOT_HOST_ID`](super::ROOT_HOST_ID): so the engine opens the
-//! folders and files and hands bwrap descriptors (`--bind-fd`, `--ro-bind-data`), through
-//! a shell's redirections (placing descriptors in the child ourselves would need more
-//! `unsafe` between fork and exec; the crate keeps that to the cgroup join and the
-//! subreaper mark).
+//! folders and files and hands bwrap descriptors (`--bind-fd`, `--ro-bind-data`, named by
+//! their numbers). Between fork and exec ([`before_exec`]) the child joins the cgroup,
+//! keeps those descriptors open across the exec, and (a root engine's) becomes
+//! `ROOT_HOST_ID`: bwrap is the engine's direct child, with no shell or `setpriv` before it
+//! (each was an exec on every create).
+//!
+//! [`before_exec`]: crate::services::before_exec
 
 use super::{HOME, Machine, TMP, Tools, USER_ID, etc};
+use crate::services::before_exec;
+use crate::services::cgroup::Join;
 use crate::services::proc_scan::ns_inode;
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -65,18 +72,53 @@ pub struct Plan<'a> {
     pub join_cgroup: &'a [std::path::PathBuf],
 }
 
+/// What bwrap is handed by descriptor, opened by the engine (close-on-exec until the
+/// child keeps them).
+struct Handed {
+    home: Arc<OwnedFd>,
+    tmp: Arc<OwnedFd>,
+    /// `/etc/passwd`, `group`, `hostname` and `hosts`, in [`ETC_FILES`]'s order.
+    etc: Vec<Arc<OwnedFd>>,
+}
+
+/// The generated `/etc` files handed to bwrap.
+const ETC_FILES: [&str; 4] = ["passwd", "group", "hostname", "hosts"];
+
+impl Handed {
+    fn open(plan: &Plan<'_>) -> io::Result<Handed> {
+        let open = |path: &Path| -> io::Result<Arc<OwnedFd>> {
+            Ok(Arc::new(std::fs::File::open(path)?.into()))
+        };
+        Ok(Handed {
+            home: open(plan.home)?,
+            tmp: open(plan.tmp)?,
+            etc: ETC_FILES
+                .iter()
+                .map(|name| open(&plan.etc.join(name)))
+                .collect::<io::Result<_>>()?,
+        })
+    }
+
+    fn all(&self) -> Vec<Arc<OwnedFd>> {
+        [self.home.clone(), self.tmp.clone()]
+            .into_iter()
+            .chain(self.etc.iter().cloned())
+            .collect()
+    }
+}
+
+/// A descriptor's number, as bwrap's arguments name it.
+fn number(fd: &Arc<OwnedFd>) -> String {
+    fd.as_raw_fd().to_string()
+}
+
 /// Makes the machine of `plan` and answers once its view is complete.
 pub async fn start(tools: &Tools, plan: &Plan<'_>) -> io::Result<Machine> {
     prepare(tools, plan)?;
-    let mut command = tokio::process::Command::new("/bin/sh");
+    let handed = Handed::open(plan)?;
+    let mut command = tokio::process::Command::new(&tools.bwrap);
     command
-        .arg("-c")
-        .arg(r#"h=$1 t=$2 e=$3; shift 3; exec "$@" 3<"$h" 4<"$t" 5<"$e/passwd" 6<"$e/group" 7<"$e/hostname" 8<"$e/hosts""#)
-        .arg("sh")
-        .arg(plan.home)
-        .arg(plan.tmp)
-        .arg(plan.etc)
-        .args(program(tools, plan))
+        .args(program(tools, plan, &handed))
         .env_clear()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -85,8 +127,16 @@ pub async fn start(tools: &Tools, plan: &Plan<'_>) -> io::Result<Machine> {
         // to the machines, which outlive the engine.
         .process_group(0)
         .kill_on_drop(false);
-    crate::services::cgroup::join_before_exec(command.as_std_mut(), plan.join_cgroup);
+    let steps = before_exec::Steps {
+        join_cgroup: Join::new(plan.join_cgroup),
+        keep: handed.all(),
+        become_id: tools.ids.root,
+        ..before_exec::Steps::default()
+    };
+    before_exec::apply_std(command.as_std_mut(), steps);
     let mut child = command.spawn()?;
+    // bwrap has its copies now.
+    drop(handed);
     let mut stdout = child
         .stdout
         .take()
@@ -176,19 +226,10 @@ fn prepare(tools: &Tools, plan: &Plan<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// The program the shell becomes: bwrap, run as ROOT_HOST_ID by a root engine.
-fn program(tools: &Tools, plan: &Plan<'_>) -> Vec<String> {
+/// bwrap's arguments (it runs as ROOT_HOST_ID for a root engine), naming the descriptors
+/// of `handed`.
+fn program(tools: &Tools, plan: &Plan<'_>, handed: &Handed) -> Vec<String> {
     let mut args = Vec::new();
-    if let (Some(root), Some(setpriv)) = (tools.ids.root, &tools.setpriv) {
-        args.extend([
-            setpriv.display().to_string(),
-            format!("--reuid={root}"),
-            format!("--regid={root}"),
-            "--clear-groups".to_owned(),
-            "--".to_owned(),
-        ]);
-    }
-    args.push(tools.bwrap.display().to_string());
     let mut add = |items: &[&str]| args.extend(items.iter().map(|s| (*s).to_owned()));
     add(&["--unshare-user"]);
     if tools.ids.root.is_some() {
@@ -216,6 +257,7 @@ fn program(tools: &Tools, plan: &Plan<'_>) -> Vec<String> {
             Err(_) => {}
         }
     }
+    let (home, tmp) = (number(&handed.home), number(&handed.tmp));
     add(&[
         "--proc",
         "/proc",
@@ -227,32 +269,16 @@ fn program(tools: &Tools, plan: &Plan<'_>) -> Vec<String> {
         "--dir",
         "/home",
         "--bind-fd",
-        "3",
+        &home,
         HOME,
         "--bind-fd",
-        "4",
+        &tmp,
         TMP,
-        "--perms",
-        "0644",
-        "--ro-bind-data",
-        "5",
-        "/etc/passwd",
-        "--perms",
-        "0644",
-        "--ro-bind-data",
-        "6",
-        "/etc/group",
-        "--perms",
-        "0644",
-        "--ro-bind-data",
-        "7",
-        "/etc/hostname",
-        "--perms",
-        "0644",
-        "--ro-bind-data",
-        "8",
-        "/etc/hosts",
     ]);
+    for (name, fd) in ETC_FILES.iter().zip(&handed.etc) {
+        let inside = format!("/etc/{name}");
+        add(&["--perms", "0644", "--ro-bind-data", &number(fd), &inside]);
+    }
     for item in etc::FROM_HOST {
         add(&["--ro-bind-try", item, item]);
     }

@@ -156,9 +156,8 @@ impl Ids {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tools {
     pub bwrap: PathBuf,
+    /// Enters a machine for an engine that may not enter it directly ([`Entry`]).
     pub nsenter: PathBuf,
-    /// Drops the engine's root to [`ROOT_HOST_ID`] before bwrap runs (root engines only).
-    pub setpriv: Option<PathBuf>,
     pub ids: Ids,
 }
 
@@ -197,10 +196,6 @@ pub fn find_tools() -> Result<Tools, String> {
     Ok(Tools {
         bwrap: find("bwrap")?,
         nsenter: find("nsenter")?,
-        setpriv: match ids.root {
-            Some(_) => Some(find("setpriv")?),
-            None => None,
-        },
         ids,
     })
 }

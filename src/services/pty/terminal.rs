@@ -314,6 +314,8 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
     };
     let steps = Steps {
         join_cgroup: crate::services::cgroup::Join::new(&spec.join_cgroup),
+        keep: Vec::new(),
+        become_id: None,
         subreaper: birth.is_some(),
         hide: Steps::hide(
             hidden::for_children().filter(|_| door.is_none()),

@@ -350,6 +350,8 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
         .map(Arc::new);
     let steps = Steps {
         join_cgroup: None,
+        keep: Vec::new(),
+        become_id: None,
         subreaper: birth.is_some(),
         // The server's own tool reads what the server reads; a machine hides the rest.
         hide: Steps::hide(

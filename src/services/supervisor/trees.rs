@@ -240,6 +240,8 @@ mod tests {
             .process_group(0);
         let steps = crate::services::before_exec::Steps {
             join_cgroup: None,
+            keep: Vec::new(),
+            become_id: None,
             subreaper: true,
             hide: None,
             enter: None,
