@@ -14,8 +14,9 @@
 //! threads and its later children are untouched, and the thread ends with the spawn), and
 //! the child, single-threaded after the fork, joins the user, ipc, uts, network and mount
 //! namespaces, takes the machine's root and working directory and becomes its identity.
-//! An engine that is not root lacks that capability and enters through `nsenter`
-//! ([`Machine::enter`]).
+//! An engine that lacks that capability (not root, or a root without it in a container)
+//! enters through `nsenter` ([`Machine::enter`]); which way holds is found once, by a trial
+//! on the probe machine ([`trial`], [`Tools::direct_entry`]).
 
 use super::{Identity, Machine, Tools};
 use nix::sched::CloneFlags;
@@ -36,7 +37,7 @@ pub struct Entry {
 impl Machine {
     /// How `program args` starts inside as `who` in `wd` (a path of the machine): the
     /// program and arguments to spawn, and the [`Entry`] the child takes directly where this
-    /// engine may ([`Entry::allowed`]); else through `nsenter` ([`Machine::enter`]).
+    /// engine may ([`Tools::direct_entry`]); else through `nsenter` ([`Machine::enter`]).
     pub fn way_in(
         &self,
         tools: &Tools,
@@ -45,7 +46,7 @@ impl Machine {
         program: String,
         args: Vec<String>,
     ) -> (String, Vec<String>, Option<Entry>) {
-        if Entry::allowed() {
+        if tools.direct_entry {
             let entry = Entry {
                 machine: self.clone(),
                 who,
@@ -73,13 +74,38 @@ pub struct Door {
     id: u32,
 }
 
-impl Entry {
-    /// Whether this process may enter machines directly: it is root (`CAP_SYS_ADMIN` in the
-    /// host's user namespace, which joining a pid namespace from outside needs).
-    pub fn allowed() -> bool {
-        nix::unistd::geteuid().is_root()
-    }
+/// Whether this process can enter `machine` directly: `true` run inside through an
+/// [`Entry`] as its user, waited for, and ended with status 0.
+pub fn trial(machine: &Machine) -> bool {
+    let entry = Entry {
+        machine: machine.clone(),
+        who: Identity::User,
+        wd: super::HOME.to_owned(),
+    };
+    let Ok(door) = entry.open() else {
+        return false;
+    };
+    let door = std::sync::Arc::new(door);
+    let mut command = std::process::Command::new("/usr/bin/true");
+    command
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    crate::services::before_exec::apply_std(
+        &mut command,
+        crate::services::before_exec::Steps {
+            enter: Some(door.clone()),
+            ..Default::default()
+        },
+    );
+    door.spawn_through(|| command.status())
+        .ok()
+        .and_then(Result::ok)
+        .is_some_and(|status| status.success())
+}
 
+impl Entry {
     /// The machine's namespaces and root, opened; an error when its init has ended (asked
     /// after opening, so the descriptors are the machine's and not a reused pid's).
     pub fn open(&self) -> io::Result<Door> {

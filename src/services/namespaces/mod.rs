@@ -159,6 +159,9 @@ pub struct Tools {
     /// Enters a machine for an engine that may not enter it directly ([`Entry`]).
     pub nsenter: PathBuf,
     pub ids: Ids,
+    /// This engine enters machines itself ([`Entry`]) rather than through `nsenter`: found
+    /// by a trial on the probe machine ([`support`]).
+    pub direct_entry: bool,
 }
 
 /// Whether this machine can make machines.
@@ -197,6 +200,7 @@ pub fn find_tools() -> Result<Tools, String> {
         bwrap: find("bwrap")?,
         nsenter: find("nsenter")?,
         ids,
+        direct_entry: false,
     })
 }
 
@@ -423,8 +427,17 @@ async fn probe_in(tools: Tools, home: &Path, tmp: &Path, etc: &Path) -> Support 
     };
     match start(&tools, &plan).await {
         Ok(machine) => {
+            let direct_entry = tokio::task::spawn_blocking({
+                let machine = machine.clone();
+                move || entry::trial(&machine)
+            })
+            .await
+            .unwrap_or(false);
             machine.end();
-            Support::Available(Arc::new(tools))
+            Support::Available(Arc::new(Tools {
+                direct_entry,
+                ..tools
+            }))
         }
         Err(e) => Support::Unavailable(format!(
             "{e}; sandboxes need user namespaces (on Debian `sysctl kernel.unprivileged_userns_clone=1`; \

@@ -261,3 +261,63 @@ async fn a_dead_machine_owns_nothing_of_the_machine_with_its_number() {
     assert_eq!(second.while_alive(|pidns| pidns), Some(second.pidns));
     second.end();
 }
+
+/// A root engine enters a machine itself: the child is born in the machine's pid namespace
+/// (its own pid and group there, as `process_group(0)` makes it), as `user` in its home,
+/// with the machine's name; an engine that is not root finds by the trial that it cannot.
+#[tokio::test]
+async fn a_child_enters_the_machine_directly_where_the_engine_may() {
+    let Some((_tools, machine, _dir)) = machine().await else {
+        return;
+    };
+    let direct = tokio::task::spawn_blocking({
+        let machine = machine.clone();
+        move || entry::trial(&machine)
+    })
+    .await
+    .unwrap();
+    assert_eq!(direct, nix::unistd::geteuid().is_root(), "the trial says who may");
+    if !direct {
+        eprintln!("not root: entering directly is not tried");
+        return;
+    }
+    let (program, args, entry) = machine.way_in(
+        &Tools {
+            direct_entry: true,
+            ..find_tools().unwrap()
+        },
+        Identity::User,
+        HOME,
+        "/bin/sh".into(),
+        vec![
+            "-c".into(),
+            "cut -d' ' -f1,5 /proc/$$/stat; id -u; pwd; hostname".into(),
+        ],
+    );
+    assert_eq!(program, "/bin/sh", "no nsenter in between");
+    let door = std::sync::Arc::new(entry.expect("a direct entry").open().unwrap());
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .process_group(0);
+    crate::services::before_exec::apply_std(
+        &mut command,
+        crate::services::before_exec::Steps {
+            enter: Some(door.clone()),
+            ..Default::default()
+        },
+    );
+    use std::os::unix::process::CommandExt as _;
+    let out = door.spawn_through(|| command.output()).unwrap().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let ids: Vec<&str> = lines[0].split(' ').collect();
+    assert!(
+        ids[0] != "0" && ids[0] == ids[1] && ids[0].parse::<u32>().unwrap() < 100,
+        "its own pid and group, numbered inside: {ids:?}"
+    );
+    assert_eq!(&lines[1..], ["1000", "/home/user", "sb_test"], "{text}");
+}
