@@ -276,7 +276,11 @@ async fn a_child_enters_the_machine_directly_where_the_engine_may() {
     })
     .await
     .unwrap();
-    assert_eq!(direct, nix::unistd::geteuid().is_root(), "the trial says who may");
+    assert_eq!(
+        direct,
+        nix::unistd::geteuid().is_root(),
+        "the trial says who may"
+    );
     if !direct {
         eprintln!("not root: entering directly is not tried");
         return;
@@ -313,7 +317,12 @@ async fn a_child_enters_the_machine_directly_where_the_engine_may() {
     let out = door.spawn_through(|| command.output()).unwrap().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4, "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        lines.len(),
+        4,
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ids: Vec<&str> = lines[0].split(' ').collect();
     assert!(
         ids[0] != "0" && ids[0] == ids[1] && ids[0].parse::<u32>().unwrap() < 100,

@@ -16,30 +16,45 @@ fn shell(line: &str, user: Option<&str>) -> CommandBody {
     }
 }
 
-#[tokio::test]
-async fn an_isolated_sandbox_has_one_tree_for_commands_and_files() {
+/// An isolated sandbox of account `a` and its handle; `None`, said, where this machine
+/// cannot make namespaces.
+async fn isolated_sandbox(
+    f: &super::Fixture,
+) -> Option<(
+    crate::wire::SandboxRecord,
+    std::sync::Arc<dyn crate::engine::provider::Sandbox>,
+)> {
     if let Support::Unavailable(why) = namespaces::support().await {
         eprintln!("no namespaces on this machine, not tried: {why}");
-        return;
+        return None;
     }
-    let f = fixture();
     let record = f
         .provider
         .create(
             &conn("a"),
             CreateSandbox {
                 isolation: Some(Isolation::Namespaces),
+                timeout: Some(60),
                 ..CreateSandbox::default()
             },
         )
         .await
         .unwrap();
-    assert_eq!(record.isolation, Some(Isolation::Namespaces));
     let sandbox = f
         .provider
         .connect(&conn("a"), &record.sandbox_id)
         .await
         .unwrap();
+    Some((record, sandbox))
+}
+
+#[tokio::test]
+async fn an_isolated_sandbox_has_one_tree_for_commands_and_files() {
+    let f = fixture();
+    let Some((record, sandbox)) = isolated_sandbox(&f).await else {
+        return;
+    };
+    assert_eq!(record.isolation, Some(Isolation::Namespaces));
     let made = sandbox
         .mkdir(MkdirBody {
             path: "/tmp/made/deep".into(),
@@ -208,32 +223,14 @@ async fn a_sandbox_whose_machine_died_is_ended_and_harms_no_other() {
 /// hierarchy by the one thread it has, `tasks`). Said and skipped without cgroups.
 #[tokio::test]
 async fn every_process_of_an_isolated_sandbox_is_born_in_its_cgroup() {
-    if let Support::Unavailable(why) = namespaces::support().await {
-        eprintln!("no namespaces on this machine, not tried: {why}");
-        return;
-    }
     if let crate::services::cgroup::Support::Unavailable(why) = crate::services::cgroup::detect() {
         eprintln!("no cgroups for sandboxes on this machine, not tried: {why}");
         return;
     }
     let f = fixture();
-    let record = f
-        .provider
-        .create(
-            &conn("a"),
-            CreateSandbox {
-                isolation: Some(Isolation::Namespaces),
-                timeout: Some(60),
-                ..CreateSandbox::default()
-            },
-        )
-        .await
-        .unwrap();
-    let sandbox = f
-        .provider
-        .connect(&conn("a"), &record.sandbox_id)
-        .await
-        .unwrap();
+    let Some((record, sandbox)) = isolated_sandbox(&f).await else {
+        return;
+    };
     let word = format!("sleep 303.{}", std::process::id());
     sandbox
         .run(shell(&format!("{word} >/dev/null 2>&1 &"), None))
