@@ -88,7 +88,7 @@ fn search_path(env: &[(String, String)]) -> &str {
 
 /// The file `program` names for a child with `env` in `cwd`, as a full path.
 pub fn program_path(program: &str, env: &[(String, String)], cwd: &Path) -> Option<PathBuf> {
-    crate::services::exec_rules::resolve(program, search_path(env), cwd)
+    crate::services::search_path::resolve(program, search_path(env), cwd)
 }
 
 /// Judges `command` for `identity`, run in `cwd` with `env` (whose `PATH` finds the

@@ -7,10 +7,17 @@
 //! join (`services::cgroup::join_before_exec`) these are the crate's only `unsafe` blocks.
 
 use crate::services::cgroup::Join;
-use crate::services::namespaces::entry::Door;
 use crate::services::namespaces::hidden::Hidden;
 use std::ffi::CString;
 use std::sync::Arc;
+
+/// A step defined where its data lives (a machine's way in,
+/// [`namespaces::entry`](crate::services::namespaces::entry)), taken in the child.
+pub trait InChild: std::fmt::Debug + Send + Sync {
+    /// In the child, between fork and exec: system calls only, on what was made before the
+    /// fork.
+    fn run_in_child(&self) -> std::io::Result<()>;
+}
 
 /// The steps one child takes; nothing is added when none is asked.
 #[derive(Debug, Clone, Default)]
@@ -28,7 +35,7 @@ pub struct Steps {
     /// The hiding to join and the working directory to go back to in it.
     pub hide: Option<(&'static Hidden, CString)>,
     /// The machine the child walks into, last (its paths are the machine's after that).
-    pub enter: Option<Arc<Door>>,
+    pub enter: Option<Arc<dyn InChild>>,
 }
 
 impl Steps {
@@ -71,8 +78,8 @@ impl Steps {
         if let Some((hidden, cwd)) = &self.hide {
             hidden.enter(cwd)?;
         }
-        if let Some(door) = &self.enter {
-            door.walk_in()?;
+        if let Some(step) = &self.enter {
+            step.run_in_child()?;
         }
         Ok(())
     }

@@ -17,6 +17,7 @@
 //! names what is refused and nothing more. Operators who need a hard boundary give an
 //! allow list and have clients send `cmd` with `args` (run directly, never through a shell).
 
+use crate::services::search_path::resolve;
 use globset::{Glob, GlobMatcher};
 use serde::Deserialize;
 use std::fmt;
@@ -519,24 +520,6 @@ impl Program {
         });
         std::iter::once((called, called_path)).chain(resolved)
     }
-}
-
-/// The file a program name runs: a name with a `/` is a path (relative to `cwd`), any other
-/// name is looked up on `search_path`. `None` when no executable file is there.
-pub fn resolve(name: &str, search_path: &str, cwd: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if name.contains('/') {
-        let path = cwd.join(name);
-        return executable(&path).then_some(path);
-    }
-    search_path
-        .split(':')
-        .filter(|dir| !dir.is_empty())
-        .map(|dir| cwd.join(dir).join(name))
-        .find(|p| executable(p))
 }
 
 /// A command word as the guard sees it.

@@ -23,6 +23,7 @@ pub mod paging;
 pub mod paths;
 pub mod proc_scan;
 pub mod pty;
+pub mod search_path;
 pub mod sse_parser;
 pub mod supervisor;
 pub mod system;

@@ -158,7 +158,7 @@ pub fn program(
         ))
     };
     let Some(isolated) = &core.isolated else {
-        return crate::services::exec_rules::resolve(name, search, &cwd.host)
+        return crate::services::search_path::resolve(name, search, &cwd.host)
             .map(|p| p.display().to_string())
             .ok_or_else(missing);
     };

@@ -6,7 +6,7 @@ use super::*;
 fn launch(lang: &Language, timeout: Duration) -> Option<Launch> {
     let path = std::env::var("PATH").unwrap_or_default();
     let cwd = std::env::temp_dir();
-    let Some(program) = crate::services::exec_rules::resolve(lang.program, &path, &cwd) else {
+    let Some(program) = crate::services::search_path::resolve(lang.program, &path, &cwd) else {
         eprintln!("{} is not installed: skipped", lang.name);
         return None;
     };

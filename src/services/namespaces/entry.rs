@@ -24,6 +24,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
 
 /// Who enters which machine, and where: made before the spawn, opened by [`Entry::open`].
 #[derive(Debug, Clone)]
@@ -85,7 +86,7 @@ pub fn trial(machine: &Machine) -> bool {
     let Ok(door) = entry.open() else {
         return false;
     };
-    let door = std::sync::Arc::new(door);
+    let door = Arc::new(door);
     let mut command = std::process::Command::new("/usr/bin/true");
     command
         .env_clear()
@@ -95,7 +96,7 @@ pub fn trial(machine: &Machine) -> bool {
     crate::services::before_exec::apply_std(
         &mut command,
         crate::services::before_exec::Steps {
-            enter: Some(door.clone()),
+            enter: Some(door.clone() as Arc<dyn crate::services::before_exec::InChild>),
             ..Default::default()
         },
     );
@@ -154,10 +155,11 @@ impl Door {
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
     }
+}
 
-    /// In the child, between fork and exec: joins the machine, takes its root and working
-    /// directory, and becomes its identity. System calls only, on what was opened before.
-    pub(crate) fn walk_in(&self) -> io::Result<()> {
+impl crate::services::before_exec::InChild for Door {
+    /// Joins the machine, takes its root and working directory, and becomes its identity.
+    fn run_in_child(&self) -> io::Result<()> {
         for (fd, kind) in &self.joins {
             nix::sched::setns(fd.as_fd(), *kind)?;
         }

@@ -185,7 +185,7 @@ impl Support {
 pub fn find_tools() -> Result<Tools, String> {
     let path = std::env::var("PATH").unwrap_or_default();
     let find = |name: &str| {
-        crate::services::exec_rules::resolve(name, &path, Path::new("/")).ok_or_else(|| {
+        crate::services::search_path::resolve(name, &path, Path::new("/")).ok_or_else(|| {
             format!(
                 "`{name}` is not installed (on Debian: `apt-get install {}`)",
                 package_of(name)

@@ -309,7 +309,7 @@ async fn a_child_enters_the_machine_directly_where_the_engine_may() {
     crate::services::before_exec::apply_std(
         &mut command,
         crate::services::before_exec::Steps {
-            enter: Some(door.clone()),
+            enter: Some(door.clone() as std::sync::Arc<dyn crate::services::before_exec::InChild>),
             ..Default::default()
         },
     );

@@ -321,7 +321,9 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
             hidden::for_children().filter(|_| door.is_none()),
             spec.cwd.as_deref(),
         ),
-        enter: door.clone(),
+        enter: door
+            .clone()
+            .map(|d| d as Arc<dyn crate::services::before_exec::InChild>),
     };
     command = before_exec::apply_pty(command, steps);
     let child = match &door {

@@ -358,7 +358,9 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
             hidden::for_children().filter(|_| !spec.server_tool && door.is_none()),
             spec.cwd.as_deref(),
         ),
-        enter: door.clone(),
+        enter: door
+            .clone()
+            .map(|d| d as Arc<dyn crate::services::before_exec::InChild>),
     };
     before_exec::apply_std(command.as_std_mut(), steps);
     let mut child = match &door {

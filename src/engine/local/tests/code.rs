@@ -13,7 +13,7 @@ fn code(text: &str) -> CodeRunBody {
 
 fn installed(program: &str) -> bool {
     let path = std::env::var("PATH").unwrap_or_default();
-    crate::services::exec_rules::resolve(program, &path, std::path::Path::new("/")).is_some()
+    crate::services::search_path::resolve(program, &path, std::path::Path::new("/")).is_some()
 }
 
 #[tokio::test]
