@@ -224,10 +224,16 @@ impl Provider for LocalProvider {
             data: None,
         };
         stored.set_expiry(now + Duration::from_secs(timeout));
+        // The machine's own processes are in the cgroup from its start, beside the sandbox's.
+        let own = if tools.is_some() {
+            namespaces::OWN_PROCESSES
+        } else {
+            0
+        };
         let limits = cgroup::Limits {
             cpus: body.cpu,
             memory_mb: body.memory,
-            pids: Some(max_processes),
+            pids: Some(max_processes.saturating_add(own)),
         };
         let dir = self.root.join(&id);
         let network = if internet {

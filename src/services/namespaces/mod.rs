@@ -48,6 +48,10 @@ use std::sync::Arc;
 pub const HOME: &str = "/home/user";
 /// The sandbox's own temp folder.
 pub const TMP: &str = "/tmp";
+/// The processes a machine itself runs in its sandbox's cgroup (bwrap's outer process, its
+/// pid 1 and the keeper): born there with the machine, and added to the cgroup's process
+/// limit so that a sandbox's `max_processes` counts its own processes only.
+pub const OWN_PROCESSES: u32 = 3;
 /// The default user's name and ids inside.
 pub const USER: &str = "user";
 pub const USER_ID: u32 = 1000;

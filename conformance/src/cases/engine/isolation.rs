@@ -242,12 +242,20 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "engine/isolation/009",
-            spec: "A fork storm stays inside: with `max_processes: 40` (the record shows it) and `limits_enforced.pids` true, 100 background sleeps start at most 40 processes; with `pids` false the record says so and the case says what it could not check.",
+            spec: "A fork storm stays inside: with `max_processes: 40` (the record shows it) and `limits_enforced.pids` true, 100 background sleeps start at most 40 processes; with `pids` false the record says so and the case says what it could not check. `max_processes` counts the sandbox's processes, not the machine's own: with `max_processes: 1` the sandbox is made and runs a command.",
             profile: &profiles::LOCAL,
             tags: ["feature:isolation", "feature:commands", "feature:processes"],
             endpoints: ["sandboxes_create", "processes_list"],
             codes: [],
             run: |ctx| async move {
+                // (A machine born in its cgroup once counted its own processes against the
+                // limit: bubblewrap could not fork its init, and the create was a 500.)
+                let one = create(&ctx, &json!({"timeout": 300, "isolation": "namespaces", "max_processes": 1})).await?;
+                let one_id = one["sandbox_id"].as_str().unwrap_or_default().to_owned();
+                ensure!(one["max_processes"] == 1, "{one}");
+                let out = sh(&ctx, &one_id, "echo one").await?;
+                ensure!(out == "one\n", "one command in a sandbox limited to 1 process: {out:?}");
+                kill(&ctx, &one_id).await;
                 let record = create(&ctx, &json!({"timeout": 300, "isolation": "namespaces", "max_processes": 40})).await?;
                 let id = record["sandbox_id"].as_str().unwrap_or_default().to_owned();
                 ensure!(record["max_processes"] == 40, "{record}");
