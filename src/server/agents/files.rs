@@ -2,7 +2,7 @@
 //! routes that will accept a file id (environment files) look them up here.
 
 use crate::error::{ApiError, Code};
-use crate::server::agents::input::{self, invalid, only_keys, opt_str};
+use crate::server::agents::input::invalid;
 use crate::services::ids;
 use base64::Engine;
 use serde_json::{Value, json};
@@ -20,16 +20,38 @@ pub struct StoredFile {
     pub created_at: i64,
 }
 
+/// `POST /v1/files`: an upload as base64 JSON.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "FileCreate")]
+pub struct FileCreate {
+    #[schemars(required, with = "String", extend("const" = "user_data"))]
+    pub purpose: Option<String>,
+    #[schemars(
+        required,
+        with = "String",
+        length(min = 1, max = 255),
+        regex(pattern = "^[^/]+$")
+    )]
+    pub filename: Option<String>,
+    /// The bytes in base64, within `SVC_AGENTS_MAX_FILE_BYTES`.
+    #[schemars(required, with = "String", extend("contentEncoding" = "base64"))]
+    pub data: Option<String>,
+}
+
 #[derive(Default)]
 pub struct Files {
     files: Mutex<HashMap<String, StoredFile>>,
 }
 
 impl Files {
-    pub fn create(&self, owner: &str, body: &Value, max_bytes: usize) -> Result<Value, ApiError> {
-        let map = input::object(body, "body")?;
-        only_keys(map, &["purpose", "filename", "data"], "")?;
-        match opt_str(map, "purpose", "purpose")? {
+    pub fn create(
+        &self,
+        owner: &str,
+        body: &FileCreate,
+        max_bytes: usize,
+    ) -> Result<Value, ApiError> {
+        match body.purpose.as_deref() {
             Some("user_data") => {}
             Some(other) => {
                 return Err(invalid(
@@ -39,7 +61,9 @@ impl Files {
             }
             None => return Err(invalid("purpose", "`purpose` is required (`user_data`)")),
         }
-        let filename = opt_str(map, "filename", "filename")?
+        let filename = body
+            .filename
+            .as_deref()
             .filter(|f| !f.trim().is_empty())
             .ok_or_else(|| invalid("filename", "`filename` is required"))?;
         if filename.len() > 255 || filename.contains(['/', '\0']) {
@@ -48,7 +72,9 @@ impl Files {
                 "`filename` is a plain name of up to 255 bytes",
             ));
         }
-        let data = opt_str(map, "data", "data")?
+        let data = body
+            .data
+            .as_deref()
             .ok_or_else(|| invalid("data", "`data` is required: the file's bytes in base64"))?;
         // Refuse before decoding what cannot fit.
         if data.len() / 4 * 3 > max_bytes + 3 {

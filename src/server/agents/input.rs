@@ -197,71 +197,6 @@ pub enum SessionInput {
     Cancel,
 }
 
-pub fn events(body: &Value) -> Result<Vec<SessionInput>, ApiError> {
-    let map = object(body, "body")?;
-    if let Some(input) = map.get("input").filter(|_| !map.contains_key("events")) {
-        only_keys(map, &["input"], "")?;
-        return Ok(vec![SessionInput::Message(input_text(input, "input")?)]);
-    }
-    only_keys(map, &["events"], "")?;
-    let list = match map.get("events") {
-        Some(Value::Array(list)) if !list.is_empty() => list,
-        _ => {
-            return Err(invalid(
-                "events",
-                "`events` must be a non-empty array of events",
-            ));
-        }
-    };
-    let mut out = Vec::new();
-    for (i, event) in list.iter().enumerate() {
-        let param = format!("events[{i}]");
-        let map = object(event, &param)?;
-        let kind = map.get("type").and_then(Value::as_str).unwrap_or_default();
-        match kind {
-            "agent.session.input.message" | "input.message" => {
-                only_keys(map, &["type", "input", "content", "text"], &param)?;
-                let text = if let Some(v) = map.get("input") {
-                    input_text(v, &format!("{param}.input"))?
-                } else if let Some(v) = map.get("content") {
-                    content_text(v, &format!("{param}.content"))?
-                } else if let Some(v) = map.get("text") {
-                    input_text(v, &format!("{param}.text"))?
-                } else {
-                    return Err(invalid(
-                        param,
-                        "a message event needs `input`, `content` or `text`",
-                    ));
-                };
-                if text.trim().is_empty() {
-                    return Err(invalid(param, "the message has no text"));
-                }
-                out.push(SessionInput::Message(text));
-            }
-            "agent.session.input.cancel" | "input.cancel" => out.push(SessionInput::Cancel),
-            "agent.session.input.tool_result"
-            | "tool_result"
-            | "agent.session.input.computer_use_approval_request_result"
-            | "computer_use_approval_request_result" => {
-                return Err(ApiError::new(
-                    Code::ToolResultUnsupported,
-                    format!("`{kind}`: local runtimes run their own tools; no tool result can be sent to them"),
-                )
-                .with_param(format!("{param}.type")));
-            }
-            _ => {
-                return Err(invalid(
-                    format!("{param}.type"),
-                    format!(
-                        "unknown event type `{kind}` (send agent.session.input.message or agent.session.input.cancel)"
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The typed 404 of a resource that does not exist for the caller (another owner's looks the same).
 pub fn not_found(what: &str, param: &str, id: &str) -> ApiError {
     ApiError::new(Code::ResourceNotFound, format!("no {what} with id `{id}`")).with_param(param)
@@ -273,32 +208,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn sdk_message_events_and_shortcuts() {
-        let sdk = json!({"events":[{"type":"agent.session.input.message","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]}]},{"type":"agent.session.input.cancel"}]});
-        assert_eq!(
-            events(&sdk).unwrap(),
-            [SessionInput::Message("hi".into()), SessionInput::Cancel]
-        );
-        assert_eq!(
-            events(&json!({"input": "yo"})).unwrap(),
-            [SessionInput::Message("yo".into())]
-        );
-        assert_eq!(
-            events(&json!({"events":[{"type":"input.message","text":"t"}]})).unwrap(),
-            [SessionInput::Message("t".into())]
-        );
-    }
-
-    #[test]
-    fn refusals_name_their_param() {
-        let e = events(&json!({"events":[{"type":"tool_result"}]})).unwrap_err();
-        assert_eq!(e.code, Code::ToolResultUnsupported);
-        let e = events(&json!({"events":[{"type":"input.message","content":[{"type":"input_image","image_url":"x"}]}]})).unwrap_err();
-        assert_eq!(e.param.as_deref(), Some("events[0].content[0].type"));
-        let e = events(&json!({"events":[]})).unwrap_err();
-        assert_eq!(e.param.as_deref(), Some("events"));
-        let e = events(&json!({"events":[{"type":"dance"}]})).unwrap_err();
-        assert_eq!(e.param.as_deref(), Some("events[0].type"));
+    fn metadata_refusals_name_their_param() {
         let e = metadata(Some(&json!({"a": {"b": 1}})), "metadata").unwrap_err();
         assert_eq!(e.param.as_deref(), Some("metadata.a"));
         assert_eq!(

@@ -4,10 +4,13 @@
 
 use crate::error::ApiError;
 use crate::server::agents::input;
+use crate::server::extract::json_refusal;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::DeserializeOwned;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::error::Category;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -35,6 +38,13 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
             }
         }
         d.deserialize_map(Only(PhantomData)).map(Object)
+    }
+}
+
+// Written back as the object it was (the digest of an input body reads it so).
+impl<T: Serialize> Serialize for Object<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
     }
 }
 
@@ -105,6 +115,58 @@ impl JsonSchema for McpToolParam {
     }
 }
 
+/// A message input: a string, a message, or a list of messages (text only); read by
+/// `input::input_text`, which names the failing part.
+pub struct InputText;
+
+impl JsonSchema for InputText {
+    fn schema_name() -> Cow<'static, str> {
+        "InputText".into()
+    }
+
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let message = g.subschema_for::<InputMessage>();
+        json_schema!({
+            "description": "A string, a message `{role, content}` or a list of them; `content` a string or `input_text` parts.",
+            "anyOf": [
+                {"type": "string", "minLength": 1, "pattern": "\\S"},
+                message,
+                {"type": "array", "minItems": 1, "items": message},
+            ],
+        })
+    }
+}
+
+/// One input message: text only (images and files are refused).
+pub struct InputMessage;
+
+impl JsonSchema for InputMessage {
+    fn schema_name() -> Cow<'static, str> {
+        "InputMessage".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "object",
+            "properties": {
+                "role": {"enum": ["user", "system", "developer"]},
+                "type": {"const": "message"},
+                "content": {"anyOf": [
+                    {"type": "string", "minLength": 1, "pattern": "\\S"},
+                    {"type": "array", "minItems": 1, "items": {
+                        "type": "object",
+                        "required": ["type", "text"],
+                        "properties": {"type": {"enum": ["input_text", "text"]}, "text": {"type": "string", "minLength": 1, "pattern": "\\S"}},
+                    }},
+                ]},
+                "text": {"type": "string", "minLength": 1, "pattern": "\\S"},
+            },
+            "anyOf": [{"required": ["content"]}, {"required": ["text"]}],
+            "additionalProperties": false,
+        })
+    }
+}
+
 /// For `#[serde(default, deserialize_with = "given")]`: `Some` whenever the key is there,
 /// `null` included, so an update can tell "clear it" (`null`) from "leave it" (absent).
 pub fn given<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
@@ -133,4 +195,57 @@ impl Deleted {
             deleted: true,
         }
     }
+}
+
+/// A part of a body still read by hand (`prefix` is where it stands, `environment` in a
+/// session) read as its type, refused in the same words as a typed body.
+pub fn read<T: DeserializeOwned>(value: &Value, prefix: &str) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize::<_, Object<T>>(value)
+        .map(|Object(typed)| typed)
+        .map_err(|e| refusal(&e, prefix))
+}
+
+/// A JSON value that is not the type (`prefix` names where it stands, empty for a whole
+/// body): the domain's words where serde's data errors have
+/// them, the types' own words (custom errors) as they are, and the server's wording for
+/// what is not JSON at all.
+pub fn refusal(e: &serde_path_to_error::Error<serde_json::Error>, prefix: &str) -> ApiError {
+    let inner = e.inner();
+    if inner.classify() != Category::Data {
+        return json_refusal(e);
+    }
+    let text = inner.to_string();
+    let location = format!(" at line {} column {}", inner.line(), inner.column());
+    let detail = text.strip_suffix(&location).unwrap_or(&text);
+    let param = match (e.path().to_string(), prefix) {
+        (root, "") if root == "." || root.is_empty() => {
+            return match detail.starts_with("invalid type: ") {
+                true => ApiError::invalid("body", "`body` must be an object"),
+                false => json_refusal(e),
+            };
+        }
+        (root, _) if root == "." || root.is_empty() => prefix.to_owned(),
+        (path, "") => path,
+        (path, _) => format!("{prefix}.{path}"),
+    };
+    if detail.starts_with("unknown field `") {
+        return ApiError::invalid(
+            param.clone(),
+            format!("unknown or unsupported parameter `{param}`"),
+        );
+    }
+    let Some(expected) = detail
+        .strip_prefix("invalid type: ")
+        .and_then(|d| d.split_once(", expected ").map(|(_, x)| x))
+    else {
+        return ApiError::invalid(param, detail.to_owned());
+    };
+    let kind = match expected {
+        "a string" => "a string",
+        "a boolean" => "a boolean",
+        "a sequence" => "an array",
+        x if x.starts_with("struct ") || x == "a map" => "an object",
+        _ => return json_refusal(e),
+    };
+    ApiError::invalid(param.clone(), format!("`{param}` must be {kind}"))
 }

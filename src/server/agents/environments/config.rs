@@ -4,15 +4,16 @@
 
 use crate::error::{ApiError, Code};
 use crate::server::agents::environments::paths::{self, RelPath};
+use crate::server::agents::environments::wire::{FileParam, unknown};
 use crate::server::agents::files::Files;
-use crate::server::agents::input::{self, invalid, opt_str};
+use crate::server::agents::input::invalid;
+use crate::server::agents::wire::Object;
 use base64::Engine;
-use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// Keys of hosted environments that need a container this server does not provision.
-pub const REFUSED_KEYS: &[&str] = &[
+pub const REFUSED_KEYS: [&str; 8] = [
     "network",
     "packages",
     "setup_commands",
@@ -44,12 +45,14 @@ pub struct FileSpec {
 use crate::services::env_rules::refused_env_name;
 
 /// `env`: names that a shell would accept, values without NUL, and none of the refused names.
-pub fn env(value: Option<&Value>, param: &str) -> Result<BTreeMap<String, String>, ApiError> {
-    let mut out = BTreeMap::new();
-    let Some(value) = value.filter(|v| !v.is_null()) else {
-        return Ok(out);
+pub fn env(
+    given: Option<&BTreeMap<String, String>>,
+    param: &str,
+) -> Result<BTreeMap<String, String>, ApiError> {
+    let Some(given) = given else {
+        return Ok(BTreeMap::new());
     };
-    for (name, v) in input::object(value, param)? {
+    for (name, v) in given {
         let p = format!("{param}.{name}");
         let valid = !name.is_empty()
             && name.len() <= 256
@@ -69,30 +72,22 @@ pub fn env(value: Option<&Value>, param: &str) -> Result<BTreeMap<String, String
                 format!("the variable `{name}` is refused: {why}"),
             ));
         }
-        let Value::String(v) = v else {
-            return Err(invalid(p, "variable values are strings"));
-        };
         if v.contains('\0') || v.len() > 32 * 1024 {
             return Err(invalid(p, "a value is at most 32 KiB, with no NUL byte"));
         }
-        out.insert(name.clone(), v.clone());
     }
-    Ok(out)
+    Ok(given.clone())
 }
 
-/// Refuses the hosted-only keys; a null value counts as absent.
-pub fn refuse_hosted_keys(map: &Map<String, Value>, prefix: &str) -> Result<(), ApiError> {
-    for key in REFUSED_KEYS {
-        if map.get(*key).is_some_and(|v| !v.is_null()) {
-            return Err(invalid(
-                join(prefix, key),
-                format!(
-                    "`{key}` needs a hosted container, which this local server does not provision"
-                ),
-            ));
-        }
+/// Refuses the hosted-only keys (`hosted` pairs each with whether it was given).
+pub fn refuse_hosted_keys(hosted: [(&str, bool); 8], prefix: &str) -> Result<(), ApiError> {
+    match hosted.into_iter().find(|(_, given)| *given) {
+        Some((key, _)) => Err(invalid(
+            join(prefix, key),
+            format!("`{key}` needs a hosted container, which this local server does not provision"),
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// `workspace_directory`: absolute, no `..`, not a system directory, and no component that
@@ -132,21 +127,15 @@ pub fn workspace_directory(raw: &str, param: &str) -> Result<PathBuf, ApiError> 
 /// The `files` list: `{type: inline, path, data}` (base64) or `{type: file_id, path, file_id}`.
 /// Paths are checked here, before anything is written.
 pub fn files(
-    value: Option<&Value>,
+    list: Option<&[Object<FileParam>]>,
     param: &str,
     owner: &str,
     uploads: &Files,
     workspace: &Path,
     max_bytes: usize,
 ) -> Result<Vec<FileSpec>, ApiError> {
-    let Some(value) = value.filter(|v| !v.is_null()) else {
-        return Ok(Vec::new());
-    };
-    let Value::Array(list) = value else {
-        return Err(invalid(param, format!("`{param}` must be an array")));
-    };
     let mut out: Vec<FileSpec> = Vec::new();
-    for (i, entry) in list.iter().enumerate() {
+    for (i, Object(entry)) in list.unwrap_or_default().iter().enumerate() {
         let spec = file(
             entry,
             &format!("{param}[{i}]"),
@@ -168,22 +157,21 @@ pub fn files(
 
 /// One file entry (also the body of POST .../files, with `prefix` empty).
 pub fn file(
-    entry: &Value,
+    entry: &FileParam,
     prefix: &str,
     owner: &str,
     uploads: &Files,
     workspace: &Path,
     max_bytes: usize,
 ) -> Result<FileSpec, ApiError> {
-    let map = input::object(entry, if prefix.is_empty() { "body" } else { prefix })?;
-    let kind = match opt_str(map, "type", &join(prefix, "type"))? {
+    let kind = match entry.kind.as_deref() {
         Some(kind) => kind,
-        None if map.contains_key("file_id") => "file_id",
+        None if entry.file_id.is_some() => "file_id",
         None => "inline",
     };
-    let content_key = match kind {
-        "inline" => "data",
-        "file_id" => "file_id",
+    let (content_key, other) = match kind {
+        "inline" => ("data", entry.file_id.as_ref().map(|_| "file_id")),
+        "file_id" => ("file_id", entry.data.as_ref().map(|_| "data")),
         other => {
             return Err(invalid(
                 join(prefix, "type"),
@@ -191,12 +179,16 @@ pub fn file(
             ));
         }
     };
-    input::only_keys(map, &["type", "path", content_key], prefix)?;
-    let raw = opt_str(map, "path", &join(prefix, "path"))?
+    if let Some(key) = other {
+        return Err(unknown(&join(prefix, key)));
+    }
+    let raw = entry
+        .path
+        .as_deref()
         .ok_or_else(|| invalid(join(prefix, "path"), "`path` is required"))?;
     let path = paths::relative(raw, workspace).map_err(|e| e.with_param(join(prefix, "path")))?;
     let (bytes, file_id) = if kind == "inline" {
-        let data = opt_str(map, "data", &join(prefix, "data"))?.ok_or_else(|| {
+        let data = entry.data.as_deref().ok_or_else(|| {
             invalid(
                 join(prefix, "data"),
                 "`data` is required: the file's bytes in base64",
@@ -215,7 +207,9 @@ pub fn file(
             })?;
         (bytes::Bytes::from(decoded), None)
     } else {
-        let id = opt_str(map, "file_id", &join(prefix, "file_id"))?
+        let id = entry
+            .file_id
+            .as_deref()
             .ok_or_else(|| invalid(join(prefix, "file_id"), "`file_id` is required"))?;
         let stored = uploads.get(owner, id).ok_or_else(|| {
             invalid(

@@ -3,12 +3,12 @@
 
 use crate::error::ApiError;
 use crate::server::agents::Agents;
+use crate::server::agents::environments::wire::{EnvironmentFile, FilePage, FileParam};
 use crate::server::agents::environments::{config, fs, paths, record};
 use crate::server::agents::input::invalid;
 use crate::services::paging::PageQuery;
 use base64::Engine;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Default, Deserialize)]
@@ -33,8 +33,8 @@ impl Agents {
         &self,
         owner: &str,
         environment_id: &str,
-        body: &Value,
-    ) -> Result<Value, ApiError> {
+        body: &FileParam,
+    ) -> Result<EnvironmentFile, ApiError> {
         let env = self.environments.get(owner, environment_id)?;
         let spec = config::file(
             body,
@@ -60,7 +60,7 @@ impl Agents {
         owner: &str,
         environment_id: &str,
         query: &FileListQuery,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<FilePage, ApiError> {
         let env = self.environments.get(owner, environment_id)?;
         let page = PageQuery {
             limit: query.limit.clone(),
@@ -117,21 +117,26 @@ impl Agents {
             _ => None,
         };
         let base = under.unwrap_or_default();
-        let data: Vec<Value> = shown
+        let data: Vec<EnvironmentFile> = shown
             .iter()
             .map(|(p, size)| file_json(&env.id, &env.workspace, &base.join(p), *size))
             .collect();
-        Ok(json!({"object": "list", "data": data, "has_more": has_more, "next": next}))
+        Ok(FilePage {
+            object: "list",
+            data,
+            has_more,
+            next,
+        })
     }
 }
 
-fn file_json(environment_id: &str, workspace: &Path, rel: &Path, size: u64) -> Value {
-    json!({
-        "environment_id": environment_id,
-        "object": "agent.environment.file",
-        "path": paths::shown(workspace, rel),
-        "size_bytes": size,
-    })
+fn file_json(environment_id: &str, workspace: &Path, rel: &Path, size: u64) -> EnvironmentFile {
+    EnvironmentFile {
+        environment_id: environment_id.to_owned(),
+        object: "agent.environment.file",
+        path: paths::shown(workspace, rel),
+        size_bytes: size,
+    }
 }
 
 /// The `path` filter: a directory in the workspace (absolute, or relative to it).

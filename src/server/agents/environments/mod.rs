@@ -7,14 +7,16 @@ pub mod files;
 pub mod fs;
 pub mod paths;
 pub mod templates;
+pub mod wire;
 
 use crate::error::ApiError;
 use crate::server::agents::Agents;
 use crate::server::agents::environments::config::FileSpec;
-use crate::server::agents::input::not_found;
-use crate::server::agents::input::{self, invalid, opt_str};
+use crate::server::agents::environments::wire::{
+    EnvironmentConfig, EnvironmentObject, LocalCompute, PlacedFile,
+};
+use crate::server::agents::input::{invalid, not_found};
 use crate::services::ids;
-use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -42,36 +44,37 @@ pub struct FileRecord {
 }
 
 impl Environment {
-    pub fn to_json(&self) -> Value {
-        let files: Vec<Value> = self
-            .files
-            .iter()
-            .map(|f| {
-                let mut v = json!({
-                    "id": f.id,
-                    "type": if f.file_id.is_some() { "file_id" } else { "inline" },
-                    "path": paths::shown(&self.workspace, &f.path),
-                    "size_bytes": f.size,
-                });
-                if let Some(file_id) = &f.file_id {
-                    v["file_id"] = json!(file_id);
-                }
-                v
-            })
-            .collect();
-        json!({
-            "id": self.id,
-            "object": "agent.environment",
-            "type": "self_hosted",
-            "status": "ready",
-            "workspace_directory": self.workspace,
-            "created_at": self.created_at,
-            "environment_template_id": self.template_id,
-            "files": files,
-            "plugins": [],
-            "skills": [],
-            "x_svc": {"compute": "local_state", "differences": self.differences},
-        })
+    pub fn object(&self) -> EnvironmentObject {
+        EnvironmentObject {
+            id: self.id.clone(),
+            object: "agent.environment",
+            kind: "self_hosted",
+            status: "ready",
+            workspace_directory: self.workspace.clone(),
+            created_at: self.created_at,
+            environment_template_id: self.template_id.clone(),
+            files: self
+                .files
+                .iter()
+                .map(|f| PlacedFile {
+                    id: f.id.clone(),
+                    kind: if f.file_id.is_some() {
+                        "file_id"
+                    } else {
+                        "inline"
+                    },
+                    path: paths::shown(&self.workspace, &f.path),
+                    size_bytes: f.size,
+                    file_id: f.file_id.clone(),
+                })
+                .collect(),
+            plugins: [],
+            skills: [],
+            x_svc: LocalCompute {
+                compute: "local_state",
+                differences: self.differences.clone(),
+            },
+        }
     }
 }
 
@@ -118,26 +121,13 @@ impl Environments {
 
 impl Agents {
     /// POST /v1/agents/environments: the SDK's `{environment: {...}}` or the flat form.
-    pub fn environment_create(&self, owner: &str, body: &Value) -> Result<Value, ApiError> {
-        let map = input::object(body, "body")?;
-        let (config, prefix) = match map.get("environment") {
-            Some(inner) => {
-                input::only_keys(map, &["environment", "vault_ids"], "")?;
-                if map
-                    .get("vault_ids")
-                    .and_then(Value::as_array)
-                    .is_some_and(|v| !v.is_empty())
-                {
-                    return Err(invalid(
-                        "vault_ids",
-                        "vaults attach to sessions here: pass `vault_ids` when creating the session",
-                    ));
-                }
-                (input::object(inner, "environment")?, "environment")
-            }
-            None => (map, ""),
-        };
-        let resolved = self.resolve_environment(owner, config, prefix, false)?;
+    pub fn environment_create(
+        &self,
+        owner: &str,
+        body: EnvironmentConfig,
+    ) -> Result<EnvironmentObject, ApiError> {
+        let (config, prefix) = body.into_create()?;
+        let resolved = self.resolve_environment(owner, &config, prefix, false)?;
         let workspace = resolved
             .workspace
             .clone()
@@ -155,22 +145,22 @@ impl Agents {
             differences: resolved.differences,
             template_id: resolved.template_id,
         };
-        let json = env.to_json();
+        let object = env.object();
         self.environments.lock().push(env);
-        Ok(json)
+        Ok(object)
     }
 
-    pub fn environment_list(&self, owner: &str) -> Vec<Value> {
+    pub fn environment_list(&self, owner: &str) -> Vec<EnvironmentObject> {
         self.environments
             .lock()
             .iter()
             .filter(|e| e.owner == owner)
-            .map(Environment::to_json)
+            .map(Environment::object)
             .collect()
     }
 
-    pub fn environment_get(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
-        Ok(self.environments.get(owner, id)?.to_json())
+    pub fn environment_get(&self, owner: &str, id: &str) -> Result<EnvironmentObject, ApiError> {
+        Ok(self.environments.get(owner, id)?.object())
     }
 
     /// Checks a configuration object (an environment body, or a session's `environment`).
@@ -178,25 +168,17 @@ impl Agents {
     pub fn resolve_environment(
         &self,
         owner: &str,
-        map: &Map<String, Value>,
+        config: &EnvironmentConfig,
         prefix: &str,
         session: bool,
     ) -> Result<Resolved, ApiError> {
         let p = |name: &str| config::join(prefix, name);
         let mut resolved = Resolved::default();
-        let kind = opt_str(map, "type", &p("type"))?;
-        match kind {
+        match config.kind.as_deref() {
             None | Some("self_hosted") => {}
             Some("none") if session => {}
             Some(hosted @ ("hosted" | "openai_hosted")) => {
-                let configured: Vec<&String> = map
-                    .iter()
-                    .filter(|(k, v)| {
-                        !v.is_null() && !["type", "environment_id", "id"].contains(&k.as_str())
-                    })
-                    .map(|(k, _)| k)
-                    .collect();
-                if let Some(key) = configured.first() {
+                if let Some(key) = config.configured().first() {
                     return Err(invalid(
                         p("type"),
                         format!(
@@ -217,19 +199,17 @@ impl Agents {
                 ));
             }
         }
-        config::refuse_hosted_keys(map, prefix)?;
-        let mut allowed = vec![
-            "type",
-            "workspace_directory",
-            "env",
-            "files",
-            "environment_template_id",
-        ];
-        if session {
-            allowed.extend(["id", "environment_id"]);
+        config::refuse_hosted_keys(config.hosted(), prefix)?;
+        if !session {
+            let reference = [
+                ("id", &config.id),
+                ("environment_id", &config.environment_id),
+            ];
+            if let Some((key, _)) = reference.iter().find(|(_, v)| v.is_some()) {
+                return Err(wire::unknown(&p(key)));
+            }
         }
-        input::only_keys(map, &allowed, prefix)?;
-        if let Some(raw) = opt_str(map, "workspace_directory", &p("workspace_directory"))? {
+        if let Some(raw) = config.workspace_directory.as_deref() {
             let dir = config::workspace_directory(raw, &p("workspace_directory"))?;
             self.may_write(&dir, &p("workspace_directory"))?;
             // Judged on the path the kernel will open: a link anywhere on the way is refused
@@ -242,11 +222,7 @@ impl Agents {
             .workspace
             .clone()
             .unwrap_or_else(|| self.settings.workspace.clone());
-        if let Some(id) = opt_str(
-            map,
-            "environment_template_id",
-            &p("environment_template_id"),
-        )? {
+        if let Some(id) = config.environment_template_id.as_deref() {
             let template = self
                 .environments
                 .templates
@@ -256,9 +232,9 @@ impl Agents {
             resolved.files = template.files;
             resolved.template_id = Some(template.id);
         }
-        resolved.env = config::env(map.get("env"), &p("env"))?;
+        resolved.env = config::env(config.env.as_ref(), &p("env"))?;
         let inline = config::files(
-            map.get("files"),
+            config.files.as_deref(),
             &p("files"),
             owner,
             &self.files,

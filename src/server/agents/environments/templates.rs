@@ -5,10 +5,12 @@ use crate::error::ApiError;
 use crate::server::agents::Agents;
 use crate::server::agents::environments::config::{self, FileSpec};
 use crate::server::agents::environments::paths::{self, VIRTUAL_ROOT};
+use crate::server::agents::environments::wire::{
+    TemplateBody, TemplateCompute, TemplateFile, TemplateNetwork, TemplateObject, TemplatePackages,
+};
 use crate::server::agents::input::not_found;
-use crate::server::agents::input::{self, opt_str};
+use crate::server::agents::wire::Deleted;
 use crate::services::ids;
-use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -25,35 +27,36 @@ pub struct Template {
 }
 
 impl Template {
-    /// The SDK's `EnvironmentTemplate`: the hosted-only parts are present and empty, since
-    /// the server refuses them; files show their size only.
-    pub fn to_json(&self) -> Value {
-        let files: Vec<Value> = self
-            .files
-            .iter()
-            .map(|f| {
-                json!({
-                    "type": "inline",
-                    "path": paths::shown(Path::new(VIRTUAL_ROOT), &f.path),
-                    "size_bytes": f.bytes.len(),
+    pub fn object(&self) -> TemplateObject {
+        TemplateObject {
+            id: self.id.clone(),
+            object: "agent.environment.template",
+            name: self.name.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            files: self
+                .files
+                .iter()
+                .map(|f| TemplateFile {
+                    kind: "inline",
+                    path: paths::shown(Path::new(VIRTUAL_ROOT), &f.path),
+                    size_bytes: f.bytes.len(),
                 })
-            })
-            .collect();
-        json!({
-            "id": self.id,
-            "object": "agent.environment.template",
-            "name": self.name,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "files": files,
-            "capability_directories": [],
-            "network": {"access": "enabled", "allowed_domains": []},
-            "packages": {"npm": [], "python": [], "system": []},
-            "plugins": [],
-            "skills": [],
-            "desktop": null,
-            "x_svc": {"compute": "local_state", "env_count": self.env.len()},
-        })
+                .collect(),
+            capability_directories: [],
+            network: TemplateNetwork {
+                access: "enabled",
+                allowed_domains: [],
+            },
+            packages: TemplatePackages::default(),
+            plugins: [],
+            skills: [],
+            desktop: None,
+            x_svc: TemplateCompute {
+                compute: "local_state",
+                env_count: self.env.len(),
+            },
+        }
     }
 }
 
@@ -83,27 +86,15 @@ struct Fields {
 }
 
 impl Agents {
-    fn template_fields(&self, owner: &str, body: &Value) -> Result<Fields, ApiError> {
-        let map: &Map<String, Value> = input::object(body, "body")?;
-        config::refuse_hosted_keys(map, "")?;
-        input::only_keys(
-            map,
-            &["name", "env", "files"]
-                .into_iter()
-                .chain(config::REFUSED_KEYS.iter().copied())
-                .collect::<Vec<_>>(),
-            "",
-        )?;
+    fn template_fields(&self, owner: &str, body: &TemplateBody) -> Result<Fields, ApiError> {
+        config::refuse_hosted_keys(body.hosted(), "")?;
         Ok(Fields {
-            name: match map.get("name") {
-                None => None,
-                Some(_) => Some(opt_str(map, "name", "name")?.map(str::to_owned)),
-            },
-            env: match map.get("env") {
+            name: body.name.clone(),
+            env: match &body.env {
                 None => None,
                 Some(v) => Some(config::env(Some(v), "env")?),
             },
-            files: match map.get("files") {
+            files: match &body.files {
                 None => None,
                 Some(v) => Some(config::files(
                     Some(v),
@@ -117,8 +108,12 @@ impl Agents {
         })
     }
 
-    pub fn template_create(&self, owner: &str, body: &Value) -> Result<Value, ApiError> {
-        let fields = self.template_fields(owner, body)?;
+    pub fn template_create(
+        &self,
+        owner: &str,
+        body: TemplateBody,
+    ) -> Result<TemplateObject, ApiError> {
+        let fields = self.template_fields(owner, &body)?;
         let now = ids::now();
         let template = Template {
             id: ids::new("envtpl"),
@@ -129,30 +124,35 @@ impl Agents {
             created_at: now,
             updated_at: now,
         };
-        let json = template.to_json();
+        let object = template.object();
         self.environments.templates.lock().push(template);
-        Ok(json)
+        Ok(object)
     }
 
-    pub fn template_list(&self, owner: &str) -> Vec<Value> {
+    pub fn template_list(&self, owner: &str) -> Vec<TemplateObject> {
         self.environments
             .templates
             .lock()
             .iter()
             .filter(|t| t.owner == owner)
-            .map(Template::to_json)
+            .map(Template::object)
             .collect()
     }
 
-    pub fn template_get(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
-        Ok(self.environments.templates.get(owner, id)?.to_json())
+    pub fn template_get(&self, owner: &str, id: &str) -> Result<TemplateObject, ApiError> {
+        Ok(self.environments.templates.get(owner, id)?.object())
     }
 
     /// Replaces the fields given; the others stay. Environments and sessions created before
     /// keep what they were given.
-    pub fn template_update(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+    pub fn template_update(
+        &self,
+        owner: &str,
+        id: &str,
+        body: TemplateBody,
+    ) -> Result<TemplateObject, ApiError> {
         self.environments.templates.get(owner, id)?;
-        let fields = self.template_fields(owner, body)?;
+        let fields = self.template_fields(owner, &body)?;
         let mut list = self.environments.templates.lock();
         let template = list
             .iter_mut()
@@ -168,10 +168,10 @@ impl Agents {
             template.files = files;
         }
         template.updated_at = ids::now();
-        Ok(template.to_json())
+        Ok(template.object())
     }
 
-    pub fn template_delete(&self, owner: &str, id: &str) -> Result<Value, ApiError> {
+    pub fn template_delete(&self, owner: &str, id: &str) -> Result<Deleted, ApiError> {
         let mut list = self.environments.templates.lock();
         let before = list.len();
         list.retain(|t| !(t.id == id && t.owner == owner));
@@ -182,6 +182,6 @@ impl Agents {
                 id,
             ));
         }
-        Ok(json!({"id": id, "object": "agent.environment.template.deleted", "deleted": true}))
+        Ok(Deleted::new(id, "agent.environment.template.deleted"))
     }
 }

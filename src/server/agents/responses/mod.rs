@@ -4,6 +4,7 @@
 
 pub mod request;
 mod shape;
+pub mod wire;
 
 use crate::error::{ApiError, Code};
 use crate::server::agents::agent_spec::AgentSpec;
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
+use wire::CompactBody;
 
 /// The latest response of a conversation: only it can be continued.
 type Conversation = Arc<Mutex<String>>;
@@ -171,28 +173,9 @@ impl Responses {
         &self,
         agents: &Agents,
         owner: &str,
-        body: &Value,
+        body: CompactBody,
     ) -> Result<Value, ApiError> {
-        let map = crate::server::agents::input::object(body, "body")?;
-        crate::server::agents::input::only_keys(
-            map,
-            &[
-                "model",
-                "previous_response_id",
-                "instructions",
-                "service_tier",
-                "prompt_cache_key",
-                "prompt_cache_options",
-                "prompt_cache_retention",
-            ],
-            "",
-        )?;
-        let previous = crate::server::agents::input::opt_str(
-            map,
-            "previous_response_id",
-            "previous_response_id",
-        )?
-        .ok_or_else(|| {
+        let previous = body.previous_response_id.as_deref().ok_or_else(|| {
             ApiError::invalid(
                 "previous_response_id",
                 "compact works on a conversation: send `previous_response_id`",

@@ -5,33 +5,10 @@
 use crate::error::ApiError;
 use crate::server::agents::agent_spec::McpTool;
 use crate::server::agents::input::{self, content_text, invalid, opt_str};
+use crate::server::agents::responses::wire::ResponseCreate;
+use crate::server::agents::wire::Object;
 use crate::services::ids;
 use serde_json::{Map, Value, json};
-
-pub const IGNORED: &[&str] = &["temperature", "top_p", "max_output_tokens"];
-const HANDLED: &[&str] = &[
-    "model",
-    "input",
-    "instructions",
-    "metadata",
-    "store",
-    "background",
-    "stream",
-    "previous_response_id",
-    "tools",
-    "reasoning",
-    "text",
-    "service_tier",
-    "tool_choice",
-    "include",
-    "conversation",
-    "prompt",
-    "parallel_tool_calls",
-    "stream_options",
-    "temperature",
-    "top_p",
-    "max_output_tokens",
-];
 
 #[derive(Debug, Clone)]
 pub struct ResponseRequest {
@@ -53,38 +30,24 @@ pub struct ResponseRequest {
     pub ignored: Vec<&'static str>,
 }
 
-fn flag(map: &Map<String, Value>, key: &str) -> Result<Option<bool>, ApiError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(invalid(key, format!("`{key}` must be a boolean"))),
-    }
-}
-
-pub fn parse(body: &Value) -> Result<ResponseRequest, ApiError> {
-    let map = input::object(body, "body")?;
-    if let Some(key) = map.keys().find(|k| !HANDLED.contains(&k.as_str())) {
-        return Err(invalid(
-            key.clone(),
-            format!("unknown or unsupported parameter `{key}`"),
-        ));
-    }
-    for key in ["conversation", "prompt"] {
-        if map.get(key).is_some_and(|v| !v.is_null()) {
+pub fn parse(body: ResponseCreate) -> Result<ResponseRequest, ApiError> {
+    for (key, given) in [
+        ("conversation", body.conversation.is_some()),
+        ("prompt", body.prompt.is_some()),
+    ] {
+        if given {
             return Err(invalid(
                 key,
                 format!("`{key}` needs the hosted platform; use previous_response_id"),
             ));
         }
     }
-    if map
-        .get("include")
-        .filter(|v| !v.is_null())
-        .is_some_and(|include| include.as_array().is_none_or(|a| !a.is_empty()))
-    {
+    if body.include.as_ref().is_some_and(|a| !a.is_empty()) {
         return Err(invalid("include", "`include` is not supported locally"));
     }
-    if opt_str(map, "service_tier", "service_tier")?
+    if body
+        .service_tier
+        .as_deref()
         .is_some_and(|tier| !["auto", "default"].contains(&tier))
     {
         return Err(invalid(
@@ -92,80 +55,82 @@ pub fn parse(body: &Value) -> Result<ResponseRequest, ApiError> {
             "`service_tier` is `auto` or `default`",
         ));
     }
-    if map
-        .get("tool_choice")
-        .is_some_and(|choice| !choice.is_null() && choice != "auto")
+    if body
+        .tool_choice
+        .as_ref()
+        .is_some_and(|choice| choice != "auto")
     {
         return Err(invalid(
             "tool_choice",
             "only `tool_choice: auto` is supported",
         ));
     }
-    if let Some(text) = map.get("text").filter(|v| !v.is_null()) {
-        let t = input::object(text, "text")?;
-        if t.get("format")
+    if let Some(Object(text)) = &body.text {
+        if text
+            .format
+            .as_ref()
             .is_some_and(|f| f.get("type").and_then(Value::as_str) != Some("text"))
         {
             return Err(invalid("text.format", "only `{type: text}` is supported"));
         }
-        if t.get("verbosity")
-            .is_some_and(|v| !v.is_null() && v != "medium")
-        {
+        if text.verbosity.as_ref().is_some_and(|v| v != "medium") {
             return Err(invalid(
                 "text.verbosity",
                 "only `medium` verbosity is supported",
             ));
         }
     }
-    let model = opt_str(map, "model", "model")?
-        .filter(|m| !m.trim().is_empty())
-        .ok_or_else(|| {
-            invalid(
-                "model",
-                "`model` is required: a definition id, a model id or a runtime name",
-            )
-        })?
-        .to_owned();
-    let store = flag(map, "store")?.unwrap_or(true);
-    let background = flag(map, "background")?.unwrap_or(false);
+    let model = body.model.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
+        invalid(
+            "model",
+            "`model` is required: a definition id, a model id or a runtime name",
+        )
+    })?;
+    let store = body.store.unwrap_or(true);
+    let background = body.background.unwrap_or(false);
     if background && !store {
         return Err(invalid(
             "store",
             "`store: false` cannot be combined with `background: true`",
         ));
     }
-    let (prompt, system, items) = read_input(map.get("input"))?;
-    let reasoning_effort = match map.get("reasoning").filter(|v| !v.is_null()) {
+    let (prompt, system, items) = read_input(body.input.as_ref())?;
+    let reasoning_effort = match body.reasoning {
         None => None,
-        Some(r) => {
-            let r = input::object(r, "reasoning")?;
-            if r.get("summary").is_some_and(|v| !v.is_null()) {
+        Some(Object(r)) => {
+            if r.summary.as_ref().is_some_and(|v| !v.is_null()) {
                 return Err(invalid(
                     "reasoning.summary",
                     "`reasoning.summary` is not supported",
                 ));
             }
-            opt_str(r, "effort", "reasoning.effort")?.map(str::to_owned)
+            r.effort
         }
     };
+    let ignored = [
+        ("temperature", body.temperature.is_some()),
+        ("top_p", body.top_p.is_some()),
+        ("max_output_tokens", body.max_output_tokens.is_some()),
+    ];
     Ok(ResponseRequest {
         model,
         prompt,
         system,
         items,
-        instructions: opt_str(map, "instructions", "instructions")?.map(str::to_owned),
-        metadata: input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?,
+        instructions: body.instructions,
+        metadata: match &body.metadata {
+            Some(metadata) => metadata.read("metadata")?,
+            None => Map::new(),
+        },
         store,
         background,
-        stream: flag(map, "stream")?.unwrap_or(false),
-        previous_response_id: opt_str(map, "previous_response_id", "previous_response_id")?
-            .map(str::to_owned),
-        tools: tools(map.get("tools"))?,
+        stream: body.stream.unwrap_or(false),
+        previous_response_id: body.previous_response_id,
+        tools: tools(body.tools.as_ref())?,
         reasoning_effort,
-        ignored: IGNORED
-            .iter()
-            .copied()
-            .filter(|k| map.contains_key(*k))
+        ignored: ignored
+            .into_iter()
+            .filter_map(|(key, given)| given.then_some(key))
             .collect(),
     })
 }
@@ -298,7 +263,8 @@ mod tests {
                 "type": "mcp", "server_label": "docs", "server_url": "https://mcp.example.com/mcp",
                 "headers": headers, "authorization": "t",
             }]});
-            let e = parse(&body).unwrap_err();
+            let body = crate::server::agents::wire::read(&body, "").unwrap();
+            let e = parse(body).unwrap_err();
             assert_eq!(e.param.as_deref(), Some("tools[0].headers"), "{headers}");
         }
     }

@@ -4,14 +4,13 @@
 //! input exactly as its hand reader did. The SDKs' strict checks pin those answers.
 
 use crate::error::{ApiError, ApiResult, Code};
-use crate::server::agents::wire::Object;
-use crate::server::extract::{BodyRefusal, json_refusal, read_json};
+use crate::server::agents::wire::{Object, refusal};
+use crate::server::extract::{BodyRefusal, read_json};
 use crate::services::paging::Page;
 use axum::extract::{FromRequest, Request};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_json::error::Category;
 
 /// A typed agents body (requests derive `Deserialize` with `deny_unknown_fields`), a JSON
 /// object only.
@@ -28,51 +27,11 @@ where
         read_json::<Object<T>, S>(req, state)
             .await
             .map(|Object(body)| Body(body))
-            .map_err(|refusal| match refusal {
+            .map_err(|why| match why {
                 BodyRefusal::Request(e) => e,
-                BodyRefusal::Json(e) => refusal_of(&e),
+                BodyRefusal::Json(e) => refusal(&e, ""),
             })
     }
-}
-
-/// A JSON body that is not the type: the domain's words where serde's data errors have
-/// them, the types' own words (custom errors) as they are, and the server's wording for
-/// what is not JSON at all.
-fn refusal_of(e: &serde_path_to_error::Error<serde_json::Error>) -> ApiError {
-    let inner = e.inner();
-    if inner.classify() != Category::Data {
-        return json_refusal(e);
-    }
-    let text = inner.to_string();
-    let location = format!(" at line {} column {}", inner.line(), inner.column());
-    let detail = text.strip_suffix(&location).unwrap_or(&text);
-    let param = e.path().to_string();
-    if param == "." || param.is_empty() {
-        return match detail.starts_with("invalid type: ") {
-            true => ApiError::invalid("body", "`body` must be an object"),
-            false => json_refusal(e),
-        };
-    }
-    if detail.starts_with("unknown field `") {
-        return ApiError::invalid(
-            param.clone(),
-            format!("unknown or unsupported parameter `{param}`"),
-        );
-    }
-    let Some(expected) = detail
-        .strip_prefix("invalid type: ")
-        .and_then(|d| d.split_once(", expected ").map(|(_, x)| x))
-    else {
-        return ApiError::invalid(param, detail.to_owned());
-    };
-    let kind = match expected {
-        "a string" => "a string",
-        "a boolean" => "a boolean",
-        "a sequence" => "an array",
-        x if x.starts_with("struct ") || x == "a map" => "an object",
-        _ => return json_refusal(e),
-    };
-    ApiError::invalid(param.clone(), format!("`{param}` must be {kind}"))
 }
 
 /// A page of typed answers (the pager reads each item's `id` from its JSON).

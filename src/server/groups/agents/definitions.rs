@@ -5,11 +5,12 @@ use super::schemas::{self as s};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
 use crate::server::agents::definitions::wire::{AgentDefinition, DefinitionBody};
+use crate::server::agents::files::FileCreate;
 use crate::server::agents::runtimes::{self, RUNTIMES};
 use crate::server::agents::wire::Deleted;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
-use crate::server::extract::{Json, Path, Query};
+use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Doc, json_schema};
 use crate::server::openapi::shared::page_query;
 use crate::services::paging::{PageQuery, envelope};
@@ -139,7 +140,7 @@ pub async fn models_get(
 pub async fn files_create(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
-    Json(body): Json<Value>,
+    Body(body): Body<FileCreate>,
 ) -> Out {
     let max = app.agents.settings.max_file_bytes;
     app.agents
@@ -232,7 +233,7 @@ const MODEL: Doc = Doc::new(EndpointId::AgentsModelsGet, "A model")
 
 const FILE: Doc = Doc::new(EndpointId::AgentsFilesCreate, "Upload a file")
     .describe("Kept in memory for environments and sessions to place (`file_id`).")
-    .json(s::file_create)
+    .json(|g| g.subschema_for::<FileCreate>())
     .answers(&[Answer::json("The file.", |g| {
         g.subschema_for::<s::FileObject>()
     })]);

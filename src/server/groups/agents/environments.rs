@@ -1,59 +1,65 @@
-//! Environments, their files and templates: thin handlers over `agents::environments`.
+//! Environments, their files and templates: thin handlers over `agents::environments`,
+//! their bodies and answers typed in `agents::environments::wire`.
 
+use super::body::{Body, paged};
 use super::schemas::{self as s};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::server::SharedState;
 use crate::server::agents::environments::files::FileListQuery;
+use crate::server::agents::environments::wire::{
+    EnvironmentConfig, EnvironmentFile, EnvironmentObject, FilePage, FileParam, TemplateBody,
+    TemplateObject,
+};
+use crate::server::agents::wire::Deleted;
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
-use crate::server::extract::{Json, Path, Query};
-use crate::server::openapi::op::{Answer, Code, Doc, PATH_WRITE, json_schema};
+use crate::server::extract::{Path, Query};
+use crate::server::openapi::op::{
+    Answer, Code, Doc, PATH_WRITE, Schema, SchemaGenerator, json_schema,
+};
 use crate::server::openapi::shared::page_query;
 use crate::services::paging::PageQuery;
-use axum::Extension;
 use axum::extract::State;
 use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::{Extension, Json};
 use serde_json::Value;
-
-type Out = ApiResult<axum::Json<Value>>;
 
 pub async fn environments_create(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
-    Json(body): Json<Value>,
-) -> Out {
-    app.agents
-        .environment_create(&who.id, &body)
-        .map(axum::Json)
+    Body(body): Body<EnvironmentConfig>,
+) -> ApiResult<Json<EnvironmentObject>> {
+    app.agents.environment_create(&who.id, body).map(Json)
 }
 
 pub async fn environments_list(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Query(q): Query<PageQuery>,
-) -> Out {
-    Ok(axum::Json(
-        q.page()?.apply(app.agents.environment_list(&who.id))?,
-    ))
+) -> ApiResult<Json<Value>> {
+    paged(q.page()?, app.agents.environment_list(&who.id))
 }
 
 pub async fn environments_get(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path(id): Path<String>,
-) -> Out {
-    app.agents.environment_get(&who.id, &id).map(axum::Json)
+) -> ApiResult<Json<EnvironmentObject>> {
+    app.agents.environment_get(&who.id, &id).map(Json)
 }
 
 pub async fn environment_files_create(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path(id): Path<String>,
-    Json(body): Json<Value>,
-) -> Out {
+    body: Result<Body<FileParam>, ApiError>,
+) -> ApiResult<Json<EnvironmentFile>> {
+    // Another owner's environment answers 404 whatever the body holds.
+    app.agents.environment_get(&who.id, &id)?;
+    let Body(body) = body?;
     app.agents
         .environment_file_create(&who.id, &id, &body)
-        .map(axum::Json)
+        .map(Json)
 }
 
 pub async fn environment_files_list(
@@ -61,55 +67,72 @@ pub async fn environment_files_list(
     Extension(who): Extension<Identity>,
     Path(id): Path<String>,
     Query(q): Query<FileListQuery>,
-) -> Out {
-    app.agents
-        .environment_file_list(&who.id, &id, &q)
-        .map(axum::Json)
+) -> ApiResult<Json<FilePage>> {
+    app.agents.environment_file_list(&who.id, &id, &q).map(Json)
 }
 
 pub async fn templates_create(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
-    Json(body): Json<Value>,
-) -> Out {
-    app.agents.template_create(&who.id, &body).map(axum::Json)
+    Body(body): Body<TemplateBody>,
+) -> ApiResult<Json<TemplateObject>> {
+    app.agents.template_create(&who.id, body).map(Json)
 }
 
 pub async fn templates_list(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Query(q): Query<PageQuery>,
-) -> Out {
-    Ok(axum::Json(
-        q.page()?.apply(app.agents.template_list(&who.id))?,
-    ))
+) -> ApiResult<Json<Value>> {
+    paged(q.page()?, app.agents.template_list(&who.id))
 }
 
 pub async fn templates_get(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path(id): Path<String>,
-) -> Out {
-    app.agents.template_get(&who.id, &id).map(axum::Json)
+) -> ApiResult<Json<TemplateObject>> {
+    app.agents.template_get(&who.id, &id).map(Json)
 }
 
 pub async fn templates_update(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path(id): Path<String>,
-    Json(body): Json<Value>,
-) -> Out {
-    app.agents
-        .template_update(&who.id, &id, &body)
-        .map(axum::Json)
+    body: Result<Body<TemplateBody>, ApiError>,
+) -> ApiResult<Json<TemplateObject>> {
+    // Another owner's template answers 404 whatever the body holds.
+    app.agents.template_get(&who.id, &id)?;
+    let Body(body) = body?;
+    app.agents.template_update(&who.id, &id, body).map(Json)
 }
 
 pub async fn templates_delete(
     State(app): State<SharedState>,
     Extension(who): Extension<Identity>,
     Path(id): Path<String>,
-) -> Out {
-    app.agents.template_delete(&who.id, &id).map(axum::Json)
+) -> ApiResult<Json<Deleted>> {
+    app.agents.template_delete(&who.id, &id).map(Json)
+}
+
+/// `POST /v1/agents/environments`: the SDK's `{environment: {...}}` or the flat form (one
+/// type reads both; the document shows them apart).
+fn environment_create(g: &mut SchemaGenerator) -> Schema {
+    let environment = g.subschema_for::<EnvironmentConfig>();
+    json_schema!({
+        "anyOf": [
+            {
+                "type": "object",
+                "required": ["environment"],
+                "properties": {
+                    "environment": environment,
+                    "vault_ids": {"type": "array", "maxItems": 0, "description": "Vaults attach to sessions."},
+                },
+                "additionalProperties": false,
+            },
+            environment,
+        ],
+    })
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
@@ -153,9 +176,9 @@ const ENV_CREATE: Doc = Doc::new(
     "Create an environment",
 )
 .describe("A self-hosted workspace: its directory, variables and files (from a template too).")
-.json(s::environment_create)
+.json(environment_create)
 .answers(&[Answer::json("The environment.", |g| {
-    g.subschema_for::<s::AgentEnvironment>()
+    g.subschema_for::<EnvironmentObject>()
 })])
 .errors(&[
     PATH_WRITE,
@@ -170,13 +193,13 @@ const ENV_LIST: Doc = Doc::new(EndpointId::AgentsEnvironmentsList, "List environ
     .query(page_query)
     .answers(&[Answer::json(
         "The caller's environments.",
-        s::list::<s::AgentEnvironment>,
+        s::list::<EnvironmentObject>,
     )])
     .errors(&[&[Code::CursorNotFound]]);
 
 const ENV_GET: Doc = Doc::new(EndpointId::AgentsEnvironmentsGet, "An environment")
     .answers(&[Answer::json("The environment.", |g| {
-        g.subschema_for::<s::AgentEnvironment>()
+        g.subschema_for::<EnvironmentObject>()
     })])
     .errors(&[&[Code::ResourceNotFound]]);
 
@@ -184,9 +207,9 @@ const FILE_CREATE: Doc = Doc::new(
     EndpointId::AgentsEnvironmentFilesCreate,
     "Put a file in an environment",
 )
-.json(|g| g.subschema_for::<s::FileParam>())
+.json(|g| g.subschema_for::<FileParam>())
 .answers(&[Answer::json("The file.", |g| {
-    g.subschema_for::<s::EnvironmentFile>()
+    g.subschema_for::<EnvironmentFile>()
 })])
 .errors(&[
     PATH_WRITE,
@@ -210,17 +233,7 @@ const FILE_LIST: Doc = Doc::new(
     }})
 })
 .answers(&[Answer::json("A page of files.", |g| {
-    let file = g.subschema_for::<s::EnvironmentFile>();
-    json_schema!({
-        "type": "object",
-        "required": ["object", "data", "has_more"],
-        "properties": {
-            "object": {"const": "list"},
-            "data": {"type": "array", "items": file},
-            "has_more": {"type": "boolean"},
-            "next": {"type": ["string", "null"]},
-        },
-    })
+    g.subschema_for::<FilePage>()
 })])
 .errors(&[
     PATH_WRITE,
@@ -235,9 +248,9 @@ const TPL_CREATE: Doc = Doc::new(
     EndpointId::AgentsEnvironmentTemplatesCreate,
     "Create an environment template",
 )
-.json(s::template_body)
+.json(|g| g.subschema_for::<TemplateBody>())
 .answers(&[Answer::json("The template.", |g| {
-    g.subschema_for::<s::EnvironmentTemplate>()
+    g.subschema_for::<TemplateObject>()
 })])
 .errors(&[
     PATH_WRITE,
@@ -255,7 +268,7 @@ const TPL_LIST: Doc = Doc::new(
 .query(page_query)
 .answers(&[Answer::json(
     "The caller's templates.",
-    s::list::<s::EnvironmentTemplate>,
+    s::list::<TemplateObject>,
 )])
 .errors(&[&[Code::CursorNotFound]]);
 
@@ -264,7 +277,7 @@ const TPL_GET: Doc = Doc::new(
     "An environment template",
 )
 .answers(&[Answer::json("The template.", |g| {
-    g.subschema_for::<s::EnvironmentTemplate>()
+    g.subschema_for::<TemplateObject>()
 })])
 .errors(&[&[Code::ResourceNotFound]]);
 
@@ -272,9 +285,9 @@ const TPL_UPDATE: Doc = Doc::new(
     EndpointId::AgentsEnvironmentTemplatesUpdate,
     "Update an environment template",
 )
-.json(s::template_body)
+.json(|g| g.subschema_for::<TemplateBody>())
 .answers(&[Answer::json("The template.", |g| {
-    g.subschema_for::<s::EnvironmentTemplate>()
+    g.subschema_for::<TemplateObject>()
 })])
 .errors(&[
     PATH_WRITE,
@@ -289,7 +302,5 @@ const TPL_DELETE: Doc = Doc::new(
     EndpointId::AgentsEnvironmentTemplatesDelete,
     "Delete an environment template",
 )
-.answers(&[Answer::json("Deleted.", |g| {
-    g.subschema_for::<s::Deleted>()
-})])
+.answers(&[Answer::json("Deleted.", |g| g.subschema_for::<Deleted>())])
 .errors(&[&[Code::ResourceNotFound]]);

@@ -1,14 +1,16 @@
 //! POST /v1/responses and the routes of one response. A synchronous call waits for the
 //! turn; `stream: true` answers SSE as the runtime works; `background: true` answers at once.
 
+use super::body::Body;
 use super::schemas::{self as s};
 use super::stream::{Reader, Source, sse};
 use crate::error::{ApiError, ApiResult, Code, EventForm};
 use crate::server::SharedState;
+use crate::server::agents::responses::wire::{CompactBody, ResponseCreate};
 use crate::server::agents::responses::{Replay, ResponseHandle, request};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
-use crate::server::extract::{Json, Path, Query};
+use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Doc, Event as SseEvent, json_schema};
 use crate::server::openapi::shared::{list_of, page_query};
 use crate::services::event_log::{Event, EventLog};
@@ -76,15 +78,17 @@ pub async fn responses_create(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
     headers: HeaderMap,
-    Json(body): Json<Value>,
+    Body(body): Body<ResponseCreate>,
 ) -> ApiResult<Response> {
-    let request = request::parse(&body)?;
+    // What a replay compares: the body as read (spacing and key order aside).
+    let digest = serde_json::to_value(&body).unwrap_or_default();
+    let request = request::parse(body)?;
     let ignored = request.ignored.join(", ");
     let (stream, background) = (request.stream, request.background);
     let header = |name: &str| super::header(&headers, name);
     let key = header("idempotency-key");
     let replayed = match key {
-        Some(key) => app.responses.replay(&identity.id, key, &body)?,
+        Some(key) => app.responses.replay(&identity.id, key, &digest)?,
         None => Replay::Fresh,
     };
     let (handle, fresh) = match replayed {
@@ -97,7 +101,8 @@ pub async fn responses_create(
                 request,
             )?;
             if let Some(key) = key {
-                app.responses.remember(&identity.id, key, &body, &handle.id);
+                app.responses
+                    .remember(&identity.id, key, &digest, &handle.id);
             }
             (handle, true)
         }
@@ -190,10 +195,10 @@ pub async fn responses_input_items(
 pub async fn responses_compact(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
-    Json(body): Json<Value>,
+    Body(body): Body<CompactBody>,
 ) -> ApiResult<axum::Json<Value>> {
     app.responses
-        .compact(&app.agents, &identity.id, &body)
+        .compact(&app.agents, &identity.id, body)
         .await
         .map(axum::Json)
 }
@@ -294,7 +299,7 @@ const CREATE: Doc = Doc::new(EndpointId::AgentsResponsesCreate, "Create a respon
         ("Idempotency-Key", "The same key with the same body answers the same response; with another body 409."),
         ("X-Svc-Adapter", "The runtime, when `model` does not say it."),
     ])
-    .json(s::response_create)
+    .json(|g| g.subschema_for::<ResponseCreate>())
     .answers(&[
         Answer::json("The response.", |g| g.subschema_for::<s::ResponseObject>())
             .headers(&[("x-svc-ignored-params", "The parameters that were accepted and ignored.")]),
@@ -343,7 +348,7 @@ const INPUT_ITEMS: Doc = Doc::new(
 
 const COMPACT: Doc = Doc::new(EndpointId::AgentsResponsesCompact, "Compact a conversation")
     .describe("In the runtime's own thread (rt-two); the conversation goes on from the same latest response.")
-    .json(s::compact_body)
+    .json(|g| g.subschema_for::<CompactBody>())
     .answers(&[Answer::json("The compaction.", |_| {
         json_schema!({"type": "object", "required": ["id", "object"], "properties": {
             "id": {"type": "string"},

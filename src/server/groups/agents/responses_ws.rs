@@ -92,7 +92,7 @@ fn start(
         obj.remove("stream");
         obj.remove("background");
     }
-    let request = request::parse(&params)?;
+    let request = request::parse(crate::server::agents::wire::read(&params, "")?)?;
     app.responses
         .create(&app.agents, &identity.id, None, request)
 }

@@ -1,12 +1,14 @@
+use super::body::Body;
 use super::header;
 use super::schemas::{self as s};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::server::SharedState;
 use crate::server::agents::runtimes::RUNTIMES;
+use crate::server::agents::sessions::wire::{EventsBody, SessionCreate, SessionUpdate};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
-use crate::server::extract::{Json, Path, Query};
-use crate::server::openapi::op::{Answer, Code, Doc, PATH_WRITE, json_schema};
+use crate::server::extract::{Path, Query};
+use crate::server::openapi::op::{Answer, Code, Doc, PATH_WRITE};
 use crate::server::openapi::shared::page_query;
 use crate::services::paging::{PageQuery, envelope};
 use axum::Extension;
@@ -38,17 +40,17 @@ pub async fn create(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
     headers: HeaderMap,
-    Json(body): Json<Value>,
+    Body(body): Body<SessionCreate>,
 ) -> ApiResult<axum::response::Response> {
     let adapter = header(&headers, "x-svc-adapter");
-    if crate::server::agents::Agents::wants_stream(&body)? {
-        let handle = app.agents.create_handle(&identity.id, adapter, &body)?;
+    if body.wants_stream()? {
+        let handle = app.agents.create_handle(&identity.id, adapter, body)?;
         return Ok(super::stream::sse(super::stream::Reader::new(
             handle, 0, false,
         )));
     }
     app.agents
-        .create(&identity.id, adapter, &body)
+        .create(&identity.id, adapter, body)
         .map(|session| axum::Json(session).into_response())
 }
 
@@ -81,9 +83,12 @@ pub async fn update(
     State(app): State<SharedState>,
     Extension(identity): Extension<Identity>,
     Path(id): Path<String>,
-    Json(body): Json<Value>,
+    body: Result<Body<SessionUpdate>, ApiError>,
 ) -> ApiResult<axum::Json<Value>> {
-    app.agents.update(&identity.id, &id, &body).map(axum::Json)
+    // Another owner's session answers 404 whatever the body holds.
+    app.agents.get(&identity.id, &id)?;
+    let Body(body) = body?;
+    app.agents.update(&identity.id, &id, body).map(axum::Json)
 }
 
 pub async fn delete(
@@ -99,8 +104,11 @@ pub async fn events_create(
     Extension(identity): Extension<Identity>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    Json(body): Json<Value>,
+    body: Result<Body<EventsBody>, ApiError>,
 ) -> ApiResult<impl IntoResponse> {
+    // Another owner's session answers 404 whatever the body holds.
+    app.agents.get(&identity.id, &id)?;
+    let Body(body) = body?;
     app.agents.post_events(
         &identity.id,
         &id,
@@ -166,7 +174,7 @@ const SESSION_CODES: &[Code] = &[
 const CREATE: Doc = Doc::new(EndpointId::AgentsSessionsCreate, "Create a session")
     .describe("The session (and its first turn when `input` is given). With `stream: true`, its events as SSE from its creation (`agent.session.created`) through its first turn, ending when the session settles (`agent.session.idle` or `agent.session.failed`); without `input` the stream follows the session until a first turn sent later settles.")
     .headers(&[("X-Svc-Adapter", "The runtime, when the body does not name one.")])
-    .json(s::session_create)
+    .json(|g| g.subschema_for::<SessionCreate>())
     .answers(&[
         Answer::json("The session.", |g| g.subschema_for::<s::AgentSession>()),
         Answer::events("With `stream: true`: the session's events.", super::stream::SESSION_EVENTS),
@@ -190,14 +198,16 @@ const GET: Doc = Doc::new(EndpointId::AgentsSessionsGet, "A session")
     })])
     .errors(&[&[Code::ResourceNotFound]]);
 
-const UPDATE: Doc = Doc::new(EndpointId::AgentsSessionsUpdate, "Update a session's metadata")
-    .describe("Only `metadata` can be updated.")
-    .json(|g| {
-        let metadata = g.subschema_for::<s::Metadata>();
-        json_schema!({"type": "object", "properties": {"metadata": metadata}, "additionalProperties": false})
-    })
-    .answers(&[Answer::json("The session.", |g| g.subschema_for::<s::AgentSession>())])
-    .errors(&[&[Code::ResourceNotFound]]);
+const UPDATE: Doc = Doc::new(
+    EndpointId::AgentsSessionsUpdate,
+    "Update a session's metadata",
+)
+.describe("Only `metadata` can be updated.")
+.json(|g| g.subschema_for::<SessionUpdate>())
+.answers(&[Answer::json("The session.", |g| {
+    g.subschema_for::<s::AgentSession>()
+})])
+.errors(&[&[Code::ResourceNotFound]]);
 
 const DELETE: Doc = Doc::new(EndpointId::AgentsSessionsDelete, "Delete a session")
     .describe("Stops its turn and forgets it.")
@@ -209,7 +219,7 @@ const DELETE: Doc = Doc::new(EndpointId::AgentsSessionsDelete, "Delete a session
 const EVENTS: Doc = Doc::new(EndpointId::AgentsSessionsEventsCreate, "Send input to a session")
     .describe("A message starts a turn (queued behind a running one); `agent.session.input.cancel` cancels the running turn. Tool results are refused: local runtimes run their own tools.")
     .headers(&[("Idempotency-Key", "The same key with the same body is accepted once; with another body it is 409.")])
-    .json(s::events_create)
+    .json(|g| g.subschema_for::<EventsBody>())
     .answers(&[Answer::empty(202, "Accepted.")])
     .errors(&[&[
         Code::ResourceNotFound,

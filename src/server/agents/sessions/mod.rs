@@ -2,15 +2,19 @@
 //! one at a time on a worker task (see `turn`); input that arrives meanwhile is queued,
 //! never written into the running process.
 
+pub mod wire;
+
 use crate::error::{ApiError, Code};
 use crate::server::agents::agent_spec::AgentSpec;
 use crate::server::agents::environments::config::FileSpec;
+use crate::server::agents::environments::wire::EnvironmentConfig;
 use crate::server::agents::input::not_found;
-use crate::server::agents::input::{self, SessionInput, invalid, only_keys, opt_str};
+use crate::server::agents::input::{self, SessionInput, invalid, opt_str};
 use crate::server::agents::model::{SessionSetup, SessionState, SessionStatus, Turn, TurnStatus};
 use crate::server::agents::runtimes;
 use crate::server::agents::session_handle::{SessionHandle, cancel_all, cancel_queued};
 use crate::server::agents::settings::AgentsSettings;
+use crate::server::agents::wire::Object;
 use crate::server::agents::{agent_spec, injection, turn};
 use crate::services::event_log::EventLog;
 use crate::services::ids;
@@ -18,6 +22,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
+use wire::{EventsBody, SessionCreate, SessionUpdate};
 
 pub struct Agents {
     pub settings: AgentsSettings,
@@ -32,32 +37,6 @@ pub struct Agents {
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
     next_serial: std::sync::atomic::AtomicU64,
 }
-
-const CREATE_KEYS: &[&str] = &[
-    "stream",
-    "stream_options",
-    "agent",
-    "agent_id",
-    "adapter",
-    "runtime",
-    "input",
-    "metadata",
-    "environment",
-    "environment_template_id",
-    "vault_ids",
-];
-const AGENT_KEYS: &[&str] = &[
-    "model",
-    "instructions",
-    "name",
-    "adapter",
-    "runtime",
-    "tools",
-    "multi_agent",
-    "reasoning",
-    "service_tier",
-    "text",
-];
 
 impl Agents {
     pub fn new(mut settings: AgentsSettings) -> Agents {
@@ -104,44 +83,9 @@ impl Agents {
         &self,
         owner: &str,
         header: Option<&str>,
-        body: &Value,
+        body: SessionCreate,
     ) -> Result<Value, ApiError> {
         Ok(self.create_handle(owner, header, body)?.snapshot())
-    }
-
-    /// Whether a create body asks for its events as a stream (`stream: true`), checked with
-    /// its `stream_options` (only with `stream: true`; `include_obfuscation` is accepted
-    /// and has nothing to pad locally).
-    pub fn wants_stream(body: &Value) -> Result<bool, ApiError> {
-        let map = input::object(body, "body")?;
-        let stream = match map.get("stream") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(invalid("stream", "`stream` is a boolean")),
-        };
-        match map.get("stream_options") {
-            None | Some(Value::Null) => {}
-            Some(_) if !stream => {
-                return Err(invalid(
-                    "stream_options",
-                    "`stream_options` is only allowed when `stream` is true",
-                ));
-            }
-            Some(options) => {
-                let options = input::object(options, "stream_options")?;
-                only_keys(options, &["include_obfuscation"], "stream_options")?;
-                if options
-                    .get("include_obfuscation")
-                    .is_some_and(|v| !v.is_boolean() && !v.is_null())
-                {
-                    return Err(invalid(
-                        "stream_options.include_obfuscation",
-                        "`include_obfuscation` is a boolean",
-                    ));
-                }
-            }
-        }
-        Ok(stream)
     }
 
     /// Creates the session (and queues its first turn when `input` is given); the handle,
@@ -150,18 +94,11 @@ impl Agents {
         &self,
         owner: &str,
         header: Option<&str>,
-        body: &Value,
+        body: SessionCreate,
     ) -> Result<Arc<SessionHandle>, ApiError> {
-        Self::wants_stream(body)?;
-        let map = input::object(body, "body")?;
-        only_keys(map, CREATE_KEYS, "")?;
-        let empty = Map::new();
-        let agent = match map.get("agent") {
-            None | Some(Value::Null) => &empty,
-            Some(v) => input::object(v, "agent")?,
-        };
-        only_keys(agent, AGENT_KEYS, "agent")?;
-        let definition = match opt_str(map, "agent_id", "agent_id")? {
+        body.wants_stream()?;
+        let agent = body.agent_fields()?;
+        let definition = match body.agent_id.as_deref() {
             Some(id) => Some(self.definitions.get(owner, id)?),
             None => None,
         };
@@ -175,26 +112,35 @@ impl Agents {
                 definition.spec
             }
             None => {
-                let explicit = opt_str(map, "adapter", "adapter")?
-                    .or(opt_str(map, "runtime", "runtime")?)
-                    .or(opt_str(agent, "adapter", "agent.adapter")?)
-                    .or(opt_str(agent, "runtime", "agent.runtime")?);
-                let model = opt_str(agent, "model", "agent.model")?;
+                let explicit = body
+                    .adapter
+                    .as_deref()
+                    .or(body.runtime.as_deref())
+                    .or(opt_str(&agent, "adapter", "agent.adapter")?)
+                    .or(opt_str(&agent, "runtime", "agent.runtime")?);
+                let model = opt_str(&agent, "model", "agent.model")?;
                 let selection =
                     runtimes::select(header, explicit, model, self.settings.default_runtime)?;
                 runtimes::require_installed(selection.runtime)?;
-                agent_spec::build(agent, "agent", selection, model, None)?
+                agent_spec::build(&agent, "agent", selection, model, None)?
             }
         };
-        let metadata = input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?;
-        let first_input = match map.get("input") {
+        let metadata = match &body.metadata {
+            Some(metadata) => metadata.read("metadata")?,
+            None => Map::new(),
+        };
+        let first_input = match &body.input {
             None | Some(Value::Null) => None,
             Some(v) => Some(input::input_text(v, "input")?),
         };
-        let (mut setup, files) = self.session_environment(owner, map)?;
-        setup.vault_ids = vault_ids(map.get("vault_ids"))?;
+        let (mut setup, files) = self.session_environment(
+            owner,
+            body.environment.map(|Object(config)| config),
+            body.environment_template_id.as_deref(),
+        )?;
+        setup.vault_ids = body.vault_ids.unwrap_or_default();
         if !setup.vault_ids.is_empty() {
-            let tools_param = if map.contains_key("agent_id") {
+            let tools_param = if body.agent_id.is_some() {
                 "agent_id.tools"
             } else {
                 "agent.tools"
@@ -242,18 +188,11 @@ impl Agents {
         sessions.into_iter().map(|(_, v)| v).collect()
     }
 
-    pub fn update(&self, owner: &str, id: &str, body: &Value) -> Result<Value, ApiError> {
+    pub fn update(&self, owner: &str, id: &str, body: SessionUpdate) -> Result<Value, ApiError> {
         let handle = self.get(owner, id)?;
-        let map = input::object(body, "body")?;
-        if let Some(key) = map.keys().find(|k| k.as_str() != "metadata") {
-            return Err(invalid(
-                key.clone(),
-                format!("only `metadata` can be updated on a session, not `{key}`"),
-            ));
-        }
-        let metadata = input::metadata(map.get("metadata").filter(|v| !v.is_null()), "metadata")?;
+        let metadata = body.metadata.map(|m| m.read("metadata")).transpose()?;
         let mut state = handle.lock();
-        if map.contains_key("metadata") {
+        if let Some(metadata) = metadata {
             state.metadata = metadata;
         }
         state.last_active_at = ids::now();
@@ -294,16 +233,18 @@ impl Agents {
         owner: &str,
         id: &str,
         idempotency_key: Option<&str>,
-        body: &Value,
+        body: &EventsBody,
     ) -> Result<(), ApiError> {
         let handle = self.get(owner, id)?;
-        let events = input::events(body)?;
+        let events = body.read()?;
         // A deleted or expired credential fails the input that would use it, not a later turn.
         if events.iter().any(|e| matches!(e, SessionInput::Message(_))) {
             turn::credential_tokens(&handle)?;
         }
         if let Some(key) = idempotency_key {
-            let digest = hex(&Sha256::digest(body.to_string().as_bytes()));
+            // The body as read: the same events in another spacing or key order replay.
+            let read = serde_json::to_vec(body).unwrap_or_default();
+            let digest = hex(&Sha256::digest(&read));
             let mut state = handle.lock();
             match state.idempotency.get(key) {
                 Some(seen) if *seen == digest => return Ok(()),
@@ -429,25 +370,6 @@ fn setup_workspace(setup: &SessionSetup, settings: &AgentsSettings) -> std::path
         .unwrap_or_else(|| settings.workspace.clone())
 }
 
-fn vault_ids(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
-    match value {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(list)) => list
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| invalid(format!("vault_ids[{i}]"), "vault ids are strings"))
-            })
-            .collect(),
-        Some(_) => Err(invalid(
-            "vault_ids",
-            "`vault_ids` must be an array of strings",
-        )),
-    }
-}
-
 impl Agents {
     /// The session's `environment` (inline, or `id` of a created environment) and
     /// `environment_template_id` (top level or inside `environment`): where the runtime runs,
@@ -455,16 +377,13 @@ impl Agents {
     fn session_environment(
         &self,
         owner: &str,
-        map: &Map<String, Value>,
+        config: Option<EnvironmentConfig>,
+        top_template: Option<&str>,
     ) -> Result<(SessionSetup, Vec<FileSpec>), ApiError> {
         let mut setup = SessionSetup::default();
-        let empty = Map::new();
-        let env_map = match map.get("environment") {
-            None | Some(Value::Null) => &empty,
-            Some(v) => input::object(v, "environment")?,
-        };
-        let mut resolved = self.resolve_environment(owner, env_map, "environment", true)?;
-        let top_template = opt_str(map, "environment_template_id", "environment_template_id")?;
+        let config = config.unwrap_or_default();
+        config.refuse_wrapper("environment")?;
+        let mut resolved = self.resolve_environment(owner, &config, "environment", true)?;
         if let Some(id) = top_template {
             if resolved.template_id.as_deref().is_some_and(|t| t != id) {
                 return Err(invalid(
@@ -483,12 +402,14 @@ impl Agents {
             files.append(&mut resolved.files);
             resolved.files = files;
         }
-        let reference = opt_str(env_map, "id", "environment.id")?
+        let reference = config
+            .id
+            .as_deref()
             .map(|id| ("environment.id", id))
-            .or(
-                opt_str(env_map, "environment_id", "environment.environment_id")?
-                    .map(|id| ("environment.environment_id", id)),
-            );
+            .or(config
+                .environment_id
+                .as_deref()
+                .map(|id| ("environment.environment_id", id)));
         let mut variables = resolved.template_env;
         if let Some((param, id)) = reference {
             let environment = self
