@@ -5,7 +5,7 @@ use crate::error::{ApiError, Code};
 use crate::server::agents::input::invalid;
 use crate::services::ids;
 use base64::Engine;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -117,16 +117,48 @@ fn too_large(max: usize) -> ApiError {
 }
 
 fn to_json(id: &str, file: &StoredFile) -> Value {
-    json!({
-        "id": id,
-        "object": "file",
-        "bytes": file.bytes.len(),
-        "created_at": file.created_at,
-        "filename": file.filename,
-        "purpose": "user_data",
-        "status": "processed",
-        "expires_at": null,
-        "status_details": null,
-        "x_svc": {"compute": "local_state"},
+    crate::server::agents::wire::to_json(&FileObject {
+        id: id.to_owned(),
+        object: "file",
+        bytes: file.bytes.len(),
+        created_at: file.created_at,
+        filename: file.filename.clone(),
+        purpose: "user_data",
+        status: "processed",
+        expires_at: None,
+        status_details: None,
+        x_svc: LocalState {
+            compute: "local_state",
+        },
     })
+}
+
+/// An upload, as the OpenAI `FileObject` reads it.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "FileObject")]
+pub struct FileObject {
+    pub id: String,
+    #[schemars(extend("const" = "file"))]
+    pub object: &'static str,
+    pub bytes: usize,
+    /// Unix seconds.
+    pub created_at: i64,
+    pub filename: String,
+    #[schemars(extend("const" = "user_data"))]
+    pub purpose: &'static str,
+    #[schemars(extend("const" = "processed"))]
+    pub status: &'static str,
+    /// Kept until the server stops.
+    #[schemars(with = "()")]
+    pub expires_at: Option<i64>,
+    #[schemars(with = "()")]
+    pub status_details: Option<String>,
+    pub x_svc: LocalState,
+}
+
+/// Held by this server, not a hosted store.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct LocalState {
+    #[schemars(extend("const" = "local_state"))]
+    pub compute: &'static str,
 }

@@ -3,7 +3,14 @@
 
 use crate::server::agents::adapters::Usage;
 use crate::server::agents::agent_spec::AgentSpec;
-use serde_json::{Map, Value, json};
+use crate::server::agents::sessions::wire::{
+    ArtifactObject, MultiAgent, ReasoningShown, SessionAgent, SessionEnvironment, SessionLocal,
+    SessionObject, TurnLocal, TurnObject,
+};
+use crate::server::agents::wire::{
+    ErrorObject, InputTokensDetails, OutputTokensDetails, TextFormat, UsageObject, to_json,
+};
+use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 
@@ -132,14 +139,19 @@ pub struct Artifact {
     pub created_at: i64,
 }
 
-pub fn usage_json(usage: &Usage) -> Value {
-    json!({
-        "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": usage.cached_input_tokens, "cache_write_tokens": 0},
-        "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": usage.input_tokens + usage.output_tokens,
-    })
+pub fn usage_json(usage: &Usage) -> UsageObject {
+    UsageObject {
+        input_tokens: usage.input_tokens,
+        input_tokens_details: InputTokensDetails {
+            cached_tokens: usage.cached_input_tokens,
+            cache_write_tokens: 0,
+        },
+        output_tokens: usage.output_tokens,
+        output_tokens_details: OutputTokensDetails {
+            reasoning_tokens: 0,
+        },
+        total_tokens: usage.input_tokens + usage.output_tokens,
+    }
 }
 
 /// The turn's own usage from a runtime's running total.
@@ -164,45 +176,43 @@ pub fn add_usage(total: &mut Option<Usage>, more: &Usage) {
 impl SessionState {
     pub fn to_json(&self, id: &str) -> Value {
         let agent = &self.agent;
-        let reasoning = match &agent.reasoning_effort {
-            Some(effort) => json!({"effort": effort}),
-            None => json!({}),
-        };
-        json!({
-            "id": id,
-            "object": "agent.session",
-            "created_at": self.created_at,
-            "last_active_at": self.last_active_at,
-            "status": self.status.as_str(),
-            "agent": {
-                "id": agent.id,
-                "name": agent.name,
-                "model": agent.model_shown,
-                "instructions": agent.instructions,
-                "tools": agent.tools.iter().map(|t| t.to_json()).collect::<Vec<_>>(),
-                "multi_agent": {"enabled": false},
-                "reasoning": reasoning,
-                "service_tier": agent.service_tier,
-                "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        to_json(&SessionObject {
+            id: id.to_owned(),
+            object: "agent.session",
+            created_at: self.created_at,
+            last_active_at: self.last_active_at,
+            status: self.status.as_str(),
+            agent: SessionAgent {
+                id: agent.id.clone(),
+                name: agent.name.clone(),
+                model: agent.model_shown.clone(),
+                instructions: agent.instructions.clone(),
+                tools: agent.tools.iter().map(|t| t.to_json()).collect(),
+                multi_agent: MultiAgent { enabled: false },
+                reasoning: ReasoningShown {
+                    effort: agent.reasoning_effort.clone(),
+                },
+                service_tier: agent.service_tier.clone(),
+                text: TextFormat::PLAIN,
             },
-            "environment": {
-                "type": "self_hosted",
-                "id": self.environment_id(),
-                "workspace_directory": self.workspace,
-                "capability_directories": [],
-                "remote_url": "",
+            environment: SessionEnvironment {
+                kind: "self_hosted",
+                id: self.environment_id().to_owned(),
+                workspace_directory: self.workspace.clone(),
+                capability_directories: [],
+                remote_url: "",
             },
-            "metadata": self.metadata,
-            "usage": self.usage.as_ref().map(usage_json),
-            "vault_ids": self.setup.vault_ids,
-            "error": self.error,
-            "required_actions": [],
-            "x_svc": {
-                "compute": "local_process",
-                "runtime": agent.runtime.id,
-                "model_resolved": agent.model_for_cli.is_some(),
-                "thread_id": self.thread_id,
-                "differences": self.setup.differences,
+            metadata: self.metadata.clone(),
+            usage: self.usage.as_ref().map(usage_json),
+            vault_ids: self.setup.vault_ids.clone(),
+            error: self.error.clone(),
+            required_actions: [],
+            x_svc: SessionLocal {
+                compute: "local_process",
+                runtime: agent.runtime.id,
+                model_resolved: agent.model_for_cli.is_some(),
+                thread_id: self.thread_id.clone(),
+                differences: self.setup.differences.clone(),
             },
         })
     }
@@ -223,43 +233,40 @@ impl SessionState {
 
 impl Turn {
     pub fn to_json(&self, session_id: &str, agent: &AgentSpec) -> Value {
-        let mut out = json!({
-            "id": self.id,
-            "object": "agent.session.turn",
-            "session_id": session_id,
-            "agent_id": agent.id,
-            "created_at": self.created_at,
-            "started_at": self.started_at,
-            "completed_at": self.completed_at,
-            "status": self.status.as_str(),
-            "usage": self.usage.as_ref().map(usage_json),
-            "error": self.error.as_ref().map(|m| json!({"code": "server_error", "message": m})),
-            "subagent_id": null,
-            "x_svc": {
-                "runtime": agent.runtime.id,
-                "queued_not_steered": self.queued_not_steered,
-                "exit_code": self.exit_code,
+        to_json(&TurnObject {
+            id: self.id.clone(),
+            object: "agent.session.turn",
+            session_id: session_id.to_owned(),
+            agent_id: agent.id.clone(),
+            created_at: self.created_at,
+            started_at: self.started_at,
+            completed_at: self.completed_at,
+            status: self.status.as_str(),
+            usage: self.usage.as_ref().map(usage_json),
+            error: self.error.as_deref().map(ErrorObject::server),
+            subagent_id: None,
+            x_svc: TurnLocal {
+                runtime: agent.runtime.id,
+                queued_not_steered: self.queued_not_steered,
+                exit_code: self.exit_code,
+                output_truncated: self.output_truncated,
             },
-        });
-        if self.output_truncated {
-            out["x_svc"]["output_truncated"] = json!(true);
-        }
-        out
+        })
     }
 }
 
 impl Artifact {
     /// `path` keeps the spec's `/workspace/<relative>` form whatever the real directory.
     pub fn to_json(&self, session_id: &str, environment_id: &str) -> Value {
-        json!({
-            "id": self.id,
-            "object": "agent.session.artifact",
-            "session_id": session_id,
-            "turn_id": self.turn_id,
-            "environment_id": environment_id,
-            "path": format!("/workspace/{}", self.relative),
-            "size_bytes": self.bytes.len(),
-            "created_at": self.created_at,
+        to_json(&ArtifactObject {
+            id: self.id.clone(),
+            object: "agent.session.artifact",
+            session_id: session_id.to_owned(),
+            turn_id: self.turn_id.clone(),
+            environment_id: environment_id.to_owned(),
+            path: format!("/workspace/{}", self.relative),
+            size_bytes: self.bytes.len(),
+            created_at: self.created_at,
         })
     }
 }

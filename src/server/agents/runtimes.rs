@@ -88,19 +88,26 @@ impl Runtime {
     pub fn describe(&self, default_runtime: &str) -> Value {
         let path = self.locate();
         let installed = path.is_some();
-        json!({
-            "id": self.id,
-            "name": self.id,
-            "object": "agent.runtime",
-            "implemented": self.implemented,
-            "installed": installed,
-            "default": self.id == default_runtime,
-            "aliases": self.aliases,
-            "binary": self.binary,
-            "path": path,
-            "install_steps": self.install_steps,
-            "auth_env_present": self.auth_env.iter().any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty())),
-            "x_svc": {"compute": "none", "installed": installed, "implemented": self.implemented},
+        crate::server::agents::wire::to_json(&RuntimeObject {
+            id: self.id,
+            name: self.id,
+            object: "agent.runtime",
+            implemented: self.implemented,
+            installed,
+            default: self.id == default_runtime,
+            aliases: self.aliases,
+            binary: self.binary,
+            path,
+            install_steps: self.install_steps,
+            auth_env_present: self
+                .auth_env
+                .iter()
+                .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty())),
+            x_svc: RuntimeLocal {
+                compute: "none",
+                installed,
+                implemented: self.implemented,
+            },
         })
     }
 }
@@ -213,4 +220,34 @@ mod tests {
             assert_eq!(e.code, Code::NotImplementedLocally);
         }
     }
+}
+
+/// A runtime as `GET /v1/agents/runtimes` lists it: where its CLI is, and how to install it.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "AgentRuntime")]
+pub struct RuntimeObject {
+    pub id: &'static str,
+    pub name: &'static str,
+    #[schemars(extend("const" = "agent.runtime"))]
+    pub object: &'static str,
+    pub implemented: bool,
+    pub installed: bool,
+    pub default: bool,
+    pub aliases: &'static [&'static str],
+    pub binary: &'static str,
+    /// The CLI found on `PATH`.
+    pub path: Option<PathBuf>,
+    /// Commands that install the CLI, one argv each.
+    pub install_steps: &'static [&'static [&'static str]],
+    /// Whether a variable the CLI reads its key from is set.
+    pub auth_env_present: bool,
+    pub x_svc: RuntimeLocal,
+}
+
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct RuntimeLocal {
+    #[schemars(extend("const" = "none"))]
+    pub compute: &'static str,
+    pub installed: bool,
+    pub implemented: bool,
 }

@@ -467,7 +467,7 @@ fn finish(
     }
     let mut event = json!({"turn_id": turn_id, "turn": turn_json});
     if let Some(u) = usage {
-        event["usage"] = usage_json(&u);
+        event["usage"] = crate::server::agents::wire::to_json(&usage_json(&u));
     }
     handle.log.push(kind, event);
 }

@@ -249,3 +249,71 @@ pub fn refusal(e: &serde_path_to_error::Error<serde_json::Error>, prefix: &str) 
     };
     ApiError::invalid(param.clone(), format!("`{param}` must be {kind}"))
 }
+
+/// Tokens a turn, a session or a response used, as the OpenAI Responses API counts them.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "AgentUsage")]
+pub struct UsageObject {
+    pub input_tokens: u64,
+    pub input_tokens_details: InputTokensDetails,
+    pub output_tokens: u64,
+    pub output_tokens_details: OutputTokensDetails,
+    pub total_tokens: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct InputTokensDetails {
+    pub cached_tokens: u64,
+    /// Not reported by local runtimes: 0.
+    pub cache_write_tokens: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OutputTokensDetails {
+    /// Not reported by local runtimes: 0.
+    pub reasoning_tokens: u64,
+}
+
+/// A turn's or a response's failure: always `server_error` with the runtime's words.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ErrorObject {
+    #[schemars(extend("const" = "server_error"))]
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ErrorObject {
+    pub fn server(message: &str) -> ErrorObject {
+        ErrorObject {
+            code: "server_error",
+            message: message.to_owned(),
+        }
+    }
+}
+
+/// The one text format local runtimes answer in.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TextFormat {
+    pub format: TextType,
+    #[schemars(extend("const" = "medium"))]
+    pub verbosity: &'static str,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TextType {
+    #[serde(rename = "type")]
+    #[schemars(extend("const" = "text"))]
+    pub kind: &'static str,
+}
+
+impl TextFormat {
+    pub const PLAIN: TextFormat = TextFormat {
+        format: TextType { kind: "text" },
+        verbosity: "medium",
+    };
+}
+
+/// An answer as the JSON its callers keep working on (lists filter and page it).
+pub fn to_json<T: Serialize>(answer: &T) -> Value {
+    serde_json::to_value(answer).unwrap_or(Value::Null)
+}

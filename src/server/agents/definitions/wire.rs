@@ -192,3 +192,59 @@ pub struct DefinitionXSvc {
     /// Whether `model` is a model the runtime's CLI is given (else it named the runtime).
     pub model_resolved: bool,
 }
+
+/// A model as `GET /v1/models` lists it: a runtime, or one of the caller's definitions.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "Model")]
+pub struct ModelObject {
+    pub id: String,
+    #[schemars(extend("const" = "model"))]
+    pub object: &'static str,
+    /// Unix seconds.
+    pub created: i64,
+    #[schemars(extend("const" = "svc-local"))]
+    pub owned_by: &'static str,
+    pub x_svc: ModelLocal,
+}
+
+/// What the model is here.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ModelLocal {
+    /// `runtime` or `agent_definition`.
+    #[schemars(extend("enum" = ["runtime", "agent_definition"]))]
+    pub kind: &'static str,
+    pub runtime: String,
+    /// A definition's own `model`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl ModelObject {
+    pub fn runtime(id: &str, runtime: &str, created: i64) -> ModelObject {
+        ModelObject {
+            id: id.to_owned(),
+            object: "model",
+            created,
+            owned_by: "svc-local",
+            x_svc: ModelLocal {
+                kind: "runtime",
+                runtime: runtime.to_owned(),
+                model: None,
+            },
+        }
+    }
+
+    pub fn definition(definition: &AgentDefinition) -> ModelObject {
+        ModelObject {
+            id: definition.id.clone(),
+            object: "model",
+            created: definition.created_at,
+            owned_by: "svc-local",
+            x_svc: ModelLocal {
+                kind: "agent_definition",
+                runtime: definition.x_svc.runtime.to_string(),
+                model: Some(definition.model.clone()),
+            },
+        }
+    }
+}

@@ -1,8 +1,12 @@
 //! How a response looks on the wire (the OpenAI SDK's `Response` and its stream events),
 //! and the task that turns a conversation's session events into `response.*` events.
 
+use super::wire::{
+    IncompleteDetails, ResponseLocal, ResponseObject, ResponseReasoning, ResponseToolShown,
+};
 use super::{ResponseHandle, Responses};
 use crate::server::agents::model::{TurnStatus, usage_json};
+use crate::server::agents::wire::{ErrorObject, TextFormat, to_json};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -73,34 +77,58 @@ pub fn response(handle: &ResponseHandle) -> Value {
         .collect();
     let agent = &state.agent;
     let request = &handle.request;
-    json!({
-        "id": handle.id,
-        "object": "response",
-        "created_at": handle.created_at,
-        "status": if truncated { "incomplete" } else { status(turn_status) },
-        "background": request.background,
-        "error": turn.and_then(|t| t.error.as_ref()).map(|m| json!({"code": "server_error", "message": m})),
-        "incomplete_details": truncated.then(|| json!({"reason": "max_output_tokens"})),
-        "instructions": request.instructions,
-        "max_output_tokens": null,
-        "metadata": request.metadata,
-        "model": request.model,
-        "model_resolved": agent.model_for_cli.is_some(),
-        "output": output,
-        "parallel_tool_calls": false,
-        "previous_response_id": request.previous_response_id,
-        "reasoning": {"effort": agent.reasoning_effort, "summary": null},
-        "service_tier": "auto",
-        "store": request.store,
-        "temperature": null,
-        "text": {"format": {"type": "text"}, "verbosity": "medium"},
-        "tool_choice": "auto",
-        "tools": request.tools.iter().map(|t| json!({"type": "mcp", "server_label": t.server_label, "server_url": t.server_url})).collect::<Vec<_>>(),
-        "top_p": null,
-        "truncation": "disabled",
-        "usage": turn.and_then(|t| t.usage.as_ref()).map(usage_json),
-        "x_svc": {"compute": "local_process", "runtime": agent.runtime.id, "model_resolved": agent.model_for_cli.is_some(),
-                  "session_id": handle.session.id, "turn_id": handle.turn_id},
+    to_json(&ResponseObject {
+        id: handle.id.clone(),
+        object: "response",
+        created_at: handle.created_at,
+        status: if truncated {
+            "incomplete"
+        } else {
+            status(turn_status)
+        },
+        background: request.background,
+        error: turn
+            .and_then(|t| t.error.as_deref())
+            .map(ErrorObject::server),
+        incomplete_details: truncated.then_some(IncompleteDetails {
+            reason: "max_output_tokens",
+        }),
+        instructions: request.instructions.clone(),
+        max_output_tokens: None,
+        metadata: request.metadata.clone(),
+        model: request.model.clone(),
+        model_resolved: agent.model_for_cli.is_some(),
+        output,
+        parallel_tool_calls: false,
+        previous_response_id: request.previous_response_id.clone(),
+        reasoning: ResponseReasoning {
+            effort: agent.reasoning_effort.clone(),
+            summary: None,
+        },
+        service_tier: "auto",
+        store: request.store,
+        temperature: None,
+        text: TextFormat::PLAIN,
+        tool_choice: "auto",
+        tools: request
+            .tools
+            .iter()
+            .map(|t| ResponseToolShown {
+                kind: "mcp",
+                server_label: t.server_label.clone(),
+                server_url: t.server_url.clone(),
+            })
+            .collect(),
+        top_p: None,
+        truncation: "disabled",
+        usage: turn.and_then(|t| t.usage.as_ref()).map(usage_json),
+        x_svc: ResponseLocal {
+            compute: "local_process",
+            runtime: agent.runtime.id,
+            model_resolved: agent.model_for_cli.is_some(),
+            session_id: handle.session.id.clone(),
+            turn_id: handle.turn_id.clone(),
+        },
     })
 }
 

@@ -4,7 +4,9 @@
 //! (`input[1].role`, `tools[0].type`: a function tool is refused for its type, before its
 //! other keys).
 
-use crate::server::agents::wire::{InputText, Metadata, Object, given};
+use crate::server::agents::wire::{
+    ErrorObject, InputText, Metadata, Object, TextFormat, UsageObject, given,
+};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -120,4 +122,87 @@ pub struct CompactBody {
     pub prompt_cache_key: Option<Value>,
     pub prompt_cache_options: Option<Value>,
     pub prompt_cache_retention: Option<Value>,
+}
+
+/// A response as the OpenAI SDK's `Response` reads it (`shape::response` builds it).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "ResponseObject")]
+pub struct ResponseObject {
+    pub id: String,
+    #[schemars(extend("const" = "response"))]
+    pub object: &'static str,
+    /// Unix seconds.
+    pub created_at: i64,
+    #[schemars(extend("enum" = ["queued", "in_progress", "completed", "failed", "cancelled", "incomplete"]))]
+    pub status: &'static str,
+    pub background: bool,
+    pub error: Option<ErrorObject>,
+    pub incomplete_details: Option<IncompleteDetails>,
+    pub instructions: Option<String>,
+    /// Not applied locally.
+    #[schemars(with = "()")]
+    pub max_output_tokens: Option<u64>,
+    pub metadata: serde_json::Map<String, Value>,
+    pub model: String,
+    pub model_resolved: bool,
+    /// Messages, reasoning, command executions, MCP calls and other tool calls.
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
+    pub output: Vec<Value>,
+    pub parallel_tool_calls: bool,
+    pub previous_response_id: Option<String>,
+    pub reasoning: ResponseReasoning,
+    #[schemars(extend("const" = "auto"))]
+    pub service_tier: &'static str,
+    pub store: bool,
+    /// Not applied locally.
+    #[schemars(with = "()")]
+    pub temperature: Option<f64>,
+    pub text: TextFormat,
+    #[schemars(extend("const" = "auto"))]
+    pub tool_choice: &'static str,
+    pub tools: Vec<ResponseToolShown>,
+    /// Not applied locally.
+    #[schemars(with = "()")]
+    pub top_p: Option<f64>,
+    #[schemars(extend("const" = "disabled"))]
+    pub truncation: &'static str,
+    pub usage: Option<UsageObject>,
+    pub x_svc: ResponseLocal,
+}
+
+/// Why a response stopped short: its output was cut at `SVC_AGENTS_MAX_OUTPUT_BYTES`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct IncompleteDetails {
+    #[schemars(extend("const" = "max_output_tokens"))]
+    pub reason: &'static str,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "ResponseReasoningShown")]
+pub struct ResponseReasoning {
+    pub effort: Option<String>,
+    /// Not offered locally.
+    #[schemars(with = "()")]
+    pub summary: Option<String>,
+}
+
+/// A tool as answered: its secrets (`headers`, `authorization`) are never shown.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ResponseToolShown {
+    #[serde(rename = "type")]
+    #[schemars(extend("const" = "mcp"))]
+    pub kind: &'static str,
+    pub server_label: String,
+    pub server_url: String,
+}
+
+/// How the response ran here: a turn of a local session.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ResponseLocal {
+    #[schemars(extend("const" = "local_process"))]
+    pub compute: &'static str,
+    pub runtime: &'static str,
+    pub model_resolved: bool,
+    pub session_id: String,
+    pub turn_id: String,
 }

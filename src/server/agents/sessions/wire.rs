@@ -9,7 +9,9 @@ use crate::error::Code;
 use crate::server::agents::definitions::wire::DefinitionBody;
 use crate::server::agents::environments::wire::{EnvironmentConfig, unknown};
 use crate::server::agents::input::{SessionInput, content_text, input_text, invalid};
-use crate::server::agents::wire::{InputText, Metadata, Object};
+use crate::server::agents::wire::{
+    ErrorObject, InputText, Metadata, Object, TextFormat, UsageObject,
+};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -274,4 +276,137 @@ mod tests {
         let e = events(&json!({"input": "a", "events": []})).unwrap_err();
         assert_eq!(e.param.as_deref(), Some("input"));
     }
+}
+
+/// A session as every session route answers it (`SessionState::to_json` builds it).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "AgentSession")]
+pub struct SessionObject {
+    pub id: String,
+    #[schemars(extend("const" = "agent.session"))]
+    pub object: &'static str,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds.
+    pub last_active_at: i64,
+    #[schemars(extend("enum" = ["idle", "in_progress", "failed"]))]
+    pub status: &'static str,
+    pub agent: SessionAgent,
+    pub environment: SessionEnvironment,
+    pub metadata: serde_json::Map<String, Value>,
+    pub usage: Option<UsageObject>,
+    pub vault_ids: Vec<String>,
+    /// Why the session failed, in the runtime's words.
+    pub error: Option<String>,
+    pub required_actions: [Value; 0],
+    pub x_svc: SessionLocal,
+}
+
+/// The agent a session runs: its own copy, whatever happens to a definition later.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionAgent {
+    /// The definition's id, or the session's own agent's.
+    pub id: String,
+    pub name: Option<String>,
+    pub model: String,
+    pub instructions: Option<String>,
+    /// Header values are shown as `***`.
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
+    pub tools: Vec<Value>,
+    pub multi_agent: MultiAgent,
+    pub reasoning: ReasoningShown,
+    pub service_tier: String,
+    pub text: TextFormat,
+}
+
+/// Multi-agent runs are not offered locally.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MultiAgent {
+    #[schemars(extend("const" = false))]
+    pub enabled: bool,
+}
+
+/// `effort` when one was asked for (rt-one), else an empty object.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReasoningShown {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+}
+
+/// Where the session's runtime works.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionEnvironment {
+    #[serde(rename = "type")]
+    #[schemars(extend("const" = "self_hosted"))]
+    pub kind: &'static str,
+    /// The environment's id; `env_local` for the default workspace.
+    pub id: String,
+    pub workspace_directory: std::path::PathBuf,
+    pub capability_directories: [Value; 0],
+    pub remote_url: &'static str,
+}
+
+/// How the session runs here: a local process of its runtime.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionLocal {
+    #[schemars(extend("const" = "local_process"))]
+    pub compute: &'static str,
+    pub runtime: &'static str,
+    pub model_resolved: bool,
+    /// The runtime's own conversation id, once it said it.
+    pub thread_id: Option<String>,
+    pub differences: Vec<String>,
+}
+
+/// A turn: one input run to its end.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "AgentTurn")]
+pub struct TurnObject {
+    pub id: String,
+    #[schemars(extend("const" = "agent.session.turn"))]
+    pub object: &'static str,
+    pub session_id: String,
+    pub agent_id: String,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds.
+    pub started_at: Option<i64>,
+    /// Unix seconds.
+    pub completed_at: Option<i64>,
+    #[schemars(extend("enum" = ["queued", "in_progress", "completed", "failed", "cancelled"]))]
+    pub status: &'static str,
+    pub usage: Option<UsageObject>,
+    pub error: Option<ErrorObject>,
+    /// No sub-agents run locally.
+    #[schemars(with = "()")]
+    pub subagent_id: Option<String>,
+    pub x_svc: TurnLocal,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TurnLocal {
+    pub runtime: &'static str,
+    /// The input waited for the turn before it instead of steering it.
+    pub queued_not_steered: bool,
+    pub exit_code: Option<i32>,
+    /// The runtime wrote more than `SVC_AGENTS_MAX_OUTPUT_BYTES` in one event.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub output_truncated: bool,
+}
+
+/// A file a turn wrote in the workspace.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "AgentArtifact")]
+pub struct ArtifactObject {
+    pub id: String,
+    #[schemars(extend("const" = "agent.session.artifact"))]
+    pub object: &'static str,
+    pub session_id: String,
+    pub turn_id: String,
+    pub environment_id: String,
+    /// `/workspace/<relative>`, whatever the real directory.
+    pub path: String,
+    pub size_bytes: usize,
+    /// Unix seconds.
+    pub created_at: i64,
 }

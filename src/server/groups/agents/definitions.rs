@@ -4,10 +4,10 @@ use super::body::{Body, paged};
 use super::schemas::{self as s};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::server::SharedState;
-use crate::server::agents::definitions::wire::{AgentDefinition, DefinitionBody};
-use crate::server::agents::files::FileCreate;
+use crate::server::agents::definitions::wire::{AgentDefinition, DefinitionBody, ModelObject};
+use crate::server::agents::files::{FileCreate, FileObject};
 use crate::server::agents::runtimes::{self, RUNTIMES};
-use crate::server::agents::wire::Deleted;
+use crate::server::agents::wire::{Deleted, to_json};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
@@ -18,7 +18,7 @@ use axum::Extension;
 use axum::extract::State;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use http::HeaderMap;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 type Out = ApiResult<axum::Json<Value>>;
 
@@ -80,17 +80,6 @@ pub async fn definitions_delete(
         .map(axum::Json)
 }
 
-fn runtime_model(id: &str, runtime: &str, created: i64) -> Value {
-    json!({"id": id, "object": "model", "created": created, "owned_by": "svc-local",
-           "x_svc": {"kind": "runtime", "runtime": runtime}})
-}
-
-fn definition_model(definition: &AgentDefinition) -> Value {
-    json!({"id": definition.id, "object": "model", "created": definition.created_at,
-           "owned_by": "svc-local",
-           "x_svc": {"kind": "agent_definition", "runtime": definition.x_svc.runtime, "model": definition.model}})
-}
-
 /// The two implemented runtimes, then the caller's definitions: the whole list in one page,
 /// as the OpenAI models list is (its SDK reads no cursor). Listing has no side effect.
 pub async fn models_list(
@@ -101,14 +90,14 @@ pub async fn models_list(
     let mut models: Vec<Value> = RUNTIMES
         .iter()
         .filter(|r| r.implemented)
-        .map(|r| runtime_model(r.id, r.id, created))
+        .map(|r| to_json(&ModelObject::runtime(r.id, r.id, created)))
         .collect();
     models.extend(
         app.agents
             .definitions
             .list(&identity.id)
             .iter()
-            .map(definition_model),
+            .map(|d| to_json(&ModelObject::definition(d))),
     );
     Ok(axum::Json(envelope(models, false)))
 }
@@ -119,14 +108,16 @@ pub async fn models_get(
     Path(model): Path<String>,
 ) -> Out {
     if let Some(runtime) = runtimes::resolve(&model).filter(|r| r.implemented) {
-        return Ok(axum::Json(runtime_model(
+        return Ok(axum::Json(to_json(&ModelObject::runtime(
             &model,
             runtime.id,
             app.started_at,
-        )));
+        ))));
     }
     match app.agents.definitions.get(&identity.id, &model) {
-        Ok(definition) => Ok(axum::Json(definition_model(&definition.answer()))),
+        Ok(definition) => Ok(axum::Json(to_json(&ModelObject::definition(
+            &definition.answer(),
+        )))),
         Err(_) => Err(ApiError::new(
             Code::ModelNotFound,
             format!(
@@ -223,11 +214,11 @@ const DELETE: Doc = Doc::new(
 
 const MODELS: Doc = Doc::new(EndpointId::AgentsModelsList, "List models")
     .describe("The implemented runtimes, then the caller's definitions, in one page.")
-    .answers(&[Answer::json("The models.", s::list::<s::Model>)]);
+    .answers(&[Answer::json("The models.", s::list::<ModelObject>)]);
 
 const MODEL: Doc = Doc::new(EndpointId::AgentsModelsGet, "A model")
     .answers(&[Answer::json("The model.", |g| {
-        g.subschema_for::<s::Model>()
+        g.subschema_for::<ModelObject>()
     })])
     .errors(&[&[Code::ModelNotFound]]);
 
@@ -235,5 +226,5 @@ const FILE: Doc = Doc::new(EndpointId::AgentsFilesCreate, "Upload a file")
     .describe("Kept in memory for environments and sessions to place (`file_id`).")
     .json(|g| g.subschema_for::<FileCreate>())
     .answers(&[Answer::json("The file.", |g| {
-        g.subschema_for::<s::FileObject>()
+        g.subschema_for::<FileObject>()
     })]);

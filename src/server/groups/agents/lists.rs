@@ -7,6 +7,7 @@ use crate::server::SharedState;
 use crate::server::agents::input::not_found;
 use crate::server::agents::model::SessionState;
 use crate::server::agents::session_handle::SessionHandle;
+use crate::server::agents::sessions::wire::{ArtifactObject, TurnObject};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
@@ -315,12 +316,12 @@ const TURNS: Doc = Doc::new(
     "List a session's turns",
 )
 .query(page_query)
-.answers(&[Answer::json("The list.", s::list::<s::AgentTurn>)])
+.answers(&[Answer::json("The list.", s::list::<TurnObject>)])
 .errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
 
 const TURN: Doc = Doc::new(EndpointId::AgentsSessionsTurnsGet, "A turn")
     .answers(&[Answer::json("The object.", |g| {
-        g.subschema_for::<s::AgentTurn>()
+        g.subschema_for::<TurnObject>()
     })])
     .errors(&[&[Code::ResourceNotFound]]);
 
@@ -340,12 +341,12 @@ const ARTIFACTS: Doc = Doc::new(
 )
 .describe("Snapshots of the files the runtime changed.")
 .query(page_query)
-.answers(&[Answer::json("The list.", s::list::<s::AgentArtifact>)])
+.answers(&[Answer::json("The list.", s::list::<ArtifactObject>)])
 .errors(&[&[Code::ResourceNotFound, Code::CursorNotFound]]);
 
 const ARTIFACT: Doc = Doc::new(EndpointId::AgentsArtifactsGet, "An artifact")
     .answers(&[Answer::json("The object.", |g| {
-        g.subschema_for::<s::AgentArtifact>()
+        g.subschema_for::<ArtifactObject>()
     })])
     .errors(&[&[Code::ResourceNotFound]]);
 

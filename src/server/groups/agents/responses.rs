@@ -6,6 +6,7 @@ use super::schemas::{self as s};
 use super::stream::{Reader, Source, sse};
 use crate::error::{ApiError, ApiResult, Code, EventForm};
 use crate::server::SharedState;
+use crate::server::agents::responses::wire::ResponseObject;
 use crate::server::agents::responses::wire::{CompactBody, ResponseCreate};
 use crate::server::agents::responses::{Replay, ResponseHandle, request};
 use crate::server::auth::Identity;
@@ -301,7 +302,7 @@ const CREATE: Doc = Doc::new(EndpointId::AgentsResponsesCreate, "Create a respon
     ])
     .json(|g| g.subschema_for::<ResponseCreate>())
     .answers(&[
-        Answer::json("The response.", |g| g.subschema_for::<s::ResponseObject>())
+        Answer::json("The response.", |g| g.subschema_for::<ResponseObject>())
             .headers(&[("x-svc-ignored-params", "The parameters that were accepted and ignored.")]),
         Answer::events("With `stream: true`: the response's events.", RESPONSE_EVENTS),
     ])
@@ -316,7 +317,7 @@ const GET: Doc = Doc::new(EndpointId::AgentsResponsesGet, "A response")
         }})
     })
     .answers(&[
-        Answer::json("The response.", |g| g.subschema_for::<s::ResponseObject>()),
+        Answer::json("The response.", |g| g.subschema_for::<ResponseObject>()),
         Answer::events("With `stream=true`: its events.", RESPONSE_EVENTS),
     ])
     .errors(&[&[Code::ResourceNotFound]]);
@@ -332,7 +333,7 @@ const CANCEL: Doc = Doc::new(
     "Cancel a background response",
 )
 .answers(&[Answer::json("The response.", |g| {
-    g.subschema_for::<s::ResponseObject>()
+    g.subschema_for::<ResponseObject>()
 })])
 .errors(&[&[Code::ResourceNotFound, Code::NotCancellable]]);
 

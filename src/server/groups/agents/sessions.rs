@@ -4,6 +4,8 @@ use super::schemas::{self as s};
 use crate::error::{ApiError, ApiResult};
 use crate::server::SharedState;
 use crate::server::agents::runtimes::RUNTIMES;
+use crate::server::agents::runtimes::RuntimeObject;
+use crate::server::agents::sessions::wire::SessionObject;
 use crate::server::agents::sessions::wire::{EventsBody, SessionCreate, SessionUpdate};
 use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
@@ -158,7 +160,7 @@ const RUNTIMES_LIST: Doc = Doc::new(EndpointId::AgentsRuntimesList, "List the ru
         "Every runtime the server knows, whether it is implemented and installed, and the default.",
     )
     .query(page_query)
-    .answers(&[Answer::json("The runtimes.", s::list::<s::AgentRuntime>)])
+    .answers(&[Answer::json("The runtimes.", s::list::<RuntimeObject>)])
     .errors(&[&[Code::CursorNotFound]]);
 
 const SESSION_CODES: &[Code] = &[
@@ -176,7 +178,7 @@ const CREATE: Doc = Doc::new(EndpointId::AgentsSessionsCreate, "Create a session
     .headers(&[("X-Svc-Adapter", "The runtime, when the body does not name one.")])
     .json(|g| g.subschema_for::<SessionCreate>())
     .answers(&[
-        Answer::json("The session.", |g| g.subschema_for::<s::AgentSession>()),
+        Answer::json("The session.", |g| g.subschema_for::<SessionObject>()),
         Answer::events("With `stream: true`: the session's events.", super::stream::SESSION_EVENTS),
     ])
     .errors(&[PATH_WRITE, SESSION_CODES]);
@@ -189,12 +191,12 @@ const LIST: Doc = Doc::new(EndpointId::AgentsSessionsList, "List sessions")
         }
         query
     })
-    .answers(&[Answer::json("The caller's sessions.", s::list::<s::AgentSession>)])
+    .answers(&[Answer::json("The caller's sessions.", s::list::<SessionObject>)])
     .errors(&[&[Code::CursorNotFound]]);
 
 const GET: Doc = Doc::new(EndpointId::AgentsSessionsGet, "A session")
     .answers(&[Answer::json("The session.", |g| {
-        g.subschema_for::<s::AgentSession>()
+        g.subschema_for::<SessionObject>()
     })])
     .errors(&[&[Code::ResourceNotFound]]);
 
@@ -205,7 +207,7 @@ const UPDATE: Doc = Doc::new(
 .describe("Only `metadata` can be updated.")
 .json(|g| g.subschema_for::<SessionUpdate>())
 .answers(&[Answer::json("The session.", |g| {
-    g.subschema_for::<s::AgentSession>()
+    g.subschema_for::<SessionObject>()
 })])
 .errors(&[&[Code::ResourceNotFound]]);
 
