@@ -75,6 +75,40 @@ pub struct Door {
     id: u32,
 }
 
+/// A spawn's way into its machine, opened: the [`Door`] the child goes through, or none for
+/// a spawn on the host (or through `nsenter`, whose program is the spawn's). One way for
+/// every spawner (commands, terminals, the trial), so none repeats the dance.
+#[derive(Debug, Default, Clone)]
+pub struct Way(Option<Arc<Door>>);
+
+impl Way {
+    /// Opens `entry`'s door, if there is an entry.
+    pub fn open(entry: Option<&Entry>) -> io::Result<Way> {
+        Ok(Way(entry.map(Entry::open).transpose()?.map(Arc::new)))
+    }
+
+    /// Whether the child is born inside a machine (which hides the host itself).
+    pub fn inside(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The step the child runs between fork and exec to go in.
+    pub fn in_child(&self) -> Option<Arc<dyn crate::services::before_exec::InChild>> {
+        self.0
+            .clone()
+            .map(|door| door as Arc<dyn crate::services::before_exec::InChild>)
+    }
+
+    /// Runs `spawn` (a fork) so that its child is born in the machine's pid namespace, or
+    /// as is on the host.
+    pub fn spawn<T: Send>(&self, spawn: impl FnOnce() -> T + Send) -> io::Result<T> {
+        match &self.0 {
+            Some(door) => door.spawn_through(spawn),
+            None => Ok(spawn()),
+        }
+    }
+}
+
 /// Whether this process can enter `machine` directly: `true` run inside through an
 /// [`Entry`] as its user, waited for, and ended with status 0.
 pub fn trial(machine: &Machine) -> bool {
@@ -83,10 +117,9 @@ pub fn trial(machine: &Machine) -> bool {
         who: Identity::User,
         wd: super::HOME.to_owned(),
     };
-    let Ok(door) = entry.open() else {
+    let Ok(way) = Way::open(Some(&entry)) else {
         return false;
     };
-    let door = Arc::new(door);
     let mut command = std::process::Command::new("/usr/bin/true");
     command
         .env_clear()
@@ -96,11 +129,11 @@ pub fn trial(machine: &Machine) -> bool {
     crate::services::before_exec::apply_std(
         &mut command,
         crate::services::before_exec::Steps {
-            enter: Some(door.clone() as Arc<dyn crate::services::before_exec::InChild>),
+            enter: way.in_child(),
             ..Default::default()
         },
     );
-    door.spawn_through(|| command.status())
+    way.spawn(|| command.status())
         .ok()
         .and_then(Result::ok)
         .is_some_and(|status| status.success())
@@ -142,7 +175,7 @@ impl Door {
     /// Runs `spawn` (a fork) on a thread whose children are born in the machine's pid
     /// namespace, inside the caller's tokio runtime when it has one (a tokio child is
     /// registered with it).
-    pub fn spawn_through<T: Send>(&self, spawn: impl FnOnce() -> T + Send) -> io::Result<T> {
+    fn spawn_through<T: Send>(&self, spawn: impl FnOnce() -> T + Send) -> io::Result<T> {
         let runtime = tokio::runtime::Handle::try_current().ok();
         std::thread::scope(|scope| {
             let thread = scope.spawn(|| {

@@ -299,7 +299,7 @@ async fn a_child_enters_the_machine_directly_where_the_engine_may() {
         ],
     );
     assert_eq!(program, "/bin/sh", "no nsenter in between");
-    let door = std::sync::Arc::new(entry.expect("a direct entry").open().unwrap());
+    let way = super::entry::Way::open(Some(&entry.expect("a direct entry"))).unwrap();
     let mut command = std::process::Command::new(program);
     command
         .args(args)
@@ -309,12 +309,12 @@ async fn a_child_enters_the_machine_directly_where_the_engine_may() {
     crate::services::before_exec::apply_std(
         &mut command,
         crate::services::before_exec::Steps {
-            enter: Some(door.clone() as std::sync::Arc<dyn crate::services::before_exec::InChild>),
+            enter: way.in_child(),
             ..Default::default()
         },
     );
     use std::os::unix::process::CommandExt as _;
-    let out = door.spawn_through(|| command.output()).unwrap().unwrap();
+    let out = way.spawn(|| command.output()).unwrap().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(

@@ -5,6 +5,7 @@
 use super::session;
 use super::{CHUNK_BYTES, CLIENT_QUEUE_CHUNKS, Error, REPLAY_BYTES, STALL, Size, Spec};
 use crate::services::before_exec::{self, Steps};
+use crate::services::namespaces::entry::Way;
 use crate::services::namespaces::hidden;
 use crate::services::supervisor::ring::{Retention, Ring};
 use crate::services::supervisor::trees::{Birth, Tree};
@@ -308,31 +309,23 @@ pub fn spawn(spec: &Spec) -> Result<TerminalHandle, Error> {
         shell: spec.shell.clone(),
         source,
     };
-    let door = match &spec.enter {
-        Some(entry) => Some(Arc::new(entry.open().map_err(spawn_error)?)),
-        None => None,
-    };
+    let way = Way::open(spec.enter.as_ref()).map_err(spawn_error)?;
     let steps = Steps {
         join_cgroup: crate::services::cgroup::Join::new(&spec.join_cgroup),
         keep: Vec::new(),
         become_id: None,
         subreaper: birth.is_some(),
         hide: Steps::hide(
-            hidden::for_children().filter(|_| door.is_none()),
+            hidden::for_children().filter(|_| !way.inside()),
             spec.cwd.as_deref(),
         ),
-        enter: door
-            .clone()
-            .map(|d| d as Arc<dyn crate::services::before_exec::InChild>),
+        enter: way.in_child(),
     };
     command = before_exec::apply_pty(command, steps);
-    let child = match &door {
-        Some(door) => door
-            .spawn_through(|| command.spawn(pts))
-            .map_err(spawn_error)?,
-        None => command.spawn(pts),
-    }
-    .map_err(|e| spawn_error(io_of(e)))?;
+    let child = way
+        .spawn(|| command.spawn(pts))
+        .map_err(spawn_error)?
+        .map_err(|e| spawn_error(io_of(e)))?;
     let pid = child
         .id()
         .ok_or_else(|| Error::Io(std::io::Error::other("the shell has no pid")))?;

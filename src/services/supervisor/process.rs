@@ -7,6 +7,7 @@ use super::ring::{Replay, Retention, Ring};
 use super::trees::{Birth, Tree};
 use super::{Error, GroupEnd, Line, Signal, Spec, Stdin};
 use crate::services::before_exec::{self, Steps};
+use crate::services::namespaces::entry::Way;
 use crate::services::namespaces::hidden;
 use nix::sys::signal::killpg;
 use nix::unistd::Pid;
@@ -342,12 +343,7 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
     // Where the process keeps trees, every child of it is one (a child it did not count
     // as its own would be taken for a leftover and killed).
     let birth = Birth::begin();
-    let door = spec
-        .enter
-        .as_ref()
-        .map(|e| e.open())
-        .transpose()?
-        .map(Arc::new);
+    let way = Way::open(spec.enter.as_ref())?;
     let steps = Steps {
         join_cgroup: None,
         keep: Vec::new(),
@@ -355,18 +351,13 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
         subreaper: birth.is_some(),
         // The server's own tool reads what the server reads; a machine hides the rest.
         hide: Steps::hide(
-            hidden::for_children().filter(|_| !spec.server_tool && door.is_none()),
+            hidden::for_children().filter(|_| !spec.server_tool && !way.inside()),
             spec.cwd.as_deref(),
         ),
-        enter: door
-            .clone()
-            .map(|d| d as Arc<dyn crate::services::before_exec::InChild>),
+        enter: way.in_child(),
     };
     before_exec::apply_std(command.as_std_mut(), steps);
-    let mut child = match &door {
-        Some(door) => door.spawn_through(|| command.spawn())??,
-        None => command.spawn()?,
-    };
+    let mut child = way.spawn(|| command.spawn())??;
     let pid = child
         .id()
         .ok_or_else(|| std::io::Error::other("the child has no pid"))?;
