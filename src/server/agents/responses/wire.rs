@@ -20,7 +20,9 @@ pub struct ResponseCreate {
     /// A definition id, a model id or a runtime name.
     #[schemars(required, with = "String", regex(pattern = r"\S"))]
     pub model: Option<String>,
-    #[schemars(with = "Option<InputText>")]
+    /// Required (refused typed when absent), as the OpenAI SDK always sends it.
+    #[serde(default)]
+    #[schemars(with = "InputText")]
     pub input: Option<Value>,
     pub instructions: Option<String>,
     #[serde(default)]

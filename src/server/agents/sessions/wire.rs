@@ -34,7 +34,10 @@ pub struct SessionCreate {
     pub agent_id: Option<String>,
     pub adapter: Option<String>,
     pub runtime: Option<String>,
-    #[schemars(with = "Option<InputText>")]
+    /// The first turn's input. Documented as never `null` (which reads as absent): a
+    /// streamed create without input follows the session until input comes later.
+    #[serde(default)]
+    #[schemars(with = "InputText")]
     pub input: Option<Value>,
     #[serde(default)]
     #[schemars(with = "Metadata")]
