@@ -237,3 +237,14 @@ def test_a_matplotlib_figure_is_a_png_result(sandbox: Sandbox) -> None:
     left_open = sandbox.run_code("plt.figure()\nplt.plot([3, 2, 1])\n'drawn'")
     assert [(r.text, r.png is not None) for r in left_open.results][0] == ("'drawn'", False)
     assert left_open.results[1].png is not None, "a figure left open is shown at the end of its cell"
+
+
+def test_a_flushed_partial_line_streams_too(sandbox: Sandbox) -> None:
+    # Output the front must look at twice (could it begin the cell's marker?) is not held
+    # back until the cell ends: `e2b` is how the marker's text begins.
+    arrived: list[tuple[str, float]] = []
+    code = "import time\nprint('see e2b', end='', flush=True)\ntime.sleep(2)\nprint(' done')"
+    execution = sandbox.run_code(code, on_stdout=lambda out: arrived.append((out.line, time.monotonic())))
+    done = time.monotonic()
+    assert "".join(execution.logs.stdout) == "see e2b done\n"
+    assert arrived[0][0] == "see e2b" and done - arrived[0][1] > 1.5, arrived

@@ -364,7 +364,8 @@ async fn language_of(
 /// The Python cell that runs `source` and writes its last expression's value after `marker`.
 fn python_cell(marker: &str, source: &str) -> String {
     let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
-    // Each a Python literal as written: base64 and the marker hold no quotes nor backslashes.
+    // Each a Python literal as written: base64 and the marker hold no quotes, backslashes
+    // nor line ends (the marker's control character stands as itself in a literal).
     PYTHON_CELL
         .replace(
             "__E2B_SUPPORT__",
@@ -581,7 +582,9 @@ async fn execute(
         None => None,
     };
     let language = engine_language(named_language.as_deref().or(asked.language.as_deref()))?;
-    let marker = format!("e2b-result-marker-{}", uuid::Uuid::new_v4().simple());
+    // It begins with a control character, so output held back as a possible start of it
+    // (see `Marked`) is output that ends in that character, which text hardly does.
+    let marker = format!("\u{1e}e2b-result-marker-{}", uuid::Uuid::new_v4().simple());
     let code = if language == "python3" {
         python_cell(&marker, &asked.code)
     } else {
