@@ -89,6 +89,25 @@ pub struct CodeOutcome {
     pub duration_ms: u64,
 }
 
+/// A whole code run as the events of [`Sandbox::code_run_stream`].
+pub fn code_events(outcome: CodeOutcome) -> EventStream {
+    use crate::wire::{CommandEvent, Exited, OutputChunk};
+    let mut events = Vec::new();
+    if !outcome.stdout.is_empty() {
+        events.push(CommandEvent::Stdout(OutputChunk::new(&outcome.stdout)));
+    }
+    if !outcome.stderr.is_empty() {
+        events.push(CommandEvent::Stderr(OutputChunk::new(&outcome.stderr)));
+    }
+    events.push(CommandEvent::Exit(Exited {
+        exit_code: outcome.exit_code,
+        timed_out: outcome.timed_out,
+    }));
+    Box::pin(futures::stream::iter(
+        events.into_iter().map(|e| Ok(Event::from(e))),
+    ))
+}
+
 /// A file read: its size, then its bytes.
 pub struct FileRead {
     pub size: u64,
@@ -386,6 +405,13 @@ pub trait Sandbox: Send + Sync {
 
     async fn code_run(&self, _body: CodeRunBody) -> ProviderResult<CodeOutcome> {
         unsupported(Feature::Code)
+    }
+
+    /// [`Sandbox::code_run`] as it happens: events `stdout` / `stderr` `{data}` as the code
+    /// prints, then `exit` `{exit_code, timed_out}`. A provider that cannot follow a run
+    /// answers the whole run at its end (this default), so every provider streams.
+    async fn code_run_stream(&self, body: CodeRunBody) -> ProviderResult<EventStream> {
+        Ok(code_events(self.code_run(body).await?))
     }
 
     async fn context_create(&self, _body: CreateContext) -> ProviderResult<ContextRecord> {

@@ -3,10 +3,12 @@ rule for the last expression, logs, errors, state kept between runs, contexts, o
 
 from __future__ import annotations
 
+import base64
 import shutil
+import time
 
 import pytest
-from e2b_code_interpreter import Sandbox
+from e2b_code_interpreter import Sandbox, TimeoutException
 
 
 @pytest.fixture
@@ -115,3 +117,134 @@ def test_output_without_a_final_newline_keeps_the_result(sandbox: Sandbox) -> No
     failed = sandbox.run_code("print('y', end='')\nraise ValueError('bad')")
     assert failed.logs.stdout == ["y"]
     assert failed.error is not None and (failed.error.name, failed.error.value) == ("ValueError", "bad")
+
+
+def test_stdout_streams_while_the_cell_runs(sandbox: Sandbox) -> None:
+    # Each line reaches `on_stdout` as it is printed, not when the cell ends: the first
+    # arrives well before the second is printed (the cell sleeps between them).
+    arrived: list[tuple[str, float]] = []
+    code = "import time\nprint('a')\ntime.sleep(2)\nprint('b')"
+    execution = sandbox.run_code(code, on_stdout=lambda out: arrived.append((out.line, time.monotonic())))
+    done = time.monotonic()
+    assert "".join(line for line, _ in arrived) == "a\nb\n"
+    assert "".join(execution.logs.stdout) == "a\nb\n"
+    first = next(at for line, at in arrived if line.startswith("a"))
+    assert done - first > 1.5, f"`a` came with the end of the cell: {arrived} (done {done})"
+    assert execution.error is None
+
+
+def test_stderr_streams_too_and_results_come_as_the_cell_gives_them(sandbox: Sandbox) -> None:
+    arrived: list[tuple[str, float]] = []
+    code = "import sys, time\nprint('warn', file=sys.stderr)\ntime.sleep(2)\ndisplay(1)\n2"
+    execution = sandbox.run_code(
+        code,
+        on_stderr=lambda out: arrived.append(("stderr " + out.line, time.monotonic())),
+        on_result=lambda result: arrived.append(("result " + str(result.text), time.monotonic())),
+    )
+    done = time.monotonic()
+    assert [what for what, _ in arrived] == ["stderr warn\n", "result 1", "result 2"]
+    assert done - arrived[0][1] > 1.5, f"stderr came with the end: {arrived} (done {done})"
+    assert execution.logs.stderr == ["warn\n"]
+
+
+def test_display_gives_results_that_are_not_the_main_one(sandbox: Sandbox) -> None:
+    execution = sandbox.run_code("display('first')\nprint('between')\ndisplay({'a': 1})\n3")
+    assert [(r.text, r.is_main_result) for r in execution.results] == [
+        ("'first'", False),
+        ("{'a': 1}", False),
+        ("3", True),
+    ]
+    assert execution.text == "3"
+    assert execution.logs.stdout == ["between\n"]
+    assert sandbox.run_code("display(4)").results[0].text == "4", "`display` stays defined"
+
+
+RICH = '''
+import base64
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+class Rich:
+    def __repr__(self):
+        return "Rich()"
+    def _repr_html_(self):
+        return "<b>rich</b>"
+    def _repr_png_(self):
+        return PNG
+    def _repr_markdown_(self):
+        return "**rich**"
+    def _repr_json_(self):
+        return {"rich": True}
+    def _repr_latex_(self):
+        return r"$\\alpha$"
+    def _repr_svg_(self):
+        return "<svg/>"
+class Bundle:
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": "a bundle", "text/html": "<i>b</i>", "application/x-thing": "t"}
+'''
+
+
+def test_rich_reprs_give_the_formats_jupyter_would(sandbox: Sandbox) -> None:
+    assert sandbox.run_code(RICH).error is None
+    execution = sandbox.run_code("Rich()")
+    assert execution.error is None
+    [main] = execution.results
+    assert main.is_main_result
+    assert main.text == "Rich()"
+    assert main.html == "<b>rich</b>"
+    assert main.markdown == "**rich**"
+    assert main.svg == "<svg/>"
+    assert main.latex == "$\\alpha$"
+    assert main.json == {"rich": True}
+    assert main.png is not None and base64.b64decode(main.png).startswith(b"\x89PNG")
+    assert main.jpeg is None and main.javascript is None
+    assert set(main.formats()) == {"text", "html", "markdown", "svg", "png", "latex", "json"}
+
+    shown = sandbox.run_code("display(Rich())").results
+    assert [(r.html, r.is_main_result) for r in shown] == [("<b>rich</b>", False)]
+
+    bundle = sandbox.run_code("Bundle()").results[0]
+    assert (bundle.text, bundle.html) == ("a bundle", "<i>b</i>")
+    assert bundle.extra == {"application/x-thing": "t"}
+    # A class is shown by its repr, not its methods (IPython's rule).
+    assert sandbox.run_code("Rich").results[0].html is None
+
+
+def test_a_main_result_x_with_its_formats(sandbox: Sandbox) -> None:
+    execution = sandbox.run_code("x = [1, 2]\nx")
+    [main] = execution.results
+    assert (main.text, main.is_main_result, list(main.formats())) == ("[1, 2]", True, ["text"])
+
+
+def test_a_client_that_stops_waiting_leaves_no_hang(sandbox: Sandbox) -> None:
+    # The SDK's own `timeout` ends its wait (the engine's limit is 60 s) and it goes away;
+    # the run ends on its own and the context is usable again.
+    with pytest.raises(TimeoutException):
+        sandbox.run_code("import time\nprint('started')\ntime.sleep(3)", timeout=1)
+    time.sleep(3)
+    assert sandbox.run_code("1 + 1").text == "2"
+
+
+def test_a_matplotlib_figure_is_a_png_result(sandbox: Sandbox) -> None:
+    if sandbox.run_code("import matplotlib").error is not None:
+        pytest.skip("no matplotlib in the sandbox's python")
+    shown = sandbox.run_code("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\nprint('after')")
+    assert shown.error is None and shown.logs.stdout == ["after\n"]
+    [figure] = shown.results
+    assert figure.png is not None and base64.b64decode(figure.png).startswith(b"\x89PNG")
+    assert not figure.is_main_result and figure.text.startswith("<Figure")
+    left_open = sandbox.run_code("plt.figure()\nplt.plot([3, 2, 1])\n'drawn'")
+    assert [(r.text, r.png is not None) for r in left_open.results][0] == ("'drawn'", False)
+    assert left_open.results[1].png is not None, "a figure left open is shown at the end of its cell"
+
+
+def test_a_flushed_partial_line_streams_too(sandbox: Sandbox) -> None:
+    # Output the front must look at twice (could it begin the cell's marker?) is not held
+    # back until the cell ends: `e2b` is how the marker's text begins.
+    arrived: list[tuple[str, float]] = []
+    code = "import time\nprint('see e2b', end='', flush=True)\ntime.sleep(2)\nprint(' done')"
+    execution = sandbox.run_code(code, on_stdout=lambda out: arrived.append((out.line, time.monotonic())))
+    done = time.monotonic()
+    assert "".join(execution.logs.stdout) == "see e2b done\n"
+    assert arrived[0][0] == "see e2b" and done - arrived[0][1] > 1.5, arrived

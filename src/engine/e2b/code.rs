@@ -1,12 +1,14 @@
 //! The code interpreter's server (port 49999, `e2b-code-interpreter`) over the engine's
 //! code contexts: `POST /execute` answers JSON lines (`stdout`, `stderr`, `result`,
-//! `error`, `number_of_executions`, `end_of_execution`), and `/contexts` creates, lists,
+//! `error`, `number_of_executions`, `end_of_execution`), each sent as it happens (the run
+//! is followed through `Sandbox::code_run_stream`), and `/contexts` creates, lists,
 //! restarts and deletes contexts. Python follows Jupyter's rule for the last expression:
-//! a cell ending in `x + 1` has that value as its main result, told apart from the cell's
-//! own output by a marker new for every run. A run without a context uses the sandbox's
+//! a cell ending in `x + 1` has that value as its main result, in the formats of IPython's
+//! rich repr protocol (`display(obj)` gives more results), told apart from the cell's own
+//! output by a marker new for every run. A run without a context uses the sandbox's
 //! default one for its language, so its state carries over from run to run, as in E2B's.
 
-use super::super::provider::Sandbox;
+use super::super::provider::{Event, EventStream, Sandbox};
 use super::super::routes::RouteId;
 use super::Front;
 use super::errors::ApiError;
@@ -17,6 +19,7 @@ use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use base64::Engine as _;
+use futures::StreamExt;
 use http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -89,29 +92,210 @@ fn e2b_language(name: &str) -> &str {
     }
 }
 
-/// Runs the cell in the context's namespace, then evaluates its last expression and writes
-/// the value's `repr`, or the error, after the marker.
-const PYTHON_CELL: &str = r#"
-def __e2b_cell(__marker, __source):
-    import ast, base64, json, sys, traceback
-    __source = base64.b64decode(__source).decode()
-    __g = globals()
+/// The support of Python cells, made once per interpreter as the module `__e2b__`:
+/// `cell` runs a cell in the context's namespace, then evaluates its last expression and
+/// writes its formats (IPython's rich repr protocol: `_repr_html_`, `_repr_png_`,
+/// `_repr_mimebundle_`...; `text` is always its `repr`) after the marker, or the error;
+/// `display(obj)` (a builtin, as in Jupyter) writes an object's formats at once; figures
+/// of matplotlib, when the code uses it, are drawn by the Agg renderer and written as
+/// PNG when shown (`plt.show()`) and when the cell ends with them open. What follows the
+/// marker on its line is `<kind> <JSON>`, kind `result`, `display` or `error`.
+const PYTHON_SUPPORT: &str = r#"
+import ast, base64, builtins, json, os, sys, traceback
+
+marker = None
+
+MIMES = {
+    "text/plain": "text", "text/html": "html", "text/markdown": "markdown",
+    "image/svg+xml": "svg", "image/png": "png", "image/jpeg": "jpeg",
+    "application/pdf": "pdf", "text/latex": "latex", "application/json": "json",
+    "application/javascript": "javascript",
+}
+METHODS = [
+    ("_repr_html_", "html"), ("_repr_markdown_", "markdown"), ("_repr_svg_", "svg"),
+    ("_repr_png_", "png"), ("_repr_jpeg_", "jpeg"), ("_repr_pdf_", "pdf"),
+    ("_repr_latex_", "latex"), ("_repr_json_", "json"), ("_repr_javascript_", "javascript"),
+]
+BINARY = ("png", "jpeg", "pdf")
+BACKEND = "module://__e2b__"
+
+
+def emit(kind, payload):
     try:
-        __tree = ast.parse(__source, "<cell>")
-        __last = None
-        if __tree.body and isinstance(__tree.body[-1], ast.Expr):
-            __last = ast.Expression(__tree.body.pop().value)
-        exec(compile(__tree, "<cell>", "exec"), __g)
-        if __last is not None:
-            __value = eval(compile(__last, "<cell>", "eval"), __g)
-            if __value is not None:
-                sys.stdout.flush()
-                print(__marker + " result " + json.dumps(repr(__value)), flush=True)
-    except BaseException as __e:
-        __tb = "".join(traceback.format_exception(type(__e), __e, __e.__traceback__.tb_next))
         sys.stdout.flush()
-        print(__marker + " error " + json.dumps({"name": type(__e).__name__, "value": str(__e), "traceback": __tb}), flush=True)
+    except Exception:
+        pass
+    out = sys.__stdout__
+    out.write("%s %s %s\n" % (marker, kind, json.dumps(payload, default=str)))
+    out.flush()
+
+
+def _method(value, name):
+    # IPython's rule: no rich methods on a class, nor on an object that answers every name.
+    if isinstance(value, type):
+        return None
+    try:
+        if getattr(value, "_ipython_canary_method_should_not_exist_", None) is not None:
+            return None
+        found = getattr(value, name, None)
+    except Exception:
+        return None
+    return found if callable(found) else None
+
+
+def _put(found, key, data):
+    if isinstance(data, tuple) and len(data) == 2:
+        data = data[0]
+    if data is None:
+        return
+    if key in BINARY and isinstance(data, (bytes, bytearray)):
+        data = base64.b64encode(bytes(data)).decode()
+    elif key == "json" and isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return
+    elif isinstance(data, (bytes, bytearray)):
+        data = bytes(data).decode("utf-8", "replace")
+    found[key] = data
+
+
+def formats(value):
+    found = {}
+    bundle = _method(value, "_repr_mimebundle_")
+    if bundle is not None:
+        try:
+            data = bundle(include=None, exclude=None)
+        except Exception:
+            data = None
+        if isinstance(data, tuple):
+            data = data[0]
+        if isinstance(data, dict):
+            for mime, item in data.items():
+                key = MIMES.get(mime)
+                if key is not None:
+                    _put(found, key, item)
+                elif item is not None:
+                    found.setdefault("extra", {})[mime] = item
+    for name, key in METHODS:
+        method = None if key in found else _method(value, name)
+        if method is not None:
+            try:
+                _put(found, key, method())
+            except Exception:
+                pass
+    if "text" not in found:
+        found["text"] = repr(value)
+    return found
+
+
+def display(*objs, **kwargs):
+    for obj in objs:
+        if marker is None:
+            print(repr(obj))
+        else:
+            emit("display", formats(obj))
+
+
+def show(*args, **kwargs):
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None or marker is None:
+        return
+    import io
+    for number in plt.get_fignums():
+        figure = plt.figure(number)
+        png = io.BytesIO()
+        try:
+            figure.savefig(png, format="png", bbox_inches="tight")
+        except Exception:
+            continue
+        emit("display", {"text": repr(figure), "png": base64.b64encode(png.getvalue()).decode()})
+    plt.close("all")
+
+
+class _PyplotHook:
+    # Makes this module matplotlib's backend (Agg's canvas, shown by `show`) as pyplot is
+    # first imported, unless the code chose another.
+    def find_spec(self, name, path=None, target=None):
+        if name == "matplotlib.pyplot":
+            sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
+            matplotlib = sys.modules.get("matplotlib")
+            if matplotlib is not None and "MPLBACKEND" not in os.environ:
+                try:
+                    if matplotlib.rcParams._get_backend_or_none() is None:
+                        from matplotlib.backends.backend_agg import FigureCanvasAgg
+                        globals()["FigureCanvas"] = FigureCanvasAgg
+                        matplotlib.use(BACKEND)
+                except Exception:
+                    pass
+        return None
+
+
+sys.meta_path.insert(0, _PyplotHook())
+builtins.display = display
+
+
+def cell(mark, source, g):
+    global marker
+    marker = mark
+    # The interpreter is unbuffered (`-u`): a `print` would come as two writes, its text
+    # and its newline. Whole lines, each written as it ends, are what streams best.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(write_through=False, line_buffering=True)
+        except Exception:
+            pass
+    try:
+        tree = ast.parse(base64.b64decode(source).decode(), "<cell>")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        exec(compile(tree, "<cell>", "exec"), g)
+        if last is not None:
+            value = eval(compile(last, "<cell>", "eval"), g)
+            if value is not None:
+                emit("result", formats(value))
+    except BaseException as e:
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next))
+        emit("error", {"name": type(e).__name__, "value": str(e), "traceback": tb})
+    finally:
+        try:
+            matplotlib = sys.modules.get("matplotlib")
+            if matplotlib is not None and matplotlib.get_backend() == BACKEND:
+                show()
+        except Exception:
+            pass
+        marker = None
 "#;
+
+/// The cell that makes the support once per interpreter (an `exec` of it as a module
+/// kept in `sys.modules`) and runs `source` there.
+const PYTHON_CELL: &str = r#"import sys as __e2b_sys
+if "__e2b__" not in __e2b_sys.modules:
+    __e2b_module = type(__e2b_sys)("__e2b__")
+    exec(compile(__E2B_SUPPORT__, "<e2b>", "exec"), __e2b_module.__dict__)
+    __e2b_sys.modules["__e2b__"] = __e2b_module
+    del __e2b_module
+__e2b_sys.modules["__e2b__"].cell(__E2B_MARKER__, __E2B_SOURCE__, globals())
+del __e2b_sys
+"#;
+
+/// The keys of a result line the SDKs read (`Result` of `e2b-code-interpreter`).
+const RESULT_KEYS: &[&str] = &[
+    "text",
+    "html",
+    "markdown",
+    "svg",
+    "png",
+    "jpeg",
+    "pdf",
+    "latex",
+    "json",
+    "javascript",
+    "data",
+    "chart",
+    "extra",
+];
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -121,10 +305,6 @@ struct Execute {
     language: Option<String>,
     /// Refused when not empty: see [`execute`].
     env_vars: Option<BTreeMap<String, String>>,
-}
-
-fn line(value: Value) -> String {
-    format!("{value}\n")
 }
 
 fn now() -> String {
@@ -183,26 +363,208 @@ async fn language_of(
 
 /// The Python cell that runs `source` and writes its last expression's value after `marker`.
 fn python_cell(marker: &str, source: &str) -> String {
-    let source = base64::engine::general_purpose::STANDARD.encode(source);
-    // Both are ASCII without quotes or backslashes: each a literal as written.
-    format!("{PYTHON_CELL}\n__e2b_cell(\"{marker}\", \"{source}\")\ndel __e2b_cell\n")
+    let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    // Each a Python literal as written: base64 and the marker hold no quotes, backslashes
+    // nor line ends (the marker's control character stands as itself in a literal).
+    PYTHON_CELL
+        .replace(
+            "__E2B_SUPPORT__",
+            &format!(
+                "__import__(\"base64\").b64decode(\"{}\").decode()",
+                b64(PYTHON_SUPPORT)
+            ),
+        )
+        .replace("__E2B_MARKER__", &format!("\"{marker}\""))
+        .replace("__E2B_SOURCE__", &format!("\"{}\"", b64(source)))
 }
 
-/// A run's output without the marked lines, and what followed the marker on each.
-fn split_marked(output: &str, marker: &str) -> (String, Vec<String>) {
-    let mut stdout = String::new();
-    let mut found = Vec::new();
-    for piece in output.split_inclusive('\n') {
-        // The marker ends its line but may follow output that did not (`print(x, end="")`).
-        match piece.find(marker) {
-            Some(at) => {
-                stdout.push_str(&piece[..at]);
-                found.push(piece[at + marker.len()..].trim().to_owned());
-            }
-            None => stdout.push_str(piece),
+/// A piece of a run's stdout: output, or what followed the marker on a marked line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Output(String),
+    Marked(String),
+}
+
+/// A run's stdout as it streams, split from the marked lines: the marker ends its line but
+/// may follow output that did not (`print(x, end="")`), and may come cut across chunks, so
+/// the end of a chunk that could begin it is held back until the next one tells.
+struct Marked {
+    marker: String,
+    pending: String,
+}
+
+impl Marked {
+    fn new(marker: &str) -> Marked {
+        Marked {
+            marker: marker.to_owned(),
+            pending: String::new(),
         }
     }
-    (stdout, found)
+
+    /// What of `chunk` (after what was held back) is output, and what followed the marker
+    /// on each marked line it completed, in the order they came.
+    fn push(&mut self, chunk: &str) -> Vec<Piece> {
+        self.pending.push_str(chunk);
+        let mut pieces = Vec::new();
+        let out = |pieces: &mut Vec<Piece>, text: &str| {
+            if !text.is_empty() {
+                pieces.push(Piece::Output(text.to_owned()));
+            }
+        };
+        loop {
+            match self.pending.find(&self.marker) {
+                Some(at) => {
+                    let rest = at + self.marker.len();
+                    let Some(end) = self.pending[rest..].find('\n') else {
+                        // The marked line is not whole yet.
+                        out(&mut pieces, &self.pending[..at]);
+                        self.pending.drain(..at);
+                        return pieces;
+                    };
+                    out(&mut pieces, &self.pending[..at]);
+                    let found = self.pending[rest..rest + end].trim().to_owned();
+                    pieces.push(Piece::Marked(found));
+                    self.pending.drain(..rest + end + 1);
+                }
+                None => {
+                    let keep = (1..self.marker.len().min(self.pending.len() + 1))
+                        .rev()
+                        .find(|k| {
+                            let from = self.pending.len() - k;
+                            self.pending.is_char_boundary(from)
+                                && self.marker.starts_with(&self.pending[from..])
+                        })
+                        .unwrap_or(0);
+                    let upto = self.pending.len() - keep;
+                    out(&mut pieces, &self.pending[..upto]);
+                    self.pending.drain(..upto);
+                    return pieces;
+                }
+            }
+        }
+    }
+
+    /// What was held back at the end of the run: a marked line cut short by the end
+    /// (the interpreter died) is dropped, anything else is output.
+    fn finish(&mut self) -> String {
+        let rest = std::mem::take(&mut self.pending);
+        if rest.starts_with(&self.marker) {
+            String::new()
+        } else {
+            rest
+        }
+    }
+}
+
+/// The JSON line of what followed the marker: a result (the main one, or one `display`
+/// gave), or the cell's error.
+fn marked_line(found: &str) -> Option<Value> {
+    let (kind, payload) = found.split_once(' ')?;
+    let payload: Value = serde_json::from_str(payload).ok()?;
+    match kind {
+        "result" | "display" => {
+            let mut line = serde_json::Map::new();
+            line.insert("type".into(), json!("result"));
+            if let Value::Object(formats) = payload {
+                for (key, value) in formats {
+                    if RESULT_KEYS.contains(&key.as_str()) && !value.is_null() {
+                        line.insert(key, value);
+                    }
+                }
+            }
+            line.insert("is_main_result".into(), json!(kind == "result"));
+            Some(Value::Object(line))
+        }
+        "error" => {
+            let mut error = payload;
+            error["type"] = json!("error");
+            Some(error)
+        }
+        _ => None,
+    }
+}
+
+/// The JSON lines of a run as its events come: `stdout` and `stderr` as printed, results
+/// and errors as the cell writes them, then the count and `end_of_execution`.
+struct Lines {
+    events: Option<EventStream>,
+    /// Python's: its stdout holds the marked lines.
+    marked: Option<Marked>,
+    timed_out: bool,
+    front: Arc<Front>,
+    sandbox: String,
+    context: String,
+    queue: std::collections::VecDeque<Value>,
+}
+
+impl Lines {
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(line) = self.queue.pop_front() {
+                return Some(line);
+            }
+            let events = self.events.as_mut()?;
+            match events.next().await {
+                Some(Ok(event)) => self.event(event),
+                Some(Err(e)) => {
+                    let e = ApiError::envd(&self.sandbox, e);
+                    self.queue.push_back(json!({"type": "error", "name": "EngineError", "value": e.message, "traceback": ""}));
+                    self.end();
+                }
+                None => self.end(),
+            }
+        }
+    }
+
+    fn event(&mut self, event: Event) {
+        let text = || event.data["data"].as_str().unwrap_or_default().to_owned();
+        match event.name {
+            "stdout" => {
+                let pieces = match &mut self.marked {
+                    Some(marked) => marked.push(&text()),
+                    None => vec![Piece::Output(text())],
+                };
+                // In the order they came: a `display` between two prints stays there.
+                for piece in pieces {
+                    match piece {
+                        Piece::Output(stdout) => self.stdout(stdout),
+                        Piece::Marked(found) => self.queue.extend(marked_line(&found)),
+                    }
+                }
+            }
+            "stderr" => {
+                let stderr = text();
+                if !stderr.is_empty() {
+                    self.queue
+                        .push_back(json!({"type": "stderr", "text": stderr, "timestamp": now()}));
+                }
+            }
+            "exit" => self.timed_out = event.data["timed_out"] == true,
+            _ => {}
+        }
+    }
+
+    fn stdout(&mut self, text: String) {
+        if !text.is_empty() {
+            self.queue
+                .push_back(json!({"type": "stdout", "text": text, "timestamp": now()}));
+        }
+    }
+
+    /// The last lines, once the run has ended.
+    fn end(&mut self) {
+        self.events = None;
+        if let Some(rest) = self.marked.as_mut().map(Marked::finish) {
+            self.stdout(rest);
+        }
+        if self.timed_out {
+            self.queue.push_back(json!({"type": "error", "name": "TimeoutError", "value": "the execution timed out", "traceback": ""}));
+        }
+        let count = self.front.code.count(&self.sandbox, &self.context);
+        self.queue
+            .push_back(json!({"type": "number_of_executions", "execution_count": count}));
+        self.queue.push_back(json!({"type": "end_of_execution"}));
+    }
 }
 
 async fn execute(
@@ -220,14 +582,16 @@ async fn execute(
         None => None,
     };
     let language = engine_language(named_language.as_deref().or(asked.language.as_deref()))?;
-    let marker = format!("e2b-result-marker-{}", uuid::Uuid::new_v4().simple());
+    // It begins with a control character, so output held back as a possible start of it
+    // (see `Marked`) is output that ends in that character, which text hardly does.
+    let marker = format!("\u{1e}e2b-result-marker-{}", uuid::Uuid::new_v4().simple());
     let code = if language == "python3" {
         python_cell(&marker, &asked.code)
     } else {
         asked.code
     };
     let run = |context: String| {
-        sandbox.code_run(CodeRunBody {
+        sandbox.code_run_stream(CodeRunBody {
             code: code.clone(),
             language: Some(language.to_owned()),
             context_id: Some(context),
@@ -260,41 +624,26 @@ async fn execute(
             }
         }
     };
-    let outcome = outcome.map_err(|e| ApiError::envd(&id, e))?;
-    let mut lines = String::new();
-    let (stdout, found) = split_marked(&String::from_utf8_lossy(&outcome.stdout), &marker);
-    if !stdout.is_empty() {
-        lines.push_str(&line(
-            json!({"type": "stdout", "text": stdout, "timestamp": now()}),
-        ));
-    }
-    let stderr = String::from_utf8_lossy(&outcome.stderr);
-    if !stderr.is_empty() {
-        lines.push_str(&line(
-            json!({"type": "stderr", "text": stderr, "timestamp": now()}),
-        ));
-    }
-    for rest in found {
-        if let Some(value) = rest.strip_prefix("result ") {
-            let text: String = serde_json::from_str(value).unwrap_or_default();
-            lines.push_str(&line(
-                json!({"type": "result", "text": text, "is_main_result": true}),
-            ));
-        } else if let Some(error) = rest.strip_prefix("error ") {
-            let mut error: Value = serde_json::from_str(error).unwrap_or_else(|_| json!({}));
-            error["type"] = json!("error");
-            lines.push_str(&line(error));
-        }
-    }
-    if outcome.timed_out {
-        lines.push_str(&line(json!({"type": "error", "name": "TimeoutError", "value": "the execution timed out", "traceback": ""})));
-    }
-    let count = front.code.count(&id, &context);
-    lines.push_str(&line(
-        json!({"type": "number_of_executions", "execution_count": count}),
-    ));
-    lines.push_str(&line(json!({"type": "end_of_execution"})));
-    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], lines).into_response())
+    let events = outcome.map_err(|e| ApiError::envd(&id, e))?;
+    let lines = Lines {
+        events: Some(events),
+        marked: (language == "python3").then(|| Marked::new(&marker)),
+        timed_out: false,
+        front: front.clone(),
+        sandbox: id,
+        context,
+        queue: Default::default(),
+    };
+    // One JSON line per chunk of the body, sent as soon as it is made.
+    let body = futures::stream::unfold(lines, |mut lines| async move {
+        let line = lines.next().await?;
+        Some((Ok::<_, std::io::Error>(format!("{line}\n")), lines))
+    });
+    Ok((
+        [(header::CONTENT_TYPE, "application/x-ndjson")],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response())
 }
 
 fn shown(record: &ContextRecord) -> Value {
@@ -383,12 +732,97 @@ async fn restart(
 mod tests {
     use super::*;
 
+    /// `chunks` fed to a [`Marked`]: the output and the marked lines.
+    fn fed(chunks: &[&str], marker: &str) -> (String, Vec<String>) {
+        let mut marked = Marked::new(marker);
+        let (mut stdout, mut found) = (String::new(), Vec::new());
+        for chunk in chunks {
+            for piece in marked.push(chunk) {
+                match piece {
+                    Piece::Output(out) => stdout.push_str(&out),
+                    Piece::Marked(more) => found.push(more),
+                }
+            }
+        }
+        stdout.push_str(&marked.finish());
+        (stdout, found)
+    }
+
+    /// The text of the output pieces of one push.
+    fn output(pieces: Vec<Piece>) -> String {
+        pieces
+            .into_iter()
+            .filter_map(|p| match p {
+                Piece::Output(out) => Some(out),
+                Piece::Marked(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pieces_keep_their_order_within_a_chunk() {
+        let mut marked = Marked::new("MK");
+        let pieces = marked.push("a\nMK display {}\nb\nMK result {}\nc");
+        let want = [
+            Piece::Output("a\n".into()),
+            Piece::Marked("display {}".into()),
+            Piece::Output("b\n".into()),
+            Piece::Marked("result {}".into()),
+            Piece::Output("c".into()),
+        ];
+        assert_eq!(pieces, want);
+    }
+
     #[test]
     fn the_marker_is_found_after_output_without_a_final_newline() {
-        let (stdout, found) = split_marked("a\nxM result \"1\"\nb", "M");
+        let (stdout, found) = fed(&["a\nxMK result \"1\"\nb"], "MK");
         assert_eq!(stdout, "a\nxb");
         assert_eq!(found, vec!["result \"1\"".to_owned()]);
-        let (stdout, found) = split_marked("plain\n", "M");
+        let (stdout, found) = fed(&["plain\n"], "MK");
         assert_eq!((stdout.as_str(), found.len()), ("plain\n", 0));
+    }
+
+    #[test]
+    fn a_marker_cut_across_chunks_never_leaks_into_stdout() {
+        let whole =
+            "out é\nmore e2b-MARK display {\"text\":\"1\"}\ntail e2\ne2b-MARK result {}\nend";
+        // Every place the stream could be cut, in two and in three.
+        for i in (0..=whole.len()).filter(|i| whole.is_char_boundary(*i)) {
+            for j in (i..=whole.len()).filter(|j| whole.is_char_boundary(*j)) {
+                let (stdout, found) = fed(&[&whole[..i], &whole[i..j], &whole[j..]], "e2b-MARK");
+                assert_eq!(stdout, "out é\nmore tail e2\nend", "cut at {i}, {j}");
+                assert_eq!(
+                    found,
+                    ["display {\"text\":\"1\"}", "result {}"],
+                    "cut at {i}, {j}"
+                );
+            }
+        }
+        // Output that only looks like the marker's start is output once it cannot be.
+        let mut marked = Marked::new("e2b-MARK");
+        assert_eq!(output(marked.push("x e2b-MA")), "x ");
+        assert_eq!(output(marked.push("NY\n")), "e2b-MANY\n");
+        assert_eq!(output(marked.push("e2b")), "");
+        assert_eq!(marked.finish(), "e2b");
+    }
+
+    #[test]
+    fn marked_lines_become_result_and_error_lines_with_the_keys_the_sdk_reads() {
+        let main = marked_line(
+            r#"result {"text": "1", "html": "<b>1</b>", "png": "iVBO", "nope": 3, "json": null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            main,
+            json!({"type": "result", "text": "1", "html": "<b>1</b>", "png": "iVBO", "is_main_result": true})
+        );
+        let shown = marked_line(r#"display {"text": "x"}"#).unwrap();
+        assert_eq!(shown["is_main_result"], false);
+        let error = marked_line(r#"error {"name": "E", "value": "v", "traceback": "t"}"#).unwrap();
+        assert_eq!(
+            error,
+            json!({"type": "error", "name": "E", "value": "v", "traceback": "t"})
+        );
+        assert_eq!(marked_line("result not json"), None);
     }
 }

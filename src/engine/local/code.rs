@@ -3,19 +3,21 @@
 //! sandbox's folder and environment, inside its cgroup where it has one.
 
 use super::super::provider::check_env;
-use super::super::provider::{CodeOutcome, ProviderResult};
-use super::commands::{limit, run_registered};
+use super::super::provider::{CodeOutcome, Event, EventStream, ProviderResult, code_events};
+use super::commands::{limit, output_event, run_registered};
 use super::env;
 use super::inside::{self, Place};
 use super::sandbox::Core;
 use crate::error::engine::{Code, EngineError};
 use crate::services::code_run::contexts::ContextInfo;
 use crate::services::code_run::{self, Confine, Language, Launch, RunOutcome};
-use crate::services::supervisor::{GroupEnd, Label};
-use crate::wire::{CodeRunBody, ContextRecord, CreateContext};
-use std::collections::BTreeMap;
+use crate::services::supervisor::{Chunk, GroupEnd, Label, Stream};
+use crate::services::utf8_carry::Utf8Carry;
+use crate::wire::{CodeRunBody, CommandEvent, ContextRecord, CreateContext, Exited};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
 
 /// The language of a body that names none.
 const DEFAULT_LANGUAGE: &str = "python3";
@@ -87,33 +89,55 @@ fn context_not_found(core: &Core, id: &str) -> EngineError {
     )
 }
 
-pub async fn run(core: &Core, body: CodeRunBody) -> ProviderResult<CodeOutcome> {
+/// A run in a context, checked: its context's id, its variables and its time limit.
+struct InContext {
+    id: String,
+    envs: BTreeMap<String, String>,
+    timeout: Duration,
+}
+
+/// The time limit of a run, and the context it names, checked (it exists and runs the
+/// language asked for, if one is).
+fn checked(core: &Core, body: &CodeRunBody) -> ProviderResult<(Duration, Option<InContext>)> {
     core.running()?;
     let timeout = limit(body.timeout, DEFAULT_TIMEOUT_S)?
         .ok_or_else(|| invalid("`timeout` is in seconds, at least 1"))?;
-    if let Some(id) = &body.context_id {
-        // With a context, `envs` are that run's only: set before the code, undone after.
-        let envs = body.envs.clone().unwrap_or_default();
-        check_env("envs", &envs)?;
-        let context = core
-            .contexts
-            .list(&core.id)
-            .into_iter()
-            .find(|c| c.id == *id)
-            .ok_or_else(|| context_not_found(core, id))?;
-        if let Some(asked) = body.language.as_deref().filter(|l| *l != context.language) {
-            return Err(invalid(format!(
-                "context `{id}` runs {}, not {asked}",
-                context.language
-            )));
-        }
+    let Some(id) = &body.context_id else {
+        return Ok((timeout, None));
+    };
+    // With a context, `envs` are that run's only: set before the code, undone after.
+    let envs = body.envs.clone().unwrap_or_default();
+    check_env("envs", &envs)?;
+    let context = core
+        .contexts
+        .list(&core.id)
+        .into_iter()
+        .find(|c| c.id == *id)
+        .ok_or_else(|| context_not_found(core, id))?;
+    if let Some(asked) = body.language.as_deref().filter(|l| *l != context.language) {
+        return Err(invalid(format!(
+            "context `{id}` runs {}, not {asked}",
+            context.language
+        )));
+    }
+    let context = InContext {
+        id: id.clone(),
+        envs,
+        timeout,
+    };
+    Ok((timeout, Some(context)))
+}
+
+pub async fn run(core: &Core, body: CodeRunBody) -> ProviderResult<CodeOutcome> {
+    let (timeout, in_context) = checked(core, &body)?;
+    if let Some(c) = in_context {
         let ran = core
             .contexts
-            .run_in_with(&core.id, id, &body.code, &envs, timeout)
+            .run_in_with(&core.id, &c.id, &body.code, &c.envs, c.timeout)
             .await
             .map_err(|e| EngineError::from_domain(&e))?;
         let Some((_, run)) = ran else {
-            return Err(context_not_found(core, id));
+            return Err(context_not_found(core, &c.id));
         };
         return Ok(outcome(run));
     }
@@ -139,6 +163,103 @@ pub async fn run(core: &Core, body: CodeRunBody) -> ProviderResult<CodeOutcome> 
         stderr: ran.stderr,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
+}
+
+/// A run in a context followed as it happens (the events of `code_run_stream`); a run
+/// without a context answers at its end. The run goes on in a task of its own, so a
+/// client that goes away leaves it to end as a whole run would (its context stays usable).
+pub async fn run_stream(core: &Arc<Core>, body: CodeRunBody) -> ProviderResult<EventStream> {
+    let (_, in_context) = checked(core, &body)?;
+    let Some(c) = in_context else {
+        return Ok(code_events(run(core, body).await?));
+    };
+    let (tx, chunks) = mpsc::channel(FOLLOW_CHUNKS);
+    let core = core.clone();
+    let ran = tokio::spawn(async move {
+        let ran = core
+            .contexts
+            .run_in_followed(&core.id, &c.id, &body.code, &c.envs, c.timeout, tx)
+            .await
+            .map_err(|e| EngineError::from_domain(&e))?;
+        match ran {
+            Some((_, run)) => Ok(run),
+            None => Err(context_not_found(&core, &c.id)),
+        }
+    });
+    let follow = Followed {
+        chunks,
+        ran: Some(ran),
+        stdout: Utf8Carry::default(),
+        stderr: Utf8Carry::default(),
+        queue: VecDeque::new(),
+    };
+    Ok(Box::pin(futures::stream::unfold(
+        follow,
+        |mut follow| async move { follow.next().await.map(|event| (event, follow)) },
+    )))
+}
+
+/// Chunks a followed run may have read ahead of its client.
+const FOLLOW_CHUNKS: usize = 64;
+
+/// A followed run's events: its output as read (each stream's text kept whole across
+/// reads), then `exit`, or the error that ended it.
+struct Followed {
+    chunks: mpsc::Receiver<Chunk>,
+    /// `None` once the run's end is told.
+    ran: Option<tokio::task::JoinHandle<ProviderResult<RunOutcome>>>,
+    stdout: Utf8Carry,
+    stderr: Utf8Carry,
+    queue: VecDeque<Event>,
+}
+
+impl Followed {
+    async fn next(&mut self) -> Option<Result<Event, EngineError>> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Some(Ok(event));
+            }
+            let ran = self.ran.as_mut()?;
+            if let Some(chunk) = self.chunks.recv().await {
+                let (carry, stream) = match chunk.stream {
+                    Stream::Stdout => (&mut self.stdout, Stream::Stdout),
+                    Stream::Stderr => (&mut self.stderr, Stream::Stderr),
+                };
+                let bytes = carry.push(&chunk.bytes);
+                if !bytes.is_empty() {
+                    self.queue.push_back(output_event(stream, &bytes));
+                }
+                continue;
+            }
+            // The run dropped its sender: it has ended.
+            let ended = ran.await;
+            self.ran = None;
+            for (stream, rest) in [
+                (Stream::Stdout, self.stdout.finish()),
+                (Stream::Stderr, self.stderr.finish()),
+            ] {
+                if !rest.is_empty() {
+                    self.queue.push_back(output_event(stream, &rest));
+                }
+            }
+            match ended {
+                Ok(Ok(run)) => self.queue.push_back(
+                    CommandEvent::Exit(Exited {
+                        exit_code: run.exit_code,
+                        timed_out: run.timed_out,
+                    })
+                    .into(),
+                ),
+                Ok(Err(e)) => return Some(Err(e)),
+                Err(e) => {
+                    return Some(Err(EngineError::new(
+                        Code::Internal,
+                        format!("the code run failed: {e}"),
+                    )));
+                }
+            }
+        }
+    }
 }
 
 fn record(info: ContextInfo) -> ContextRecord {

@@ -275,7 +275,8 @@ impl Follow {
     }
 }
 
-fn output_event(stream: Stream, bytes: &[u8]) -> Event {
+/// A `stdout` or `stderr` event of bytes read.
+pub(super) fn output_event(stream: Stream, bytes: &[u8]) -> Event {
     let chunk = OutputChunk::new(bytes);
     match stream {
         Stream::Stdout => CommandEvent::Stdout(chunk),

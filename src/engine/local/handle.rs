@@ -126,6 +126,10 @@ impl Sandbox for LocalSandbox {
         code::run(&self.core, body).await
     }
 
+    async fn code_run_stream(&self, body: CodeRunBody) -> ProviderResult<EventStream> {
+        code::run_stream(&self.core, body).await
+    }
+
     async fn context_create(&self, body: CreateContext) -> ProviderResult<ContextRecord> {
         code::create_context(&self.core, body).await
     }

@@ -24,12 +24,18 @@
 //! same id (its state is lost, as after `restart`).
 
 use super::{Language, Launch, RunOutcome};
-use crate::services::supervisor::{Limits, Process, Spec, Stdin, Stream};
+use crate::services::supervisor::{Chunk, Limits, Process, Replay, Spec, Stdin, Stream};
 use base64::Engine as _;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant, SystemTime};
+
+/// Where a followed run's output goes as it is read ([`Contexts::run_in_followed`]).
+pub type Follower = tokio::sync::mpsc::Sender<Chunk>;
+
+/// How long the last output of a followed run may wait for a slow follower.
+const LAST_SEND: Duration = Duration::from_secs(5);
 
 /// Contexts one caller may hold at once.
 pub const MAX_PER_OWNER: usize = 8;
@@ -220,7 +226,7 @@ impl Contexts {
         let context = self.get_or_start(&key, lang, launch)?;
         let _turn = context.turn.lock().await;
         *lock(&context.last_used) = Instant::now();
-        let outcome = drive(&context, launch, code, None).await;
+        let outcome = drive(&context, launch, code, None, None).await;
         *lock(&context.last_used) = Instant::now();
         let outcome = outcome.map_err(Error::Io)?;
         if outcome.timed_out || !context.process.is_running() {
@@ -345,6 +351,34 @@ impl Contexts {
         env: &BTreeMap<String, String>,
         timeout: Duration,
     ) -> Result<Option<(&'static Language, RunOutcome)>, Error> {
+        self.run_pinned(owner, id, code, env, timeout, None).await
+    }
+
+    /// [`Contexts::run_in_with`] that also sends the run's output to `follower` as it is
+    /// read (a streamed run), its end marker held back; the outcome still holds it all.
+    /// A follower that is gone does not stop the run: it goes on to its end or timeout.
+    pub async fn run_in_followed(
+        &self,
+        owner: &str,
+        id: &str,
+        code: &str,
+        env: &BTreeMap<String, String>,
+        timeout: Duration,
+        follower: Follower,
+    ) -> Result<Option<(&'static Language, RunOutcome)>, Error> {
+        self.run_pinned(owner, id, code, env, timeout, Some(follower))
+            .await
+    }
+
+    async fn run_pinned(
+        &self,
+        owner: &str,
+        id: &str,
+        code: &str,
+        env: &BTreeMap<String, String>,
+        timeout: Duration,
+        follower: Option<Follower>,
+    ) -> Result<Option<(&'static Language, RunOutcome)>, Error> {
         let Some((key, mut context)) = self.pinned(owner, id) else {
             return Ok(None);
         };
@@ -364,7 +398,7 @@ impl Contexts {
         let _turn = context.turn.lock().await;
         *lock(&context.last_used) = Instant::now();
         let env = super::run_env::field(pinned.language, env);
-        let outcome = drive(&context, &launch, code, env.as_deref())
+        let outcome = drive(&context, &launch, code, env.as_deref(), follower)
             .await
             .map_err(Error::Io)?;
         *lock(&context.last_used) = Instant::now();
@@ -518,12 +552,74 @@ fn marker() -> String {
     format!("__svc_end_{}", uuid::Uuid::new_v4().simple())
 }
 
-/// Sends one run to the context and reads its output up to the marker.
+/// A followed run's follower and how far it has been sent each stream (offsets in all the
+/// interpreter ever wrote).
+struct Following {
+    to: Follower,
+    stdout: u64,
+    stderr: u64,
+}
+
+impl Following {
+    /// Sends what `replay` holds up to `upto` (an index in its bytes) that was not sent yet,
+    /// waiting for a slow follower until `until`. Bytes the ring dropped meanwhile are
+    /// skipped; a follower that is gone gets nothing more.
+    async fn send(
+        &mut self,
+        stream: Stream,
+        replay: &Replay,
+        upto: usize,
+        until: tokio::time::Instant,
+    ) {
+        let sent = match stream {
+            Stream::Stdout => &mut self.stdout,
+            Stream::Stderr => &mut self.stderr,
+        };
+        let from = usize::try_from(sent.saturating_sub(replay.offset)).unwrap_or(usize::MAX);
+        let upto = upto.min(replay.bytes.len());
+        if from >= upto {
+            return;
+        }
+        *sent = replay.offset + upto as u64;
+        let chunk = Chunk {
+            stream,
+            bytes: bytes::Bytes::copy_from_slice(&replay.bytes[from..upto]),
+        };
+        if self.to.is_closed() {
+            return;
+        }
+        let _ = tokio::time::timeout_at(until, self.to.send(chunk)).await;
+    }
+
+    /// Sends everything `out` and `err` hold, up to the ends given.
+    async fn send_both(
+        &mut self,
+        out: (&Replay, usize),
+        err: (&Replay, usize),
+        until: tokio::time::Instant,
+    ) {
+        self.send(Stream::Stdout, out.0, out.1, until).await;
+        self.send(Stream::Stderr, err.0, err.1, until).await;
+    }
+}
+
+/// How many bytes at the end of `bytes` could begin `needle` (held back from a follower
+/// until the next read tells whether they are the marker).
+pub(super) fn could_begin(bytes: &[u8], needle: &[u8]) -> usize {
+    (1..needle.len().min(bytes.len() + 1))
+        .rev()
+        .find(|k| bytes.ends_with(&needle[..*k]))
+        .unwrap_or(0)
+}
+
+/// Sends one run to the context and reads its output up to the marker; with a follower,
+/// sends it the output as it arrives (never the marker, even cut across reads).
 async fn drive(
     context: &Context,
     launch: &Launch,
     code: &str,
     env: Option<&str>,
+    follower: Option<Follower>,
 ) -> std::io::Result<RunOutcome> {
     let process = &context.process;
     let started = Instant::now();
@@ -531,18 +627,25 @@ async fn drive(
     let mut changed = process.subscribe();
     let from_out = process.output(Stream::Stdout, u64::MAX).total;
     let from_err = process.output(Stream::Stderr, u64::MAX).total;
+    let mut following = follower.map(|to| Following {
+        to,
+        stdout: from_out,
+        stderr: from_err,
+    });
     let code = base64::engine::general_purpose::STANDARD.encode(code);
     let frame = match env {
         Some(env) => format!("{marker} {code} {env}\n"),
         None => format!("{marker} {code}\n"),
     };
+    let out_end = format!("{marker} ");
+    let err_end = format!("{marker}\n");
     let deadline = tokio::time::Instant::now() + launch.timeout;
     let written = tokio::time::timeout_at(deadline, process.write_stdin(frame.as_bytes(), false));
     let written = matches!(written.await, Ok(Ok(())));
     loop {
         let out = process.output(Stream::Stdout, from_out);
         let err = process.output(Stream::Stderr, from_err);
-        let done_out = find(&out.bytes, format!("{marker} ").as_bytes()).and_then(|at| {
+        let done_out = find(&out.bytes, out_end.as_bytes()).and_then(|at| {
             let rest = &out.bytes[at + marker.len() + 1..];
             let end = rest.iter().position(|b| *b == b'\n')?;
             let status = std::str::from_utf8(&rest[..end])
@@ -552,9 +655,13 @@ async fn drive(
                 .ok()?;
             Some((at, status))
         });
-        let done_err = find(&err.bytes, format!("{marker}\n").as_bytes());
+        let done_err = find(&err.bytes, err_end.as_bytes());
         let truncated = out.dropped > 0 || err.dropped > 0;
+        let last = tokio::time::Instant::now() + LAST_SEND;
         if let (Some((out_at, status)), Some(err_at)) = (done_out, done_err) {
+            if let Some(f) = following.as_mut() {
+                f.send_both((&out, out_at), (&err, err_at), last).await;
+            }
             return Ok(RunOutcome {
                 stdout: out.bytes[..out_at].to_vec(),
                 stderr: err.bytes[..err_at].to_vec(),
@@ -567,6 +674,10 @@ async fn drive(
         if let Some(exit) = process.exit() {
             // The interpreter ended (the code called exit, or it crashed): the run's
             // status is the process's.
+            if let Some(f) = following.as_mut() {
+                let ends = (out.bytes.len(), err.bytes.len());
+                f.send_both((&out, ends.0), (&err, ends.1), last).await;
+            }
             return Ok(RunOutcome {
                 stdout: out.bytes,
                 stderr: err.bytes,
@@ -581,6 +692,17 @@ async fn drive(
                 "the context's interpreter does not read its input",
             ));
         }
+        if let Some(f) = following.as_mut() {
+            // What cannot be the start of a marker is the run's output: it goes now.
+            let out_upto = done_out.map_or_else(
+                || out.bytes.len() - could_begin(&out.bytes, out_end.as_bytes()),
+                |(at, _)| at,
+            );
+            let err_upto = done_err
+                .unwrap_or_else(|| err.bytes.len() - could_begin(&err.bytes, err_end.as_bytes()));
+            f.send_both((&out, out_upto), (&err, err_upto), deadline)
+                .await;
+        }
         if tokio::time::timeout_at(deadline, changed.changed())
             .await
             .is_err()
@@ -588,6 +710,11 @@ async fn drive(
             process.kill().await;
             let out = process.output(Stream::Stdout, from_out);
             let err = process.output(Stream::Stderr, from_err);
+            if let Some(f) = following.as_mut() {
+                let last = tokio::time::Instant::now() + LAST_SEND;
+                let ends = (out.bytes.len(), err.bytes.len());
+                f.send_both((&out, ends.0), (&err, ends.1), last).await;
+            }
             return Ok(RunOutcome {
                 truncated: out.dropped > 0 || err.dropped > 0,
                 stdout: out.bytes,

@@ -336,3 +336,52 @@ async fn a_runs_variables_reach_that_run_only_in_every_language() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_followed_run_sends_its_output_as_it_comes_and_never_its_marker() {
+    use crate::services::supervisor::Stream;
+    let sh = language("sh").unwrap();
+    let Some(l) = launch(sh, Duration::from_secs(20)) else {
+        return;
+    };
+    let contexts = Arc::new(Contexts::default());
+    let info = contexts.create("sb", sh, &l).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    let run = {
+        let (contexts, id) = (contexts.clone(), info.id.clone());
+        tokio::spawn(async move {
+            let code = "echo a; echo oops >&2; sleep 1; printf b";
+            let env = std::collections::BTreeMap::new();
+            let t = Duration::from_secs(20);
+            contexts.run_in_followed("sb", &id, code, &env, t, tx).await
+        })
+    };
+    // `a` comes while the run still sleeps.
+    let first = rx.recv().await.unwrap();
+    assert_eq!(
+        (first.stream, &first.bytes[..]),
+        (Stream::Stdout, &b"a\n"[..])
+    );
+    assert!(!run.is_finished(), "the first line came only at the end");
+    let (mut stdout, mut stderr) = (first.bytes.to_vec(), Vec::new());
+    while let Some(chunk) = rx.recv().await {
+        match chunk.stream {
+            Stream::Stdout => stdout.extend_from_slice(&chunk.bytes),
+            Stream::Stderr => stderr.extend_from_slice(&chunk.bytes),
+        }
+    }
+    let (_, outcome) = run.await.unwrap().unwrap().unwrap();
+    assert_eq!((&stdout[..], &stderr[..]), (&b"a\nb"[..], &b"oops\n"[..]));
+    assert_eq!((outcome.stdout, outcome.exit_code), (stdout, Some(0)));
+}
+
+#[test]
+fn what_could_begin_a_marker_is_held_back() {
+    use super::contexts::could_begin;
+    assert_eq!(could_begin(b"abc __svc_en", b"__svc_end_1 "), 8);
+    assert_eq!(could_begin(b"abc _", b"__svc_end_1 "), 1);
+    assert_eq!(could_begin(b"abc", b"__svc_end_1 "), 0);
+    assert_eq!(could_begin(b"", b"__svc_end_1 "), 0);
+    // A whole marker is found, not held back.
+    assert_eq!(could_begin(b"__svc_end_1 ", b"__svc_end_1 "), 0);
+}

@@ -18,6 +18,28 @@ async fn execute(front: &Front, made: &Made, body: Value) -> anyhow::Result<Vec<
     Ok(lines)
 }
 
+/// A run of `/execute` read as its body streams: each JSON line with when it arrived.
+async fn execute_live(front: &Front, made: &Made, body: Value) -> anyhow::Result<Vec<(Value, std::time::Instant)>> {
+    use futures::StreamExt as _;
+    let rb = front.code(Method::POST, made, "/execute").json(&body).timeout(std::time::Duration::from_secs(120));
+    let (client, request) = rb.build_split();
+    let resp = client.execute(request?).await?;
+    ensure!(resp.status() == 200, "/execute {body}: {}", resp.status());
+    let mut stream = resp.bytes_stream();
+    let (mut buffer, mut lines) = (Vec::new(), Vec::new());
+    while let Some(chunk) = stream.next().await {
+        buffer.extend_from_slice(&chunk?);
+        while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buffer.drain(..=end).collect();
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                lines.push((serde_json::from_slice::<Value>(&line)?, std::time::Instant::now()));
+            }
+        }
+    }
+    ensure!(lines.last().is_some_and(|(l, _)| l["type"] == "end_of_execution"), "/execute {body}: no end_of_execution last: {lines:?}");
+    Ok(lines)
+}
+
 /// The lines of one `type`.
 fn of<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
     lines.iter().filter(|l| l["type"] == kind).collect()
@@ -118,6 +140,58 @@ pub fn cases() -> Vec<Case> {
                 ensure!(listed.as_array().is_some_and(|all| !all.iter().any(|c| c["id"] == id.as_str())), "still listed: {listed}");
                 let gone = ctx.send(front.code(Method::POST, &made, "/execute").json(&json!({"code": "1", "context_id": id}))).await?;
                 ensure!(gone.status == 404, "a run in a deleted context: {} {}", gone.status, gone.text());
+                front.kill(&made).await?;
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/code/003",
+            spec: "`POST /execute` streams: each `stdout` and `stderr` JSON line is sent as the code prints it, while the run goes on (a line printed before a 2 s sleep arrives more than 1.5 s before `end_of_execution`); the cell's marker lines never show in `stdout`.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: ["e2b_code_execute"],
+            codes: [],
+            run: |ctx| async move {
+                let (front, made) = Front::with_sandbox(&ctx).await?;
+                let code = "import sys, time\nprint('a')\nprint('e', file=sys.stderr)\ntime.sleep(2)\nprint('b')\n7";
+                let lines = execute_live(&front, &made, json!({"code": code})).await?;
+                let end = lines.last().map(|(_, at)| *at).ok_or_else(|| anyhow!("no lines"))?;
+                let first = |kind: &str, text: &str| lines.iter().find(|(l, _)| l["type"] == kind && l["text"].as_str().is_some_and(|t| t.starts_with(text))).map(|(_, at)| *at);
+                for (kind, text) in [("stdout", "a"), ("stderr", "e")] {
+                    let at = first(kind, text).ok_or_else(|| anyhow!("no {kind} `{text}`: {lines:?}"))?;
+                    ensure!(end.duration_since(at).as_millis() > 1500, "{kind} `{text}` came with the end of the run, not as printed: {lines:?}");
+                }
+                let all: Vec<Value> = lines.into_iter().map(|(l, _)| l).collect();
+                ensure!(stdout(&all) == "a\nb\n", "stdout: {all:?}");
+                ensure!(main_result(&all)? == "7", "{all:?}");
+                front.kill(&made).await?;
+                Ok(())
+            },
+        },
+        case! {
+            id: "e2b/code/004",
+            spec: "A Python value is given in the formats of IPython's rich repr protocol: `_repr_html_` as `html`, `_repr_png_` as `png` (base64), `_repr_mimebundle_` by MIME type (others in `extra`), `text` its `repr` always; `display(obj)` gives a result with `is_main_result: false`, in the order of the cell's output, before the main result.",
+            profile: &profiles::ENGINE,
+            tags: [],
+            endpoints: ["e2b_code_execute"],
+            codes: [],
+            run: |ctx| async move {
+                let (front, made) = Front::with_sandbox(&ctx).await?;
+                let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+                let code = format!(
+                    "import base64\nclass Rich:\n    def __repr__(self): return 'Rich()'\n    def _repr_html_(self): return '<b>rich</b>'\n    def _repr_png_(self): return base64.b64decode('{png}')\n\
+                     class Bundle:\n    def _repr_mimebundle_(self, include=None, exclude=None): return {{'text/plain': 'b', 'text/markdown': '*b*', 'application/x-thing': 1}}\n\
+                     display(Bundle())\nprint('between')\nRich()"
+                );
+                let lines = execute(&front, &made, json!({"code": code})).await?;
+                ensure!(of(&lines, "error").is_empty(), "{lines:?}");
+                let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).filter(|k| *k == "result" || *k == "stdout").collect();
+                ensure!(kinds == ["result", "stdout", "result"], "results in the order of the output: {lines:?}");
+                let results = of(&lines, "result");
+                let shown = json!({"type": "result", "text": "b", "markdown": "*b*", "extra": {"application/x-thing": 1}, "is_main_result": false});
+                ensure!(*results[0] == shown, "display(Bundle()): {}", results[0]);
+                let main = json!({"type": "result", "text": "Rich()", "html": "<b>rich</b>", "png": png, "is_main_result": true});
+                ensure!(*results[1] == main, "Rich(): {}", results[1]);
                 front.kill(&made).await?;
                 Ok(())
             },

@@ -220,3 +220,43 @@ async fn a_one_shot_run_is_a_process_of_the_sandbox_with_its_limits() {
     end(&sandbox).await;
     assert!(marked(&record.sandbox_id).is_empty());
 }
+
+#[tokio::test]
+async fn a_streamed_run_in_a_context_sends_its_output_as_printed() {
+    use futures::StreamExt;
+    if !installed("python3") {
+        eprintln!("python3 is not installed: skipped");
+        return;
+    }
+    let f = fixture();
+    let (_, sandbox) = sandbox(&f).await;
+    let context = sandbox
+        .context_create(CreateContext::default())
+        .await
+        .unwrap();
+    let in_context = |text: &str| CodeRunBody {
+        context_id: Some(context.context_id.clone()),
+        ..code(text)
+    };
+    let mut events = sandbox
+        .code_run_stream(in_context(
+            "import sys, time\nprint('a', flush=True)\ntime.sleep(1)\nprint('é', file=sys.stderr)",
+        ))
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let first = events.next().await.unwrap().unwrap();
+    assert_eq!((first.name, &first.data["data"]), ("stdout", &"a\n".into()));
+    assert!(started.elapsed() < std::time::Duration::from_millis(800));
+    let rest: Vec<_> = events.map(|e| e.unwrap()).collect().await;
+    let names: Vec<_> = rest.iter().map(|e| e.name).collect();
+    assert_eq!(names, ["stderr", "exit"], "{rest:?}");
+    assert_eq!(rest[0].data["data"], "é\n");
+    assert_eq!(rest[1].data["exit_code"], 0);
+    // A context that is not there is refused before any event.
+    sandbox.context_delete(&context.context_id).await.unwrap();
+    assert_eq!(
+        code_of(sandbox.code_run_stream(in_context("1")).await.map(|_| ())),
+        Code::ContextNotFound
+    );
+}
