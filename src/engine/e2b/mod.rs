@@ -13,6 +13,7 @@
 //!   each sandbox's contexts;
 //! - [`routes`]: the table of every route above, from which the doors' routers are built.
 
+mod cell;
 mod code;
 mod code_contexts;
 pub mod connect;

@@ -33,6 +33,11 @@ pub const FROM_HOST: &[&str] = &[
     "/etc/inputrc",
     "/etc/terminfo",
     "/etc/perl",
+    // Debian keeps matplotlib's defaults and fontconfig's configuration here: without
+    // them a plot in the code interpreter fails ("Could not find matplotlibrc file") or
+    // warns on every cell.
+    "/etc/matplotlibrc",
+    "/etc/fonts",
 ];
 
 /// The files written for each machine, by name under `/etc`, with their content.
