@@ -5,24 +5,13 @@
 use crate::error::{ApiError, Code};
 use crate::server::agents::environments::paths::{self, RelPath};
 use crate::server::agents::environments::wire::{FileParam, unknown};
+pub use crate::server::agents::environments::wire::{REFUSED_KEYS, join};
 use crate::server::agents::files::Files;
 use crate::server::agents::input::invalid;
 use crate::server::agents::wire::Object;
 use base64::Engine;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
-
-/// Keys of hosted environments that need a container this server does not provision.
-pub const REFUSED_KEYS: [&str; 8] = [
-    "network",
-    "packages",
-    "setup_commands",
-    "plugins",
-    "skills",
-    "desktop",
-    "container_size",
-    "capability_directories",
-];
 
 /// Directories no environment may use as its workspace, nor anything under them: the system
 /// trees a runtime must never write into.
@@ -235,14 +224,6 @@ fn too_large(max: usize, param: String) -> ApiError {
         format!("the file is over the limit of {max} bytes (SVC_AGENTS_MAX_FILE_BYTES)"),
     )
     .with_param(param)
-}
-
-pub fn join(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{prefix}.{name}")
-    }
 }
 
 #[cfg(test)]

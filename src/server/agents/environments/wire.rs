@@ -4,7 +4,6 @@
 //! variable names, the hosted-only keys).
 
 use crate::error::ApiError;
-use crate::server::agents::environments::config::REFUSED_KEYS;
 use crate::server::agents::input::invalid;
 use crate::server::agents::wire::{Object, given};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -13,6 +12,27 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+/// Keys of hosted environments that need a container this server does not provision.
+pub const REFUSED_KEYS: [&str; 8] = [
+    "network",
+    "packages",
+    "setup_commands",
+    "plugins",
+    "skills",
+    "desktop",
+    "container_size",
+    "capability_directories",
+];
+
+/// A key's name where it stands (`environment.files[0].path`).
+pub fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
 
 /// An environment's configuration: `POST /v1/agents/environments` (flat, or wrapped as
 /// `{environment: {...}, vault_ids}`), and a session's inline `environment`.
@@ -119,7 +139,7 @@ impl EnvironmentConfig {
         } else {
             return Ok(());
         };
-        Err(unknown(&super::config::join(prefix, key)))
+        Err(unknown(&join(prefix, key)))
     }
 
     /// `type`, `id` or `environment_id`, the first given (`type` with the others counts).
@@ -135,7 +155,7 @@ impl EnvironmentConfig {
 }
 
 /// The hosted-only keys (read so the refusal can name them, never documented as accepted)
-/// paired with whether each was given, in `config::REFUSED_KEYS`' order.
+/// paired with whether each was given, in [`REFUSED_KEYS`]' order.
 fn hosted(given: [&Option<Value>; 8]) -> [(&'static str, bool); 8] {
     std::array::from_fn(|i| (REFUSED_KEYS[i], given[i].is_some()))
 }
