@@ -393,7 +393,8 @@ pub struct TurnLocal {
     pub queued_not_steered: bool,
     pub exit_code: Option<i32>,
     /// The runtime wrote more than `SVC_AGENTS_MAX_OUTPUT_BYTES` in one event.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// Only when true (`default` tells the document the key may be absent).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub output_truncated: bool,
 }
 
