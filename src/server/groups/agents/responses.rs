@@ -81,16 +81,17 @@ pub async fn responses_create(
     headers: HeaderMap,
     Body(body): Body<ResponseCreate>,
 ) -> ApiResult<Response> {
-    // What a replay compares: the body as read (spacing and key order aside).
-    let digest = serde_json::to_value(&body).unwrap_or_default();
+    let header = |name: &str| super::header(&headers, name);
+    let key = header("idempotency-key");
+    // What a replay compares, made only for a request that can be replayed: the body as
+    // read (spacing and key order aside).
+    let digest = key.map(|_| serde_json::to_value(&body).unwrap_or_default());
     let request = request::parse(body)?;
     let ignored = request.ignored.join(", ");
     let (stream, background) = (request.stream, request.background);
-    let header = |name: &str| super::header(&headers, name);
-    let key = header("idempotency-key");
-    let replayed = match key {
-        Some(key) => app.responses.replay(&identity.id, key, &digest)?,
-        None => Replay::Fresh,
+    let replayed = match (key, &digest) {
+        (Some(key), Some(digest)) => app.responses.replay(&identity.id, key, digest)?,
+        _ => Replay::Fresh,
     };
     let (handle, fresh) = match replayed {
         Replay::Same(handle) => (handle, false),
@@ -101,9 +102,9 @@ pub async fn responses_create(
                 header("x-svc-adapter"),
                 request,
             )?;
-            if let Some(key) = key {
+            if let (Some(key), Some(digest)) = (key, &digest) {
                 app.responses
-                    .remember(&identity.id, key, &digest, &handle.id);
+                    .remember(&identity.id, key, digest, &handle.id);
             }
             (handle, true)
         }
