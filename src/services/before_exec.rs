@@ -3,8 +3,9 @@
 //! ([`supervisor::trees`](crate::services::supervisor::trees)), enter a view that hides
 //! the server's files ([`namespaces::hidden`](crate::services::namespaces::hidden)), or
 //! walk into a sandbox's machine ([`namespaces::entry`](crate::services::namespaces::entry)).
-//! `pre_exec` is the only way to act in the child before its program runs; with the cgroup
-//! join (`services::cgroup::join_before_exec`) these are the crate's only `unsafe` blocks.
+//! The supervisor's children take these steps in a child that shares the server's memory
+//! ([`spawn`](crate::services::spawn), no fork); a terminal's shell and the trials in a
+//! forked child (`pre_exec`). Either way the steps make system calls only.
 
 use crate::services::cgroup::Join;
 use crate::services::namespaces::hidden::Hidden;
@@ -56,8 +57,11 @@ impl Steps {
             || self.enter.is_some()
     }
 
-    /// In the child. Only system calls on memory made before the fork.
-    fn run(&self) -> std::io::Result<()> {
+    /// In the child. Only system calls on memory made before the fork, and identities
+    /// changed per thread (a child that shares the parent's memory must not ask the C
+    /// library, which would change every thread of the parent's with it: see
+    /// [`spawn`](crate::services::spawn)).
+    pub(crate) fn run(&self) -> std::io::Result<()> {
         if let Some(join) = &self.join_cgroup {
             join.run()?;
         }
@@ -66,11 +70,7 @@ impl Steps {
             fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty()))?;
         }
         if let Some(id) = self.become_id {
-            nix::unistd::setgroups(&[])?;
-            let gid = nix::unistd::Gid::from_raw(id);
-            nix::unistd::setresgid(gid, gid, gid)?;
-            let uid = nix::unistd::Uid::from_raw(id);
-            nix::unistd::setresuid(uid, uid, uid)?;
+            become_id(id)?;
         }
         if self.subreaper {
             nix::sys::prctl::set_child_subreaper(true)?;
@@ -83,6 +83,18 @@ impl Steps {
         }
         Ok(())
     }
+}
+
+/// Becomes `id` as user and group, with no supplementary group: per thread, by raw system
+/// calls (see [`Steps::run`]). A refused `setgroups` (a machine that denies it) is left:
+/// it leaves none anyway.
+pub(crate) fn become_id(id: u32) -> std::io::Result<()> {
+    let _ = rustix::thread::set_thread_groups(&[]);
+    let gid = rustix::process::Gid::from_raw(id);
+    rustix::thread::set_thread_res_gid(gid, gid, gid)?;
+    let uid = rustix::process::Uid::from_raw(id);
+    rustix::thread::set_thread_res_uid(uid, uid, uid)?;
+    Ok(())
 }
 
 /// Adds `steps` to `command`'s child; a failing step fails the spawn, so the program never

@@ -24,6 +24,7 @@ pub mod paths;
 pub mod proc_scan;
 pub mod pty;
 pub mod search_path;
+pub mod spawn;
 pub mod sse_parser;
 pub mod supervisor;
 pub mod system;

@@ -201,11 +201,7 @@ impl crate::services::before_exec::InChild for Door {
         nix::unistd::chdir(self.wd.as_c_str())?;
         // No supplementary group of the engine's goes in (refused where the machine's
         // `setgroups` is denied, which leaves none anyway).
-        let _ = nix::unistd::setgroups(&[]);
-        let gid = nix::unistd::Gid::from_raw(self.id);
-        nix::unistd::setresgid(gid, gid, gid)?;
-        let uid = nix::unistd::Uid::from_raw(self.id);
-        nix::unistd::setresuid(uid, uid, uid)?;
+        crate::services::before_exec::become_id(self.id)?;
         Ok(())
     }
 }

@@ -6,16 +6,17 @@
 use super::ring::{Replay, Retention, Ring};
 use super::trees::{Birth, Tree};
 use super::{Error, GroupEnd, Line, Signal, Spec, Stdin};
-use crate::services::before_exec::{self, Steps};
+use crate::services::before_exec::Steps;
 use crate::services::namespaces::entry::Way;
 use crate::services::namespaces::hidden;
+use crate::services::spawn::{Child, Command, Io};
 use nix::sys::signal::killpg;
 use nix::unistd::Pid;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::net::unix::pipe;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -101,7 +102,7 @@ struct Shared {
     state: Mutex<State>,
     /// Bumped on every change (output, end of a stream, exit): readers wait on it.
     changed: watch::Sender<u64>,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    stdin: tokio::sync::Mutex<Option<pipe::Sender>>,
     control: mpsc::UnboundedSender<Control>,
 }
 
@@ -344,8 +345,8 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
     // as its own would be taken for a leftover and killed).
     let birth = Birth::begin();
     let way = Way::open(spec.enter.as_ref())?;
-    let steps = Steps {
-        join_cgroup: None,
+    command.steps(Steps {
+        join_cgroup: crate::services::cgroup::Join::new(&spec.join_cgroup),
         keep: Vec::new(),
         become_id: None,
         subreaper: birth.is_some(),
@@ -355,12 +356,9 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
             spec.cwd.as_deref(),
         ),
         enter: way.in_child(),
-    };
-    before_exec::apply_std(command.as_std_mut(), steps);
+    });
     let mut child = way.spawn(|| command.spawn())??;
-    let pid = child
-        .id()
-        .ok_or_else(|| std::io::Error::other("the child has no pid"))?;
+    let pid = child.id();
     let tree = birth.map(|birth| birth.born(pid));
     let (control, control_rx) = mpsc::unbounded_channel();
     let capacity = spec.limits.output_bytes;
@@ -436,30 +434,26 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
 
 /// Every child: its own process group (so it can be stopped as a whole), piped output,
 /// killed if the server drops it, and exactly the environment of the spec (callers start
-/// from `ChildEnv`): nothing of the server's own environment leaks through.
+/// from `ChildEnv`): nothing of the server's own environment leaks through. Spawned
+/// without a fork ([`spawn`](crate::services::spawn)).
 fn command(spec: &Spec, user: Option<&crate::services::child_user::ChildUser>) -> Command {
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
         .stdin(match spec.stdin {
-            Stdin::None => Stdio::null(),
-            Stdin::Bytes(_) | Stdin::Stream => Stdio::piped(),
+            Stdin::None => Io::Null,
+            Stdin::Bytes(_) | Stdin::Stream => Io::Piped,
         })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .stdout(Io::Piped)
+        .stderr(Io::Piped)
+        .process_group()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)));
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
-    command
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)));
     if let Some(user) = user {
-        // std also drops the supplementary groups (`setgroups(0)`) when root sets a uid.
-        command.uid(user.uid).gid(user.gid);
+        command.ids(user.uid, user.gid);
     }
-    crate::services::cgroup::join_before_exec(command.as_std_mut(), &spec.join_cgroup);
     command
 }
 

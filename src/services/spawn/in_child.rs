@@ -1,0 +1,244 @@
+//! The clone and what the child does before its program runs. Everything the child reads
+//! is made here before the clone; the child makes system calls only (see the module doc
+//! of [`spawn`](super)).
+
+use super::Command;
+use nix::libc;
+use std::ffi::{CString, c_char};
+use std::io;
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// What the child reads: the command's strings as the arrays `execve` takes.
+pub(super) struct Plan<'a> {
+    command: &'a Command,
+    argv: Vec<*const c_char>,
+    envp: Vec<*const c_char>,
+    candidates: &'a [CString],
+    /// `/bin/sh`, the candidate, the arguments: a file that is no program (`ENOEXEC`) is
+    /// run as a shell script, as `execvp` does; the child fills the candidate's slot.
+    script: Vec<*const c_char>,
+    stdio: [RawFd; 3],
+}
+
+fn pointers(strings: &[CString]) -> Vec<*const c_char> {
+    strings
+        .iter()
+        .map(|s| s.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect()
+}
+
+impl<'a> Plan<'a> {
+    pub(super) fn new(command: &'a Command, candidates: &'a [CString], stdio: [RawFd; 3]) -> Self {
+        let argv = pointers(&command.args);
+        let script = [c"/bin/sh".as_ptr(), std::ptr::null()]
+            .into_iter()
+            .chain(argv[1..].iter().copied())
+            .collect();
+        Plan {
+            command,
+            envp: pointers(&command.env),
+            argv,
+            candidates,
+            script,
+            stdio,
+        }
+    }
+}
+
+/// The child's stack: mapped for each spawn (a few pages are touched), with a page that
+/// faults below it, so an overflow ends the child instead of writing over the parent.
+struct Stack(NonNull<std::ffi::c_void>);
+
+const STACK: usize = 256 * 1024;
+const GUARD: usize = 4096;
+
+impl Stack {
+    fn new() -> io::Result<Stack> {
+        use nix::sys::mman::{MapFlags, ProtFlags, mmap_anonymous, mprotect};
+        let len = std::num::NonZeroUsize::new(STACK).expect("not zero");
+        // SAFETY: a fresh anonymous mapping, owned by this value alone.
+        #[allow(unsafe_code)]
+        unsafe {
+            let base = mmap_anonymous(
+                None,
+                len,
+                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                MapFlags::MAP_PRIVATE | MapFlags::MAP_STACK,
+            )?;
+            let stack = Stack(base);
+            mprotect(base, GUARD, ProtFlags::PROT_NONE)?;
+            Ok(stack)
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: the mapping is STACK bytes long; the child alone writes it, while the
+        // parent's thread waits.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::slice::from_raw_parts_mut(self.0.as_ptr().cast::<u8>(), STACK)
+        }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, no longer used: the child has exec'd or ended.
+        #[allow(unsafe_code)]
+        unsafe {
+            let _ = nix::sys::mman::munmap(self.0, STACK);
+        }
+    }
+}
+
+/// Clones the child; answers once it has exec'd (`failed` still 0) or ended (`failed`
+/// holds the errno of what failed). Its pid either way.
+pub(super) fn clone(plan: &Plan, failed: &AtomicI32) -> io::Result<u32> {
+    use nix::sched::CloneFlags;
+    use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
+    let mut stack = Stack::new()?;
+    let mut script = plan.script.clone();
+    let script = script.as_mut_ptr();
+    // No handler of the parent's may run in the child before it resets them.
+    let mut old = SigSet::empty();
+    pthread_sigmask(
+        SigmaskHow::SIG_SETMASK,
+        Some(&SigSet::all()),
+        Some(&mut old),
+    )?;
+    // SAFETY: the child shares this memory and runs while this thread waits
+    // (CLONE_VFORK), on a stack of its own; `child` makes system calls only, on data made
+    // before the clone, and ends in `execve` or `_exit`.
+    #[allow(unsafe_code)]
+    let pid = unsafe {
+        nix::sched::clone(
+            Box::new(|| child(plan, script, failed)),
+            stack.as_mut_slice(),
+            CloneFlags::CLONE_VM | CloneFlags::CLONE_VFORK,
+            Some(libc::SIGCHLD),
+        )
+    };
+    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+    Ok(pid?.as_raw() as u32)
+}
+
+/// The child: its steps, then its program; on a failure the errno goes to the parent
+/// through `failed`, and the child ends.
+fn child(plan: &Plan, script: *mut *const c_char, failed: &AtomicI32) -> isize {
+    let error = match prepare(plan) {
+        Ok(()) => exec(plan, script),
+        Err(e) => e,
+    };
+    failed.store(
+        error.raw_os_error().unwrap_or(libc::EINVAL),
+        Ordering::SeqCst,
+    );
+    // SAFETY: ends the child at once, running nothing of the parent's.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::_exit(127)
+    }
+}
+
+/// The same steps a forked child of `std::process::Command` takes, in its order: streams,
+/// identity, directory, group, signals; then the [`Steps`](crate::services::before_exec::Steps).
+fn prepare(plan: &Plan) -> io::Result<()> {
+    default_handlers();
+    for (target, fd) in plan.stdio.iter().enumerate() {
+        let target = target as RawFd;
+        // SAFETY: plain system calls on descriptors this child has.
+        #[allow(unsafe_code)]
+        let done = unsafe {
+            if *fd == target {
+                // Already in place: only its close-on-exec goes.
+                libc::fcntl(target, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(*fd, target)
+            }
+        };
+        if done < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    let command = plan.command;
+    if let Some((uid, gid)) = command.ids {
+        use rustix::process::{Gid, Uid};
+        let gid = Gid::from_raw(gid);
+        rustix::thread::set_thread_res_gid(gid, gid, gid)?;
+        if rustix::process::getuid().is_root() {
+            rustix::thread::set_thread_groups(&[])?;
+        }
+        let uid = Uid::from_raw(uid);
+        rustix::thread::set_thread_res_uid(uid, uid, uid)?;
+    }
+    if let Some(cwd) = &command.cwd {
+        nix::unistd::chdir(cwd.as_c_str())?;
+    }
+    if command.process_group {
+        nix::unistd::setpgid(nix::unistd::Pid::from_raw(0), nix::unistd::Pid::from_raw(0))?;
+    }
+    command.steps.run()
+}
+
+/// Every signal the parent handles goes back to its default (a signal now would run the
+/// parent's handler here), and SIGPIPE too, which Rust programs ignore and their children
+/// must not; other ignored signals stay ignored, as across any exec.
+fn default_handlers() {
+    for signal in 1..=64 {
+        if signal == libc::SIGKILL || signal == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: `sigaction` on zeroed structures of this stack.
+        #[allow(unsafe_code)]
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut old) != 0 {
+                continue;
+            }
+            let handled = old.sa_sigaction != libc::SIG_IGN && old.sa_sigaction != libc::SIG_DFL;
+            if handled || signal == libc::SIGPIPE {
+                let mut default: libc::sigaction = std::mem::zeroed();
+                default.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(signal, &default, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// Unblocks every signal and runs the first candidate that is a program (a file that is
+/// none runs as a shell script); answers why none ran, as `execvp` would.
+fn exec(plan: &Plan, script: *mut *const c_char) -> io::Error {
+    // SAFETY: `execve` on the NUL-terminated arrays of the plan; `script` has room for the
+    // candidate in its second slot.
+    #[allow(unsafe_code)]
+    unsafe {
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        let mut denied = false;
+        let mut last = io::Error::from_raw_os_error(libc::ENOENT);
+        for candidate in plan.candidates {
+            libc::execve(candidate.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());
+            let error = io::Error::last_os_error();
+            match error.raw_os_error().unwrap_or(0) {
+                libc::ENOEXEC => {
+                    *script.add(1) = candidate.as_ptr();
+                    libc::execve(c"/bin/sh".as_ptr(), script, plan.envp.as_ptr());
+                    return io::Error::last_os_error();
+                }
+                libc::EACCES => denied = true,
+                libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
+                _ => return error,
+            }
+            last = error;
+        }
+        if denied {
+            io::Error::from_raw_os_error(libc::EACCES)
+        } else {
+            last
+        }
+    }
+}
