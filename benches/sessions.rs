@@ -31,7 +31,9 @@ use server::serve_with_connections;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{arg, arg_quick, curve, median, percentile, raise_descriptor_limit};
+use support::{
+    arg, arg_quick, curve, median, open_descriptors, percentile, raise_descriptor_limit,
+};
 
 /// Counts live heap bytes, so memory per session is measured exactly rather than through
 /// RSS (which the allocator's reuse of freed memory hides).
@@ -343,6 +345,7 @@ fn main() {
         // From here every allocation and free is counted: the sessions' net growth.
         COUNTING.store(true, std::sync::atomic::Ordering::SeqCst);
         let before = live_bytes();
+        let descriptors_before = open_descriptors(std::process::id());
         let mut made = 0;
         for sessions in session_points {
             while made < sessions {
@@ -355,8 +358,12 @@ fn main() {
                 "memory: {sessions} idle sessions hold {:.2} MiB of heap: {per:.1} KiB per session  (target < 64 KiB)",
                 grown / 1024.0 / 1024.0,
             );
+            // What else an idle session could run out of: descriptors (this process is the
+            // server; the one client keeps one connection).
+            let descriptors =
+                open_descriptors(std::process::id()) as i64 - descriptors_before as i64;
             println!(
-                "scale: heap per idle session at {sessions:>6} sessions: {per:.2} KiB ({:.1} MiB in all)",
+                "scale: heap per idle session at {sessions:>6} sessions: {per:.2} KiB ({:.1} MiB in all); descriptors {descriptors:+} in all",
                 grown / 1024.0 / 1024.0
             );
         }
