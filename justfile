@@ -213,7 +213,7 @@ conformance *args:
     cargo build --workspace --bins
     target/debug/svc-conformance --server-cmd "$PWD/target/debug/svc serve --port {port} --terminal-port {terminal_port}" --engine-cmd "$PWD/target/debug/svc provider engine serve --port {port} --idle-timeout 600" --engine-plugins "$PWD/target/debug/svc-plugin-dir" --engine-provider memory --engine-provider dir --engine-provider 'rest={"provider": "rest", "api_url": "{upstream_url}", "api_key": "{upstream_token}"}' {{args}}
 
-# Benchmarks (release build), each against its floor in the same run, then the scale curves again ("How cost grows" in the README: the `scale:` lines of sessions, files, process and engine) and the wall time; under 10 minutes on 2 cores. `just bench --quick`: one round of every bench and each curve at its smallest point, a smoke pass (not figures to quote). Arguments go to every bench; one bench's own options: `cargo bench --bench NAME -- --rounds N` (see the head of benches/NAME.rs).
+# Benchmarks (release build), each against its floor in the same run, then the scale curves again ("How cost grows" in the README: the `scale:` lines of sessions, files, process and engine) and the wall time; about 3 minutes on 2 cores once built (the limit is 10). `just bench --quick`: one round of every bench and each curve at its smallest point, a smoke pass (not figures to quote). Arguments go to every bench; one bench's own options: `cargo bench --bench NAME -- --rounds N` (see the head of benches/NAME.rs).
 bench *args:
     #!/usr/bin/env bash
     set -euo pipefail
