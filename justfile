@@ -213,20 +213,35 @@ conformance *args:
     cargo build --workspace --bins
     target/debug/svc-conformance --server-cmd "$PWD/target/debug/svc serve --port {port} --terminal-port {terminal_port}" --engine-cmd "$PWD/target/debug/svc provider engine serve --port {port} --idle-timeout 600" --engine-plugins "$PWD/target/debug/svc-plugin-dir" --engine-provider memory --engine-provider dir --engine-provider 'rest={"provider": "rest", "api_url": "{upstream_url}", "api_key": "{upstream_token}"}' {{args}}
 
-# Benchmarks (release build): pipeline against bare axum, sessions, webhook deliveries, files, terminal echo.
+# Benchmarks (release build), each against its floor in the same run, then the scale curves again ("How cost grows" in the README: the `scale:` lines of sessions, files, process and engine) and the wall time; about 3 minutes on 2 cores once built (the limit is 10). `just bench --quick`: one round of every bench and each curve at its smallest point, a smoke pass (not figures to quote). Arguments go to every bench; one bench's own options: `cargo bench --bench NAME -- --rounds N` (see the head of benches/NAME.rs).
 bench *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    started=$SECONDS
+    # The fake runtimes are found where this build puts them, CARGO_TARGET_DIR included.
+    release="${CARGO_TARGET_DIR:-$PWD/target}/release"
     cargo build --release -p fake-runtimes
-    cargo bench --bench pipeline -- {{args}}
-    RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench sessions
-    RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$PWD/target/release:$PATH" cargo bench --bench webhooks
-    cargo bench --bench files
-    cargo bench --bench process
-    cargo bench --bench terminal
-    cargo bench --bench code
-    cargo bench --bench browser
-    cargo bench --bench engine
+    # Everything built first, so no bench's figures share the cores with a compile.
+    cargo bench --no-run
     just e2b-python-env
-    cargo bench --bench e2b
+    log="$(mktemp)"
+    trap 'rm -f "$log"' EXIT
+    {
+        cargo bench --bench pipeline -- {{args}}
+        RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$release:$PATH" cargo bench --bench sessions -- {{args}}
+        RT_FAKE_STATE_DIR="$(mktemp -d)" PATH="$release:$PATH" cargo bench --bench webhooks -- {{args}}
+        cargo bench --bench files -- {{args}}
+        cargo bench --bench process -- {{args}}
+        cargo bench --bench terminal -- {{args}}
+        cargo bench --bench code -- {{args}}
+        cargo bench --bench browser -- {{args}}
+        cargo bench --bench engine -- {{args}}
+        cargo bench --bench e2b -- {{args}}
+    } 2>&1 | tee "$log"
+    echo
+    echo "How cost grows (the scale: lines above, one run):"
+    sed -n 's/^scale: /  /p' "$log"
+    echo "just bench {{args}}: $((SECONDS - started)) s wall, build included"
 
 # Regenerate docs/endpoints.md, docs/errors.md and docs/openapi.json from the endpoint and error tables.
 docs:

@@ -5,7 +5,8 @@
 //!
 //! - start to first navigate: POST /browser then POST /browser/navigate to a page served
 //!   here, answered; versus `Browser::launch`, a new page and `goto` with the crate
-//!   directly. `--starts N` rounds (default 5), interleaved.
+//!   directly. `--starts N` rounds (default 5; `--quick`: one, and one screenshot),
+//!   interleaved.
 //! - screenshot: GET /browser/screenshot (a 1280x720 PNG) p50 and p99 over `--rounds N`
 //!   (default 50), versus `Page::screenshot` on the directly driven browser.
 
@@ -19,7 +20,7 @@ use chromiumoxide::page::ScreenshotParams;
 use futures::StreamExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::{arg, ms, percentile};
+use support::{arg_quick, ms, percentile};
 use svc::server::AppState;
 use svc::server::config::Settings;
 use svc::server::endpoints::Group;
@@ -133,8 +134,8 @@ fn report(what: &str, server: Vec<f64>, floor: Vec<f64>) {
 }
 
 fn main() {
-    let starts = arg("--starts", 5) as usize;
-    let rounds = arg("--rounds", 50) as usize;
+    let starts = arg_quick("--starts", 5, 1) as usize;
+    let rounds = arg_quick("--rounds", 50, 1) as usize;
     let mut env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     env.insert("SVC_BROWSER_ALLOW_PRIVATE".into(), "loopback".into());
     let config = Config::from_env(&env).unwrap();

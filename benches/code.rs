@@ -3,9 +3,11 @@
 //! running `python3 -c` on the same snippet directly from this process in the same run
 //! (the floor: an interpreter's start-up and exit). Also the same snippet in a context
 //! (the interpreter already running), which is what a caller sending many snippets pays.
-//! p50 and p99 over `--rounds N` (default 100), interleaved.
+//! p50 and p99 over `--rounds N` (default 100; one under `--quick`), interleaved.
 
+// Shared with the other benches; this one uses only part of it.
 #[path = "support/server.rs"]
+#[allow(dead_code)]
 mod server;
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
@@ -13,7 +15,7 @@ mod support;
 
 use server::serve;
 use std::time::{Duration, Instant};
-use support::{arg, ms, percentile};
+use support::{arg_quick, ms, percentile};
 
 const SNIPPET: &str = "print(6 * 7)";
 
@@ -58,7 +60,7 @@ fn report(what: &str, server: Vec<f64>, floor: Vec<f64>) {
 }
 
 fn main() {
-    let rounds = arg("--rounds", 100) as usize;
+    let rounds = arg_quick("--rounds", 100, 1) as usize;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
         let dir = tempfile::tempdir().unwrap();

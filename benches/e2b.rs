@@ -14,7 +14,7 @@
 //!   (`sendfile` out, `splice` in), which is what the front itself allows, against the
 //!   file sent over one loopback TCP connection the same way.
 //!
-//! Needs the SDK's venv (`just e2b-python-env`; `SVC_E2B_VENV` names another).
+//! `--quick`: one round of each. Needs the SDK's venv (`just e2b-python-env`; `SVC_E2B_VENV` names another).
 
 // Shared with the other benches; this one uses only part of it.
 #[path = "support/raw_client.rs"]
@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use support::{arg, median, ms, percentile, spawn_and_wait};
+use support::{arg, arg_quick, median, ms, percentile, spawn_and_wait};
 use svc::client::{Client, ClientOptions};
 use svc::wire::CommandBody;
 
@@ -79,7 +79,8 @@ fn bash_true() -> CommandBody {
 
 #[tokio::main]
 async fn main() {
-    let rounds = arg("--rounds", 200);
+    let rounds = arg_quick("--rounds", 200, 1);
+    let copies = arg_quick("--copies", 5, 1);
     let mib = arg("--mib", 64);
     if !python().is_file() {
         println!(
@@ -162,7 +163,7 @@ async fn main() {
     let work = tempfile::tempdir().unwrap();
     let source = support::source_file(work.path(), mib);
     let mut cp = Vec::new();
-    for round in 0..3 {
+    for round in 0..copies.min(3) {
         let target = work.path().join(format!("cp-{round}.bin"));
         cp.push(support::cp_once(&source, &target));
     }
@@ -170,7 +171,7 @@ async fn main() {
     // body sent with `sendfile`, the answer spliced into a file): what the front itself
     // allows, apart from the SDK's own copies; against the file-over-TCP floor.
     let (mut plain_write, mut plain_read, mut over_tcp) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..5 {
+    for round in 0..copies {
         let (envd, sandbox_id, token) = (envd.clone(), sandbox_id.clone(), token.clone());
         let (source, back, tcp) = (
             source.clone(),

@@ -14,25 +14,35 @@
 //!   and with `isolation: none`, same run.
 //! - time to the first `stdout` event of `commands/stream` of `echo hi`, versus spawning
 //!   `echo hi` and reading its first byte.
-//! - memory held per idle isolated sandbox at 100 sandboxes: what the engine grew by plus
-//!   every process of the machines (bwrap, its pid 1, the keeper), each counted by its
-//!   proportional share (`Pss`, so shared libraries are not counted 100 times); target
-//!   under 2 MiB; floor: 100 bare bubblewrap machines running `sleep infinity`, counted
-//!   the same way.
+//! - live sandboxes, a curve at 10 and 100 idle isolated sandboxes (each entered once): a
+//!   create to its first command with that many live, and the memory held per sandbox:
+//!   what the engine grew by plus every process of the machines (bwrap, its pid 1, the
+//!   keeper), each counted by its proportional share (`Pss`, so shared libraries are not
+//!   counted 100 times); target under 2 MiB at 100; floor: as many bare bubblewrap
+//!   machines running `sleep infinity`, counted the same way (after the sandboxes are
+//!   gone). Also the descriptors and processes the engine holds per sandbox, against its
+//!   descriptor limit. The `scale:` lines ("How cost grows" in the README).
 //! - files PUT and GET of 100 MiB (`--mib N`) versus `cp` of the same file.
 //! - the `rest` hop: a second engine (its own state folder and token) reached directly and
 //!   through the first engine's `rest` provider: `commands/run` of `true` (p50 and p99,
 //!   the added ms per command) and a 64 MiB (`--rest-mib N`) file PUT and GET (MiB/s both
 //!   ways, the added ms per MiB).
+//!
+//! `--quick`: one round of each measure, the live sandboxes at 10 only.
 
+#[path = "support/procfs.rs"]
+mod procfs;
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
 
 use futures::StreamExt;
+use procfs::{descendants, descriptor_limit, pss_kib};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use support::{arg, first_byte, median, ms, percentile, spawn_and_wait};
+use support::{
+    arg, arg_quick, curve, first_byte, median, ms, open_descriptors, percentile, spawn_and_wait,
+};
 use svc::client::{Client, ClientOptions, CommandEvent, Upload, WriteOptions};
 use svc::wire::{CommandBody, Connection, CreateSandbox, Isolation};
 
@@ -102,14 +112,14 @@ fn met(ok: bool) -> &'static str {
     if ok { "met" } else { "NOT met" }
 }
 
-async fn commands(client: &Client, state: &Path, rounds: u64, isolation: Isolation) {
+async fn commands(client: &Client, state: &Path, rounds: u64, creates: u64, isolation: Isolation) {
     let label = match isolation {
         Isolation::Namespaces => "isolated",
         Isolation::None => "isolation none",
     };
     let isolated = isolation == Isolation::Namespaces;
     let mut created = Vec::new();
-    for _ in 0..20 {
+    for _ in 0..creates {
         let started = Instant::now();
         let sandbox = client.create(&kind(isolation)).await.unwrap();
         let result = client
@@ -124,7 +134,7 @@ async fn commands(client: &Client, state: &Path, rounds: u64, isolation: Isolati
     // What any engine must do for such a sandbox, done directly: start bubblewrap with the
     // machine's namespaces running `true`; without isolation, make its folder and spawn `true`.
     let mut bare = Vec::new();
-    for _ in 0..20 {
+    for _ in 0..creates {
         bare.push(if isolated {
             let args: Vec<&str> = BARE_MACHINE.iter().copied().chain(["true"]).collect();
             ms(spawn_and_wait("bwrap", &args).await)
@@ -309,89 +319,89 @@ fn bare_machines_mib(count: usize) -> f64 {
     kib as f64 / count as f64 / 1024.0
 }
 
-/// Memory held per idle isolated sandbox with `count` of them: the engine's growth plus
-/// the proportional share of every process the engine started for them.
-async fn idle_memory(client: &Client, count: usize) {
+/// How the engine's cost grows with the sandboxes it keeps: at each point, `count` live
+/// isolated sandboxes (each entered once, as a used sandbox is), the time from a create to
+/// the first command of one more (killed after; `creates` rounds), and what each live one
+/// holds: memory (the engine's growth plus the proportional share of every process it
+/// started for them), descriptors and processes.
+async fn live_sandboxes(client: &Client, points: &[usize], creates: u64) {
     let engine = client.health().await.unwrap().pid;
-    let before = pss_kib(engine);
+    let (pss_before, fds_before) = (pss_kib(engine), open_descriptors(engine));
     let mut ids = Vec::new();
-    for _ in 0..count {
-        ids.push(
-            client
+    let mut held = Vec::new();
+    for &count in points {
+        while ids.len() < count {
+            let id = client
                 .create(&kind(Isolation::Namespaces))
                 .await
                 .unwrap()
-                .sandbox_id,
-        );
+                .sandbox_id;
+            client.run(&id, &program("true", &[])).await.unwrap();
+            ids.push(id);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let grown = pss_kib(engine).saturating_sub(pss_before);
+        let processes = descendants(engine);
+        let machines: u64 = processes.iter().copied().map(pss_kib).sum();
+        let descriptors = open_descriptors(engine).saturating_sub(fds_before);
+        let mut created = Vec::new();
+        for _ in 0..creates {
+            let started = Instant::now();
+            let one = client.create(&kind(Isolation::Namespaces)).await.unwrap();
+            let result = client
+                .run(&one.sandbox_id, &program("true", &[]))
+                .await
+                .unwrap();
+            assert_eq!(result.exit_code, 0);
+            created.push(ms(started.elapsed()));
+            client.kill(&one.sandbox_id).await.unwrap();
+        }
+        held.push((
+            count,
+            grown,
+            machines,
+            descriptors,
+            processes.len(),
+            created,
+        ));
     }
-    // One command each, so every machine has been entered once (what a used sandbox holds).
-    for id in &ids {
-        client.run(id, &program("true", &[])).await.unwrap();
-    }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let grown = pss_kib(engine).saturating_sub(before);
-    let machines: u64 = descendants(engine).into_iter().map(pss_kib).sum();
-    let per = (grown + machines) as f64 / count as f64 / 1024.0;
+    let limit = descriptor_limit(engine);
     for id in &ids {
         client.kill(id).await.unwrap();
     }
-    let floor = bare_machines_mib(count);
-    println!(
-        "memory per idle isolated sandbox at {count}: {per:.2} MiB (engine grew {:.1} MiB, \
-         machines {:.1} MiB, proportional set size); floor ({count} bare bwrap machines \
-         running `sleep infinity`) {floor:.2} MiB each, ratio {:.2}; target < 2 MiB: {}",
-        grown as f64 / 1024.0,
-        machines as f64 / 1024.0,
-        per / floor,
-        met(per < 2.0)
-    );
-}
-
-/// A process's proportional set size in KiB (`/proc/PID/smaps_rollup`), 0 when gone.
-fn pss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-        .ok()
-        .and_then(|text| {
-            let line = text.lines().find(|l| l.starts_with("Pss:"))?;
-            line.split_whitespace().nth(1)?.parse().ok()
-        })
-        .unwrap_or(0)
-}
-
-/// Every process below `root` (not `root` itself), by parent links.
-fn descendants(root: u32) -> Vec<u32> {
-    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let (_, rest) = stat.rsplit_once(')')?;
-            Some((pid, rest.split_whitespace().nth(1)?.parse().ok()?))
-        })
-        .collect();
-    let mut found = vec![root];
-    let mut at = 0;
-    while at < found.len() {
-        let parent = found[at];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, p)| *p == parent)
-                .map(|(pid, _)| *pid),
+    // The floors once the sandboxes are gone: beside them, the bare machines' shared pages
+    // would be split with the sandboxes' and look smaller.
+    for (count, grown, machines, descriptors, processes, created) in held {
+        let per = (grown + machines) as f64 / count as f64 / 1024.0;
+        let floor = bare_machines_mib(count);
+        println!(
+            "memory per idle isolated sandbox at {count}: {per:.2} MiB (engine grew {:.1} MiB, \
+             machines {:.1} MiB, proportional set size); floor ({count} bare bwrap machines \
+             running `sleep infinity`) {floor:.2} MiB each, ratio {:.2}; target < 2 MiB: {}",
+            grown as f64 / 1024.0,
+            machines as f64 / 1024.0,
+            per / floor,
+            met(per < 2.0)
         );
-        at += 1;
+        println!(
+            "scale: engine with {count:>3} live sandboxes: create to first command p50 {:5.1} ms, \
+             p99 {:5.1} ms; memory per sandbox {per:.2} MiB (floor {floor:.2}); per sandbox \
+             {:.1} descriptors in the engine (limit {limit}) and {:.1} processes",
+            median(created.clone()),
+            percentile(created, 0.99),
+            descriptors as f64 / count as f64,
+            processes as f64 / count as f64
+        );
     }
-    found.remove(0);
-    found
 }
 
-async fn files(client: &Client, mib: u64) {
+async fn files(client: &Client, mib: u64, copies: u64) {
     let work = tempfile::tempdir().unwrap();
     let source = support::source_file(work.path(), mib);
     let sandbox = client.create(&CreateSandbox::default()).await.unwrap();
     let id = sandbox.sandbox_id;
     let (mut put, mut get, mut cp) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..3 {
+    for round in 0..copies {
         let target = work.path().join(format!("cp-{round}.bin"));
         cp.push(support::cp_once(&source, &target));
 
@@ -464,7 +474,7 @@ async fn put_get(client: &Client, id: &str, source: &Path, mib: u64, out: &Path)
 
 /// The `rest` hop's cost: the same sandbox of a second engine, reached directly and
 /// through the first engine (`front_state`'s) with `provider: rest`, turn about.
-async fn rest_hop(front_state: &Path, rounds: u64, mib: u64) {
+async fn rest_hop(front_state: &Path, rounds: u64, mib: u64, copies: u64) {
     let remote_state = tempfile::tempdir().unwrap();
     let direct = client(remote_state.path());
     direct.health().await.expect("the second engine starts");
@@ -515,7 +525,7 @@ async fn rest_hop(front_state: &Path, rounds: u64, mib: u64) {
     let source = support::source_file(work.path(), mib);
     let out = work.path().join("out.bin");
     let (mut put, mut get) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
-    for _ in 0..3 {
+    for _ in 0..copies {
         let (p, g) = put_get(&direct, &id, &source, mib, &out).await;
         put.0.push(p);
         get.0.push(g);
@@ -542,19 +552,28 @@ async fn rest_hop(front_state: &Path, rounds: u64, mib: u64) {
 }
 
 fn main() {
-    let rounds = arg("--rounds", 300);
+    let rounds = arg_quick("--rounds", 300, 1);
+    let creates = arg_quick("--creates", 20, 1);
     let mib = arg("--mib", 100);
     let rest_mib = arg("--rest-mib", 64);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        cold_start(10).await;
+        cold_start(arg_quick("--starts", 10, 1)).await;
         let state = tempfile::tempdir().unwrap();
         let client = client(state.path());
-        commands(&client, state.path(), rounds, Isolation::Namespaces).await;
-        commands(&client, state.path(), rounds, Isolation::None).await;
-        idle_memory(&client, 100).await;
-        files(&client, mib).await;
-        rest_hop(state.path(), rounds, rest_mib).await;
+        commands(
+            &client,
+            state.path(),
+            rounds,
+            creates,
+            Isolation::Namespaces,
+        )
+        .await;
+        commands(&client, state.path(), rounds, creates, Isolation::None).await;
+        live_sandboxes(&client, &curve(&[10, 100]), creates).await;
+        let copies = arg_quick("--copies", 3, 1);
+        files(&client, mib, copies).await;
+        rest_hop(state.path(), rounds, rest_mib, copies).await;
         stop(&client).await;
     });
 }

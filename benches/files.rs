@@ -6,8 +6,9 @@
 //!   file on the client side; versus `cp` of the same file. Throughput and ratio.
 //! - write: PUT /files/content of the same file, the body streamed from the file; versus
 //!   `cp`. Throughput and ratio.
-//! - list: GET /files/list of a 10,000-entry directory, p50 and p99 over `--seconds N`
-//!   (default 3).
+//! - list: GET /files/list of one directory as it grows to 1,000, 10,000 and 100,000
+//!   entries (the most one list answers: `MAX_LIST_ENTRIES`), p50 and p99 over `--seconds N`
+//!   (default 3) per point; the `scale:` lines ("How cost grows" in the README).
 //! - search: POST /files/search over a 50,000-file tree (`pattern` that matches in 50 files,
 //!   and a `glob`), median of `--searches N` (default 5).
 //!
@@ -16,12 +17,15 @@
 //! blocks; `cp` offloads the copy to the kernel with `copy_file_range`), and the same bytes
 //! over one loopback TCP connection without HTTP or files (the transport's ceiling).
 //! Target: read and write at >= 0.9 of `cp`'s throughput. `--copies-only` stops after the
-//! copies (for a profiler).
+//! copies (for a profiler). `--quick`: one round, 1 s of lists at 1,000 entries only, one
+//! search of each kind.
 
 #[path = "support/raw_client.rs"]
 #[allow(dead_code)]
 mod raw_client;
+// Shared with the other benches; this one uses only part of it.
 #[path = "support/server.rs"]
+#[allow(dead_code)]
 mod server;
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
@@ -32,7 +36,7 @@ use server::serve;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use support::{arg, median, percentile};
+use support::{arg, arg_quick, curve, median, percentile};
 
 fn mib_per_s(bytes: u64, secs: f64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0) / secs
@@ -199,18 +203,47 @@ fn same(a: &Path, b: &Path) -> bool {
     ma == mb && std::fs::read(a).unwrap() == std::fs::read(b).unwrap()
 }
 
-fn many_files(dir: &Path, n: usize, content: impl Fn(usize) -> String) {
+/// Files `f{from}` up to `f{to - 1}` in `dir` (made if missing), each with `content(i)`.
+fn many_files(dir: &Path, from: usize, to: usize, content: impl Fn(usize) -> String) {
     std::fs::create_dir_all(dir).unwrap();
-    for i in 0..n {
+    for i in from..to {
         std::fs::write(dir.join(format!("f{i:05}.txt")), content(i)).unwrap();
     }
 }
 
+/// GET /files/list of `dir` (`entries` in it) for `seconds` (at least 5 calls): p50, p99
+/// and the number of calls, in ms.
+async fn list_for(
+    client: &reqwest::Client,
+    base: &str,
+    dir: &Path,
+    entries: usize,
+    seconds: u64,
+) -> (f64, f64, usize) {
+    let url = format!("{base}/files/list?path={}", dir.display());
+    let first = client.get(&url).send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    let body: serde_json::Value = first.json().await.unwrap();
+    assert_eq!(body["entries"].as_array().unwrap().len(), entries);
+    // `truncated` is written only when true.
+    assert_ne!(body["truncated"], true, "{entries} entries fit one list");
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let mut lats = Vec::new();
+    while Instant::now() < deadline || lats.len() < 5 {
+        let started = Instant::now();
+        let resp = client.get(&url).send().await.unwrap();
+        let _ = resp.bytes().await.unwrap();
+        lats.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    let n = lats.len();
+    (percentile(lats.clone(), 0.5), percentile(lats, 0.99), n)
+}
+
 fn main() {
     let mib = arg("--mib", 100);
-    let rounds = arg("--rounds", 5).max(1) as usize;
-    let seconds = arg("--seconds", 3);
-    let searches = arg("--searches", 5).max(1) as usize;
+    let rounds = arg_quick("--rounds", 5, 1).max(1) as usize;
+    let seconds = arg_quick("--seconds", 3, 1);
+    let searches = arg_quick("--searches", 5, 1).max(1) as usize;
     // `--copies-only`: the read and write measures alone (e.g. under a profiler).
     let copies_only = std::env::args().any(|a| a == "--copies-only");
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -219,7 +252,9 @@ fn main() {
         .unwrap();
     runtime.block_on(async move {
         // Beside the build (a disk, as a workspace is), not a tmpfs /tmp.
+        // (`target/` of the checkout, made if the build went to another CARGO_TARGET_DIR.)
         let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
+        std::fs::create_dir_all(&target).unwrap();
         let dir = tempfile::Builder::new()
             .prefix("bench-files-")
             .tempdir_in(&target)
@@ -365,31 +400,26 @@ fn main() {
             return;
         }
 
-        let listed = dir.join("ten-thousand");
-        many_files(&listed, 10_000, |i| format!("{i}\n"));
-        let url = format!("{base}/files/list?path={}", listed.display());
-        let first = client.get(&url).send().await.unwrap();
-        assert_eq!(first.status(), 200);
-        let body: serde_json::Value = first.json().await.unwrap();
-        assert_eq!(body["entries"].as_array().unwrap().len(), 10_000);
-        let deadline = Instant::now() + Duration::from_secs(seconds);
-        let mut lats = Vec::new();
-        while Instant::now() < deadline || lats.len() < 5 {
-            let started = Instant::now();
-            let resp = client.get(&url).send().await.unwrap();
-            let _ = resp.bytes().await.unwrap();
-            lats.push(started.elapsed().as_secs_f64() * 1000.0);
+        // One directory grown point by point: each list reads every entry it names.
+        let listed = dir.join("listed");
+        let mut made = 0;
+        for entries in curve(&[1_000, 10_000, 100_000]) {
+            many_files(&listed, made, entries, |i| format!("{i}\n"));
+            made = entries;
+            let (p50, p99, n) = list_for(&client, &base, &listed, entries, seconds).await;
+            println!(
+                "GET /files/list, {entries} entries: p50 {p50:.1} ms, p99 {p99:.1} ms ({n} calls)"
+            );
+            println!(
+                "scale: GET /files/list {entries:>7} entries: p50 {p50:8.1} ms, p99 {p99:8.1} ms, p50 per entry {:.2} us",
+                p50 * 1000.0 / entries as f64
+            );
         }
-        let n = lats.len();
-        println!(
-            "GET /files/list, 10,000 entries: p50 {:.1} ms, p99 {:.1} ms ({n} calls)",
-            percentile(lats.clone(), 0.5),
-            percentile(lats, 0.99)
-        );
+        std::fs::remove_dir_all(&listed).unwrap();
 
         let tree = dir.join("fifty-thousand");
         for d in 0..50 {
-            many_files(&tree.join(format!("d{d:02}")), 1000, |i| {
+            many_files(&tree.join(format!("d{d:02}")), 0, 1000, |i| {
                 if i == 500 {
                     format!("fn f{d}() {{}}\n// needle {d}\nmore text\n")
                 } else {

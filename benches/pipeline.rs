@@ -6,7 +6,7 @@
 //! medians reported, so drift on a shared machine hits every target alike.
 //!
 //! Options (after `--`): `--seconds N` per measurement (default 2), `--rounds N`
-//! (default 5), `--concurrency N` (default 32).
+//! (default 5), `--concurrency N` (default 32); `--quick`: one round of 1 s.
 
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
@@ -15,7 +15,7 @@ mod support;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::{arg, median};
+use support::{arg, arg_quick, median};
 use svc::server::AppState;
 use svc::server::config::Settings;
 
@@ -81,8 +81,8 @@ async fn load(url: String, concurrency: u64, duration: Duration) -> Figures {
 }
 
 fn main() {
-    let seconds = arg("--seconds", 2);
-    let rounds = arg("--rounds", 5).max(1) as usize;
+    let seconds = arg_quick("--seconds", 2, 1);
+    let rounds = arg_quick("--rounds", 5, 1).max(1) as usize;
     let concurrency = arg("--concurrency", 32);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

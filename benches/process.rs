@@ -8,22 +8,30 @@
 //!   Target: under 1 ms added at p50.
 //! - shell_stream: time from the request to the first `stdout` event of `echo hi`, versus
 //!   spawning `echo hi` and reading its first byte.
-//! - 100 concurrent shells: the wall time of 100 `POST /shell` of `true` at once, versus
-//!   100 direct spawns at once.
+//! - concurrent shells, a curve: the wall time of 10, 100 and 1,000 `POST /shell` of `true`
+//!   at once, versus as many direct spawns at once, median of 5 rounds per point; the
+//!   `scale:` lines ("How cost grows" in the README).
+//!
+//! `--quick`: one round of each, the concurrent shells at 10 only.
 //!
 //! The benchmark and every child of the server are subreapers, as under `svc serve` (the
 //! first line printed says so; `--trees 0` leaves children in their process groups only).
 
+// Shared with the other benches; this one uses only part of it.
 #[path = "support/server.rs"]
+#[allow(dead_code)]
 mod server;
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
 
 use futures::StreamExt;
-use server::serve;
+use server::serve_with_connections;
 use std::time::{Duration, Instant};
-use support::{arg, first_byte, ms, percentile, spawn_and_wait};
+use support::{
+    arg, arg_quick, curve, first_byte, median, ms, percentile, raise_descriptor_limit,
+    spawn_and_wait,
+};
 
 async fn shell(client: &reqwest::Client, base: &str, body: &serde_json::Value) -> Duration {
     let started = Instant::now();
@@ -71,7 +79,7 @@ fn report(name: &str, server: Vec<f64>, floor: Vec<f64>) {
 }
 
 fn main() {
-    let rounds = arg("--rounds", 300) as usize;
+    let rounds = arg_quick("--rounds", 300, 1) as usize;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // As `svc serve` does at start (src/server/children.rs): this process and every child a
     // subreaper, a sweep after each child's end, so the figures include what that costs.
@@ -88,7 +96,14 @@ fn main() {
     }
     runtime.block_on(async move {
         let dir = tempfile::tempdir().unwrap();
-        let (base, _state) = serve(dir.path(), &[]).await;
+        // 1,000 calls at once are 1,000 connections, near the default cap of 1,024
+        // (`server.connections.max`) with the earlier points' connections still closing:
+        // raised as a template would, so the curve measures the calls, not the cap.
+        let points = curve(&[10, 100, 1000]);
+        let largest = points.iter().copied().max().unwrap_or(0);
+        raise_descriptor_limit(6 * largest as u64 + 1024);
+        let cap = (largest + 100).max(svc::connections::default_max_connections());
+        let (base, _state) = serve_with_connections(dir.path(), &[], Some(cap)).await;
         let client = reqwest::Client::new();
         let direct_true = serde_json::json!({"cmd": "true", "args": []});
         let line_true = serde_json::json!({"cmd": "true"});
@@ -113,17 +128,40 @@ fn main() {
         report("shell `true` (sh -c)", server_line, floor_line);
         report("shell_stream first stdout", stream_first, floor_first);
 
-        let mut server_wall = Vec::new();
-        let mut floor_wall = Vec::new();
-        for _ in 0..5 {
-            let started = Instant::now();
-            let calls = (0..100).map(|_| shell(&client, &base, &direct_true));
-            futures::future::join_all(calls).await;
-            server_wall.push(ms(started.elapsed()));
-            let started = Instant::now();
-            futures::future::join_all((0..100).map(|_| spawn_and_wait("true", &[]))).await;
-            floor_wall.push(ms(started.elapsed()));
+        let walls = arg_quick("--walls", 5, 1) as usize;
+        for count in points {
+            // Per call in this process: the client's socket and the server's, the server's
+            // pipes for the child's output; per direct spawn two pipes.
+            let need = 6 * count as u64 + 1024;
+            let limit = raise_descriptor_limit(need);
+            if limit < need {
+                println!(
+                    "scale: {count:>4} concurrent POST /shell: STOPPED, needs about {need} open descriptors and the hard limit is {limit}"
+                );
+                continue;
+            }
+            let (mut server_wall, mut floor_wall) = (Vec::new(), Vec::new());
+            for _ in 0..walls {
+                let started = Instant::now();
+                let calls = (0..count).map(|_| shell(&client, &base, &direct_true));
+                futures::future::join_all(calls).await;
+                server_wall.push(ms(started.elapsed()));
+                let started = Instant::now();
+                futures::future::join_all((0..count).map(|_| spawn_and_wait("true", &[]))).await;
+                floor_wall.push(ms(started.elapsed()));
+            }
+            let (s50, f50) = (median(server_wall.clone()), median(floor_wall.clone()));
+            report(
+                &format!("{count} concurrent shells (wall)"),
+                server_wall,
+                floor_wall,
+            );
+            println!(
+                "scale: {count:>4} concurrent POST /shell: wall {s50:8.1} ms ({:.2} ms per call); {count} direct spawns at once {f50:8.1} ms ({:.2} ms per spawn); ratio {:.2}",
+                s50 / count as f64,
+                f50 / count as f64,
+                s50 / f50
+            );
         }
-        report("100 concurrent shells (wall)", server_wall, floor_wall);
     });
 }

@@ -3,27 +3,37 @@
 //!
 //! - overhead per turn: POST events to the turn's last SSE frame (`agent.session.idle`),
 //!   minus the same fake runtime run directly; medians over `--turns N` (default 30).
-//! - fan-out: `--subscribers N` (default 1000) SSE followers of one session; the time from
-//!   POST to each subscriber receiving the `turn.created` frame.
-//! - memory: RSS growth over `--sessions N` (default 1000) idle sessions, per session.
+//! - fan-out: SSE followers of one session; the time from POST to each subscriber receiving
+//!   the `turn.created` frame. Raw-socket subscribers as a curve, 100, 1,000 and 5,000
+//!   (`--subscribers N` for one point), reqwest subscribers at 1,000 (or N); median of
+//!   `--rounds N` (default 5) rounds per point.
+//! - memory: heap growth over idle sessions (counting allocator), per session, at 1,000 and
+//!   10,000 sessions (`--sessions N` for one point).
 //!
-//! Targets: overhead < 5 ms per turn; fan-out p99 < 50 ms; < 64 KiB per idle session.
+//! Lines starting `scale:` are the curves ("How cost grows" in the README). `--quick`: one
+//! round, 3 turns, each curve at its smallest point.
+//!
+//! Targets: overhead < 5 ms per turn; fan-out p99 < 50 ms at 1,000; < 64 KiB per idle session.
 
 // The only unsafe code of the workspace: a counting global allocator, for exact memory figures.
 #![allow(unsafe_code)]
 
+// Shared with the other benches; this one uses only part of it.
 #[path = "support/server.rs"]
+#[allow(dead_code)]
 mod server;
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
 
 use futures::StreamExt;
-use server::serve;
+use server::serve_with_connections;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{arg, median, percentile};
+use support::{
+    arg, arg_quick, curve, median, open_descriptors, percentile, raise_descriptor_limit,
+};
 
 /// Counts live heap bytes, so memory per session is measured exactly rather than through
 /// RSS (which the allocator's reuse of freed memory hides).
@@ -250,9 +260,15 @@ async fn fan_out_raw(client: &reqwest::Client, base: &str, subscribers: usize) -
 }
 
 fn main() {
-    let turns = arg("--turns", 30) as usize;
-    let subscribers = arg("--subscribers", 1000) as usize;
-    let sessions = arg("--sessions", 1000) as usize;
+    let turns = arg_quick("--turns", 30, 3) as usize;
+    let (fan_out_points, subscribers) = match arg("--subscribers", 0) as usize {
+        0 => (curve(&[100, 1000, 5000]), 1000),
+        n => (vec![n], n),
+    };
+    let session_points = match arg("--sessions", 0) as usize {
+        0 => curve(&[1000, 10_000]),
+        n => vec![n],
+    };
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("workspace");
     std::fs::create_dir_all(&workspace).unwrap();
@@ -261,7 +277,13 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async move {
-        let (base, _) = serve(dir.path(), &[]).await;
+        // The server's connection cap (`server.connections.max`, default 1,024) would answer
+        // the subscribers past it 503: raised as a template would, to the largest point, and
+        // the descriptors for both ends of every connection with it.
+        let largest = fan_out_points.iter().copied().max().unwrap_or(0).max(subscribers);
+        raise_descriptor_limit(2 * largest as u64 + 1024);
+        let cap = (largest + 100).max(svc::connections::default_max_connections());
+        let (base, _) = serve_with_connections(dir.path(), &[], Some(cap)).await;
         let client = reqwest::Client::builder().pool_max_idle_per_host(2000).build().unwrap();
 
         direct_turn(&workspace);
@@ -280,24 +302,39 @@ fn main() {
         responses_figures(&client, &base, &workspace, turns).await;
 
         // The 2-core VM's scheduler makes single rounds noisy: median of the rounds.
-        let rounds = arg("--rounds", 5) as usize;
-        for kind in ["raw-socket", "reqwest"] {
+        let rounds = arg_quick("--rounds", 5, 1).max(1) as usize;
+        let raw = fan_out_points.iter().map(|&n| ("raw-socket", n));
+        for (kind, count) in raw.chain([("reqwest", subscribers)]) {
+            // Both ends of every subscriber's connection are in this process.
+            let need = 2 * count as u64 + 1024;
+            let limit = raise_descriptor_limit(need);
+            if limit < need {
+                println!(
+                    "scale: SSE fan-out ({kind}) {count:>5} subscribers: STOPPED, needs about {need} open descriptors (both ends in this process) and the hard limit is {limit}"
+                );
+                continue;
+            }
             let (mut p50s, mut p99s) = (Vec::new(), Vec::new());
             for _ in 0..rounds {
                 let times = if kind == "raw-socket" {
-                    fan_out_raw(&client, &base, subscribers).await
+                    fan_out_raw(&client, &base, count).await
                 } else {
-                    fan_out(&client, &base, subscribers).await
+                    fan_out(&client, &base, count).await
                 };
                 p50s.push(percentile(times.clone(), 0.50));
                 p99s.push(percentile(times, 0.99));
             }
             let worst = p99s.iter().cloned().fold(0.0, f64::max);
+            let (p50, p99) = (median(p50s), median(p99s));
             println!(
-                "SSE fan-out to {subscribers} {kind} subscribers, median of {rounds} rounds: p50 {:.2} ms, p99 {:.2} ms (worst round p99 {worst:.2} ms)  (target p99 < 50 ms)",
-                median(p50s),
-                median(p99s),
+                "SSE fan-out to {count} {kind} subscribers, median of {rounds} rounds: p50 {p50:.2} ms, p99 {p99:.2} ms (worst round p99 {worst:.2} ms)  (target p99 < 50 ms at 1,000)",
             );
+            if kind == "raw-socket" {
+                println!(
+                    "scale: SSE fan-out (raw sockets) {count:>5} subscribers: p50 {p50:7.2} ms, p99 {p99:7.2} ms, p99 per 1,000 subscribers {:.2} ms",
+                    p99 * 1000.0 / count as f64
+                );
+            }
         }
 
         // Settle the fan-out's connections first, then count what idle sessions keep.
@@ -308,15 +345,28 @@ fn main() {
         // From here every allocation and free is counted: the sessions' net growth.
         COUNTING.store(true, std::sync::atomic::Ordering::SeqCst);
         let before = live_bytes();
-        for _ in 0..sessions {
-            create(&client, &base).await;
+        let descriptors_before = open_descriptors(std::process::id());
+        let mut made = 0;
+        for sessions in session_points {
+            while made < sessions {
+                create(&client, &base).await;
+                made += 1;
+            }
+            let grown = (live_bytes() - before).max(0) as f64;
+            let per = grown / sessions as f64 / 1024.0;
+            println!(
+                "memory: {sessions} idle sessions hold {:.2} MiB of heap: {per:.1} KiB per session  (target < 64 KiB)",
+                grown / 1024.0 / 1024.0,
+            );
+            // What else an idle session could run out of: descriptors (this process is the
+            // server; the one client keeps one connection).
+            let descriptors =
+                open_descriptors(std::process::id()) as i64 - descriptors_before as i64;
+            println!(
+                "scale: heap per idle session at {sessions:>6} sessions: {per:.2} KiB ({:.1} MiB in all); descriptors {descriptors:+} in all",
+                grown / 1024.0 / 1024.0
+            );
         }
-        let grown = (live_bytes() - before).max(0) as f64;
-        println!(
-            "memory: {sessions} idle sessions hold {:.2} MiB of heap: {:.1} KiB per session  (target < 64 KiB)",
-            grown / 1024.0 / 1024.0,
-            grown / sessions as f64 / 1024.0
-        );
     });
 }
 

@@ -5,9 +5,9 @@
 //!
 //! Both run `cat` on a raw terminal (`stty raw -echo; exec cat`), so each byte goes through
 //! the line discipline, a process and back, the way a keystroke a shell echoes does. One
-//! byte is sent, the next is sent once it came back; `--samples N` (default 2000) round
-//! trips each, after 200 to warm up; p50 and p99 reported. Target: p50 under 1 ms through
-//! the server.
+//! byte is sent, the next is sent once it came back; `--samples N` (default 2000; 100 under
+//! `--quick`) round trips each, after 200 to warm up; p50 and p99 reported. Target: p50 under
+//! 1 ms through the server.
 
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
@@ -16,7 +16,7 @@ mod support;
 use futures::{SinkExt, StreamExt};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::{arg, percentile};
+use support::{arg_quick, percentile};
 use svc::server::config::{LoadOptions, Settings};
 use svc::server::{AppState, SharedState};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -140,7 +140,7 @@ async fn direct(samples: usize) -> Vec<f64> {
 }
 
 fn main() {
-    let samples = arg("--samples", 2000).max(1) as usize;
+    let samples = arg_quick("--samples", 2000, 100).max(1) as usize;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

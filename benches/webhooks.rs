@@ -9,8 +9,12 @@
 //! - a slow receiver (`--slow-ms N`, default 50 per answer): session creation time with
 //!   such an endpoint subscribed, against none, and the cost of handing an event to a full
 //!   queue (dropped and counted).
+//!
+//! `--quick`: 10 sessions, 3 turns, 100 events.
 
+// Shared with the other benches; this one uses only part of it.
 #[path = "support/server.rs"]
+#[allow(dead_code)]
 mod server;
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
@@ -20,7 +24,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use server::serve;
 use std::time::{Duration, Instant};
-use support::{arg, median, ms, percentile};
+use support::{arg, arg_quick, median, ms, percentile};
 use svc::server::SharedState;
 use tokio::sync::mpsc;
 
@@ -186,7 +190,8 @@ async fn throughput(
 }
 
 /// Session creation times (ms) with an endpoint on a receiver taking `slow` per answer,
-/// and the rate at which that receiver then gets its deliveries (per second, over 20).
+/// and the rate at which that receiver then gets its deliveries (per second, over 20, or
+/// over all but the first of `n` when fewer: one delivery per session).
 async fn with_slow_receiver(
     client: &reqwest::Client,
     base: &str,
@@ -201,21 +206,23 @@ async fn with_slow_receiver(
         session(client, base).await;
         times.push(ms(t.elapsed()));
     }
+    let counted = n.saturating_sub(1).clamp(1, 20);
     let (first, _) = rx.recv().await.expect("receiver alive");
     let mut last = first;
-    for _ in 0..20 {
+    for _ in 0..counted {
         last = rx.recv().await.expect("receiver alive").0;
     }
     remove(client, base, &id).await;
-    (times, 20.0 / (last - first).as_secs_f64())
+    (times, counted as f64 / (last - first).as_secs_f64())
 }
 
 fn main() {
-    let sessions = arg("--sessions", 200) as usize;
-    let turns = arg("--turns", 30) as usize;
+    // At least 2: the slow receiver's rate is measured between deliveries.
+    let sessions = arg_quick("--sessions", 200, 10).max(2) as usize;
+    let turns = arg_quick("--turns", 30, 3) as usize;
     // More than a queue holds would be dropped, and the count never reached.
-    let events =
-        (arg("--events", 1000) as usize).min(svc::server::agents::webhooks::QUEUE_CAPACITY);
+    let events = (arg_quick("--events", 1000, 100) as usize)
+        .min(svc::server::agents::webhooks::QUEUE_CAPACITY);
     let slow = Duration::from_millis(arg("--slow-ms", 50));
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("workspace")).unwrap();

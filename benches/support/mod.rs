@@ -1,5 +1,6 @@
-//! What every benchmark needs: its `--name value` options, medians and percentiles, and the
-//! floor most of them compare against (spawning a program directly).
+//! What every benchmark needs: its `--name value` options and `--quick`, medians and
+//! percentiles, room for many descriptors, and the floor most of them compare against
+//! (spawning a program directly).
 
 pub fn arg(name: &str, default: u64) -> u64 {
     let args: Vec<String> = std::env::args().collect();
@@ -8,6 +9,51 @@ pub fn arg(name: &str, default: u64) -> u64 {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// `--quick`: a smoke pass (`just bench --quick`): one round of every measure and each scale
+/// curve at its smallest point, to see every bench still runs, not to quote.
+pub fn quick() -> bool {
+    std::env::args().any(|a| a == "--quick")
+}
+
+/// `--name N` when given; otherwise `quick` under `--quick` and `default` without.
+pub fn arg_quick(name: &str, default: u64, quick: u64) -> u64 {
+    arg(name, if self::quick() { quick } else { default })
+}
+
+/// The points of a scale curve: all of them, or the smallest under `--quick`.
+pub fn curve<T: Copy>(points: &[T]) -> Vec<T> {
+    if quick() {
+        points[..1].to_vec()
+    } else {
+        points.to_vec()
+    }
+}
+
+/// Raises this process's soft limit on open descriptors to at least `need`, as far as the
+/// hard limit allows (a scale point holds thousands of sockets, and a common default soft
+/// limit is 1,024). Returns the soft limit now in force, so a point that would not fit can
+/// say so instead of failing half-way.
+pub fn raise_descriptor_limit(need: u64) -> u64 {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).expect("getrlimit(RLIMIT_NOFILE)");
+    if soft >= need {
+        return soft;
+    }
+    let wanted = need.min(hard);
+    match setrlimit(Resource::RLIMIT_NOFILE, wanted, hard) {
+        Ok(()) => wanted,
+        Err(why) => {
+            println!("could not raise the descriptor limit from {soft} to {wanted}: {why}");
+            soft
+        }
+    }
+}
+
+/// Descriptors a process holds open now (`/proc/PID/fd`), 0 when it is gone.
+pub fn open_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |dir| dir.count())
 }
 
 pub fn median(mut values: Vec<f64>) -> f64 {

@@ -7,6 +7,17 @@ use svc::server::{AppState, SharedState};
 
 /// `svc` with the agents group, a workspace in `dir`, and `extra` variables; its base URL.
 pub async fn serve(dir: &std::path::Path, extra: &[(&str, &str)]) -> (String, SharedState) {
+    serve_with_connections(dir, extra, None).await
+}
+
+/// [`serve`], with `server.connections.max` set to `max_connections` when given (as a
+/// template's `server.connections.max` would), for a bench that holds more connections open
+/// than the default cap (1,024) lets in.
+pub async fn serve_with_connections(
+    dir: &std::path::Path,
+    extra: &[(&str, &str)],
+    max_connections: Option<usize>,
+) -> (String, SharedState) {
     // The process's own variables (PATH, RT_FAKE_STATE_DIR) minus any SVC_* configuration;
     // the fakes' RT_FAKE_* variables are passed on to the runtimes on purpose.
     let mut env: std::collections::BTreeMap<String, String> = std::env::vars()
@@ -21,7 +32,10 @@ pub async fn serve(dir: &std::path::Path, extra: &[(&str, &str)]) -> (String, Sh
         ),
     ]);
     env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let settings = Settings::load_with_env(&LoadOptions::default(), &env).unwrap();
+    let mut settings = Settings::load_with_env(&LoadOptions::default(), &env).unwrap();
+    if let Some(max) = max_connections {
+        settings.connections.max = max;
+    }
     let state = AppState::with_settings(settings);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
