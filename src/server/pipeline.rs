@@ -156,9 +156,12 @@ fn admission(
     if declared.is_some_and(|len| len > limit) {
         return Err(too_large(limit).with_endpoint(endpoint.id));
     }
-    // Bodies without a declared length (chunked) are cut off while they are read.
-    let limit_usize = usize::try_from(limit).unwrap_or(usize::MAX);
-    req = req.map(|body| Body::new(Limited::new(body, limit_usize)));
+    // Bodies without a declared length (chunked) are cut off while they are read; a body
+    // already at its end (a GET's) has nothing to cut and keeps its own type.
+    if !http_body::Body::is_end_stream(req.body()) {
+        let limit_usize = usize::try_from(limit).unwrap_or(usize::MAX);
+        req = req.map(|body| Body::new(Limited::new(body, limit_usize)));
+    }
 
     if let Some(identity) = identity {
         req.extensions_mut().insert::<Identity>(identity);
@@ -260,8 +263,9 @@ fn over_http_limits(req: &Request) -> Option<ApiError> {
 /// the HTTP layer's size limits, and renders in that shape every error no route rendered
 /// (unmatched paths and methods, a caught panic, a framework rejection).
 pub async fn shaped(State(shape): State<Shape>, req: Request, next: Next) -> Response {
-    // Only the message of the safety net's 404 names the path, as every 404 does.
-    let path = req.uri().path().to_owned();
+    // Only the message of the safety net's 404 names the path, as every 404 does (the
+    // `Uri` shares the request's bytes: nothing is copied for the answers that do not).
+    let uri = req.uri().clone();
     let response = match over_http_limits(&req) {
         Some(error) => return error.render(shape),
         None => next.run(req).await,
@@ -271,7 +275,7 @@ pub async fn shaped(State(shape): State<Shape>, req: Request, next: Next) -> Res
     if (status.is_client_error() || status.is_server_error())
         && response.extensions().get::<ErrorMeta>().is_none()
     {
-        return safety_net(status, &path).render(shape);
+        return safety_net(status, uri.path()).render(shape);
     }
     response
 }
@@ -279,7 +283,8 @@ pub async fn shaped(State(shape): State<Shape>, req: Request, next: Next) -> Res
 /// The outermost layer: marks every answer as local and writes the audit entry.
 pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let path = req.uri().path().to_owned();
+    // A `Uri` shares the request's bytes: kept without copying the path.
+    let uri = req.uri().clone();
     let method = req.method().clone();
     let mut response = next.run(req).await;
     let audit = response.extensions_mut().remove::<AuditInfo>();
@@ -287,8 +292,13 @@ pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) ->
     response
         .headers_mut()
         .insert("x-svc-local", HeaderValue::from_static("1"));
-    app.audit
-        .record(&method, &path, audit.as_ref(), &response, started.elapsed());
+    app.audit.record(
+        &method,
+        uri.path(),
+        audit.as_ref(),
+        &response,
+        started.elapsed(),
+    );
     response
 }
 
