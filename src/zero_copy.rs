@@ -242,37 +242,60 @@ impl Stream {
                 "a file answer's bytes came without its file",
             )));
         };
-        let want = want.min(job.left as usize).min(MAX_SEND);
+        let want = want.min(job.left as usize);
         if want == 0 {
             return Poll::Ready(Err(io::Error::other(
                 "a file answer is longer than its file",
             )));
         }
-        loop {
-            ready!(self.tcp.poll_write_ready(cx))?;
-            let sent = self.tcp.try_io(Interest::WRITABLE, || {
-                nix::sys::sendfile::sendfile64(&self.tcp, &job.file, Some(&mut job.offset), want)
-                    .map_err(io::Error::from)
-            });
-            match sent {
-                Ok(0) => {
-                    *slot = None;
-                    return Poll::Ready(Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the file shrank while it was sent",
-                    )));
-                }
-                Ok(n) => {
-                    job.left -= n as u64;
-                    if job.left == 0 {
-                        *slot = None;
-                    }
-                    return Poll::Ready(Ok(n));
-                }
-                // Not writable after all: `try_io` cleared the readiness; wait again.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Poll::Ready(Err(e)),
+        match ready!(poll_sendfile(
+            &self.tcp,
+            cx,
+            &job.file,
+            &mut job.offset,
+            want
+        )) {
+            Ok(0) => {
+                *slot = None;
+                Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the file shrank while it was sent",
+                )))
             }
+            Ok(n) => {
+                job.left -= n as u64;
+                if job.left == 0 {
+                    *slot = None;
+                }
+                Poll::Ready(Ok(n))
+            }
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+}
+
+/// One `sendfile(2)` of up to `want` bytes of `file` from `offset` (moved on by what was
+/// sent) to `tcp`, once it is writable; at most [`MAX_SEND`]. Ready with the bytes sent, 0
+/// when the file has none left there. Shared by a connection's file answers and the
+/// engine's client, which sends an upload's file the same way (`client::raw_files`).
+pub(crate) fn poll_sendfile(
+    tcp: &TcpStream,
+    cx: &mut Context<'_>,
+    file: &File,
+    offset: &mut i64,
+    want: usize,
+) -> Poll<io::Result<usize>> {
+    let want = want.min(MAX_SEND);
+    loop {
+        ready!(tcp.poll_write_ready(cx))?;
+        let sent = tcp.try_io(Interest::WRITABLE, || {
+            nix::sys::sendfile::sendfile64(tcp, file, Some(&mut *offset), want)
+                .map_err(io::Error::from)
+        });
+        match sent {
+            // Not writable after all: `try_io` cleared the readiness; wait again.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            other => return Poll::Ready(other),
         }
     }
 }
@@ -340,7 +363,11 @@ impl AsyncWrite for Stream {
     }
 }
 
-mod drain;
+/// Shared with the engine's client, which receives a downloaded file the same way.
+pub(crate) mod drain;
+/// The HTTP/1.1 framing around a body the engine's client or the `rest` provider moves
+/// with `sendfile` or `splice` itself.
+pub(crate) mod http1;
 #[cfg(test)]
 pub(crate) mod tests;
 mod upload;

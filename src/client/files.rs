@@ -1,18 +1,21 @@
-//! A sandbox's files. Content flows both ways as it is read: a download is written to the
-//! caller's writer chunk by chunk and an upload is the request's streamed body, so a large
-//! file is never held whole.
+//! A sandbox's files. Content flows both ways as it is read, so a large file is never held
+//! whole: a local file goes up with `sendfile` and a download lands in a local file with
+//! `splice` (`raw_files.rs`); any other writer gets the bytes chunk by chunk, and any other
+//! upload is the request's streamed body.
 
 use super::Client;
 use super::error::{ClientError, ClientResult};
 use super::events::{EventStream, typed};
+use super::raw_files::{Opened, RawBody};
 use super::types::{EntryInfo, Progress, WatchEvent, items};
-use super::upload_body::{file_body, reader_body};
+use super::upload_body::reader_body;
 use crate::wire::{MkdirBody, MoveBody};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::Method;
 use serde_json::Value;
+use std::any::Any;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -31,20 +34,8 @@ impl Upload {
         Upload::Reader(Mutex::new(Some(Box::new(reader))))
     }
 
-    /// The length a file upload declares (`Content-Length`), so the engine can splice it
-    /// straight into the file (`crate::zero_copy`) and a file that changes size while it is
-    /// sent fails the upload instead of landing torn. Bytes declare theirs themselves; a
-    /// reader cannot know.
-    fn declared_len(&self) -> ClientResult<Option<u64>> {
-        match self {
-            Upload::File(path) => std::fs::metadata(path)
-                .map(|m| Some(m.len()))
-                .map_err(|e| ClientError::io(format!("cannot read {}", path.display()), e)),
-            Upload::Bytes(_) | Upload::Reader(_) => Ok(None),
-        }
-    }
-
-    /// The body of one attempt.
+    /// The body of one attempt (a local file goes with `sendfile` instead, `raw_files.rs`;
+    /// as a body it is read as it comes).
     fn body(&self, progress: Option<Progress>) -> ClientResult<reqwest::Body> {
         match self {
             Upload::Bytes(bytes) => {
@@ -56,7 +47,7 @@ impl Upload {
             Upload::File(path) => {
                 let file = std::fs::File::open(path)
                     .map_err(|e| ClientError::io(format!("cannot read {}", path.display()), e))?;
-                Ok(file_body(file, progress))
+                Ok(reader_body(tokio::fs::File::from_std(file), progress))
             }
             Upload::Reader(slot) => {
                 let reader = slot.lock().ok().and_then(|mut r| r.take()).ok_or_else(|| {
@@ -83,63 +74,100 @@ pub struct WriteOptions {
 /// A file being read: its size when the engine said it, and its bytes as they come.
 pub struct Download {
     pub size: Option<u64>,
-    pub body: BoxStream<'static, ClientResult<Bytes>>,
+    body: Body,
+}
+
+/// Where a download's bytes are.
+enum Body {
+    /// On a connection of the client's own (`raw_files.rs`): spliced into a file, or read
+    /// as a stream for any other writer.
+    Raw(RawBody),
+    Stream(BoxStream<'static, ClientResult<Bytes>>),
 }
 
 impl Download {
+    /// The bytes as they arrive.
+    pub fn into_stream(self) -> BoxStream<'static, ClientResult<Bytes>> {
+        match self.body {
+            Body::Raw(raw) => raw.into_stream(),
+            Body::Stream(stream) => stream,
+        }
+    }
+
     /// Writes the bytes to `writer` as they arrive, then flushes it; answers how many were
-    /// written. A failed write is reported under `context`.
-    pub async fn write_to<W: AsyncWrite + Unpin>(
+    /// written. A failed write is reported under `context`. A local file
+    /// (`tokio::fs::File`) takes them with `splice(2)`, never through the client's memory.
+    pub async fn write_to<W: AsyncWrite + Unpin + 'static>(
         &mut self,
         writer: &mut W,
         context: &str,
         progress: Option<Progress>,
     ) -> ClientResult<u64> {
-        let mut total = 0u64;
-        while let Some(chunk) = self.body.next().await {
-            let chunk = chunk?;
-            writer
-                .write_all(&chunk)
-                .await
-                .map_err(|e| ClientError::io(context, e))?;
-            total += chunk.len() as u64;
-            if let Some(p) = &progress {
-                p(chunk.len() as u64);
-            }
-        }
-        writer
-            .flush()
-            .await
-            .map_err(|e| ClientError::io(context, e))?;
-        Ok(total)
+        // Taken: the bytes can be written once.
+        let taken = std::mem::replace(
+            &mut self.body,
+            Body::Stream(futures::stream::empty().boxed()),
+        );
+        let body = match taken {
+            Body::Raw(raw) => match (writer as &mut dyn Any).downcast_mut::<tokio::fs::File>() {
+                Some(file) => return raw.into_file(file, context, progress).await,
+                None => raw.into_stream(),
+            },
+            Body::Stream(stream) => stream,
+        };
+        write_stream(body, writer, context, progress).await
     }
 }
 
+async fn write_stream<W: AsyncWrite + Unpin>(
+    mut body: BoxStream<'static, ClientResult<Bytes>>,
+    writer: &mut W,
+    context: &str,
+    progress: Option<Progress>,
+) -> ClientResult<u64> {
+    let mut total = 0u64;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk?;
+        writer
+            .write_all(&chunk)
+            .await
+            .map_err(|e| ClientError::io(context, e))?;
+        total += chunk.len() as u64;
+        if let Some(p) = &progress {
+            p(chunk.len() as u64);
+        }
+    }
+    writer
+        .flush()
+        .await
+        .map_err(|e| ClientError::io(context, e))?;
+    Ok(total)
+}
+
 impl Client {
-    /// `GET .../files/content?path=`: the bytes as a stream.
+    /// `GET .../files/content?path=`: the bytes as they come, left on their connection until
+    /// [`Download::write_to`] takes them.
     pub async fn read_file(&self, id: &str, path: &str) -> ClientResult<Download> {
         let query = [("path", path.to_owned())];
-        let response = self
-            .send(&|c, e| {
-                c.request(
-                    e,
-                    Method::GET,
-                    &["sandboxes", id, "files", "content"],
-                    &query,
-                )
-            })
+        let segments = ["sandboxes", id, "files", "content"];
+        if let Opened::Raw(raw) = self.open_download(&segments, &query).await? {
+            return Ok(Download {
+                size: Some(raw.len()),
+                body: Body::Raw(raw),
+            });
+        }
+        // An answer without a length: asked again through reqwest, whose stream takes it.
+        let (size, stream) = self
+            .stream_download(&|c, e| c.request(e, Method::GET, &segments, &query))
             .await?;
         Ok(Download {
-            size: response.content_length(),
-            body: response
-                .bytes_stream()
-                .map(|chunk| chunk.map_err(|e| ClientError::transport(&e)))
-                .boxed(),
+            size,
+            body: Body::Stream(stream),
         })
     }
 
     /// Reads a file into `writer` as it arrives; answers the number of bytes written.
-    pub async fn read_file_to<W: AsyncWrite + Unpin>(
+    pub async fn read_file_to<W: AsyncWrite + Unpin + 'static>(
         &self,
         id: &str,
         path: &str,
@@ -176,18 +204,14 @@ impl Client {
         if let Some(parents) = options.parents {
             query.push(("parents", parents.to_string()));
         }
+        let segments = ["sandboxes", id, "files", "content"];
+        if let Upload::File(local) = upload {
+            return self.upload_file(&segments, &query, local, progress).await;
+        }
         self.send_json(&|c, e| {
-            let mut request = c
-                .request(
-                    e,
-                    Method::PUT,
-                    &["sandboxes", id, "files", "content"],
-                    &query,
-                )?
+            let request = c
+                .request(e, Method::PUT, &segments, &query)?
                 .header(reqwest::header::CONTENT_TYPE, "application/octet-stream");
-            if let Some(len) = upload.declared_len()? {
-                request = request.header(reqwest::header::CONTENT_LENGTH, len);
-            }
             Ok(request.body(upload.body(progress.clone())?))
         })
         .await

@@ -16,6 +16,8 @@ mod error;
 mod events;
 mod files;
 mod launch;
+mod raw;
+mod raw_files;
 mod sandboxes;
 mod terminal;
 mod transport;

@@ -10,6 +10,12 @@
 //! pipelined behind the body stays there for hyper. It waits for the socket with `poll(2)`
 //! (the socket stays non-blocking for the runtime) and looks every [`LOOK_AGAIN`] whether
 //! its handle was dropped (the upload abandoned: the connection is then closed anyway).
+//!
+//! The engine's client receives a downloaded file with the same thread (`client::raw_files`):
+//! the answer's body after its head is, like an upload's rest, a known count of bytes on a
+//! socket bound for a file. And the sink may be a socket rather than a file ([`Sink`]): the
+//! `rest` provider passes an upload's body on to its remote engine socket to socket, the
+//! bytes never in the process's memory.
 
 use futures::task::AtomicWaker;
 use nix::fcntl::{FcntlArg, OFlag, SpliceFFlags, fcntl, splice};
@@ -55,7 +61,7 @@ impl Pipe {
 
 /// How far the drain thread has got, shared with the connection's stream.
 #[derive(Debug, Default)]
-pub(super) struct Drain {
+pub(crate) struct Drain {
     /// The body offset up to which the file holds every byte the thread took.
     landed: AtomicU64,
     /// The thread is done: the whole body landed, or the peer ended it early.
@@ -77,7 +83,7 @@ impl Drain {
     /// Ready with how far the file holds the body once that is beyond `offset`, or the
     /// thread is over (the peer ended the body at the offset answered); or with the
     /// drain's error.
-    pub(super) fn poll_beyond(&self, cx: &mut Context<'_>, offset: u64) -> Poll<io::Result<u64>> {
+    pub(crate) fn poll_beyond(&self, cx: &mut Context<'_>, offset: u64) -> Poll<io::Result<u64>> {
         self.poll_beyond_with(&self.stream, cx, offset)
     }
 
@@ -149,21 +155,34 @@ impl Drain {
     }
 }
 
-/// The stream's end of a drain: the file until the thread starts, and how far it got.
+/// Where a drain puts the bytes.
 #[derive(Debug)]
-pub(super) struct DrainHandle {
-    pub(super) drain: Arc<Drain>,
-    /// The file, until the stream's first read of the armed body starts the thread (a body
+pub(crate) enum Sink {
+    /// A file: each byte at its offset.
+    File(File),
+    /// A connected socket (a descriptor of its own): the bytes in order, offsets only count.
+    Socket(OwnedFd),
+}
+
+/// The stream's end of a drain: the sink until the thread starts, and how far it got.
+#[derive(Debug)]
+pub(crate) struct DrainHandle {
+    pub(crate) drain: Arc<Drain>,
+    /// The sink, until the stream's first read of the armed body starts the thread (a body
     /// hyper read whole with its head needs neither a thread nor a pipe).
-    unstarted: Option<File>,
+    unstarted: Option<Sink>,
 }
 
 impl DrainHandle {
     /// A drain into `file` (a descriptor of its own); nothing runs until [`Self::start`].
-    pub(super) fn new(file: File) -> DrainHandle {
+    pub(crate) fn new(file: File) -> DrainHandle {
+        DrainHandle::into_sink(Sink::File(file))
+    }
+
+    pub(crate) fn into_sink(sink: Sink) -> DrainHandle {
         DrainHandle {
             drain: Arc::new(Drain::default()),
-            unstarted: Some(file),
+            unstarted: Some(sink),
         }
     }
 
@@ -172,15 +191,15 @@ impl DrainHandle {
     }
 
     /// Starts the thread: it takes the body's `len` next bytes from `socket` into the
-    /// file from body offset `offset` on. Once only (later calls do nothing). An error
+    /// sink from body offset `offset` on. Once only (later calls do nothing). An error
     /// means no thread runs and nothing was taken from the socket.
-    pub(super) fn start(
+    pub(crate) fn start(
         &mut self,
         socket: BorrowedFd<'_>,
         offset: u64,
         len: u64,
     ) -> io::Result<()> {
-        let Some(file) = self.unstarted.take() else {
+        let Some(sink) = self.unstarted.take() else {
             return Ok(());
         };
         self.drain.landed.store(offset, Ordering::Release);
@@ -193,7 +212,7 @@ impl DrainHandle {
         let pipe = Pipe::new()?;
         std::thread::Builder::new()
             .name("svc-upload".into())
-            .spawn(move || run(&socket, &pipe, &file, &drain, offset, len))?;
+            .spawn(move || run(&socket, &pipe, &sink, &drain, offset, len))?;
         Ok(())
     }
 }
@@ -211,7 +230,7 @@ impl Drop for DrainHandle {
     }
 }
 
-fn run(socket: &OwnedFd, pipe: &Pipe, file: &File, drain: &Drain, mut at: u64, len: u64) {
+fn run(socket: &OwnedFd, pipe: &Pipe, sink: &Sink, drain: &Drain, mut at: u64, len: u64) {
     let _told_if_it_panics = StopOnPanic(drain);
     let mut left = len;
     while left > 0 && !drain.abandoned.load(Ordering::Acquire) {
@@ -228,7 +247,11 @@ fn run(socket: &OwnedFd, pipe: &Pipe, file: &File, drain: &Drain, mut at: u64, l
         ) {
             Ok(0) => break, // the peer ended the body early: hyper sees it short
             Ok(n) => {
-                if let Err(e) = drain_into(pipe, file, at, n) {
+                let moved = match sink {
+                    Sink::File(file) => drain_into(pipe, file, at, n),
+                    Sink::Socket(out) => pass_on(pipe, out, n, drain),
+                };
+                if let Err(e) = moved {
                     drain.stop(e);
                     return;
                 }
@@ -296,6 +319,42 @@ fn drain_into(pipe: &Pipe, file: &File, offset: u64, len: usize) -> io::Result<(
     Ok(())
 }
 
+/// Moves `len` bytes from the pipe to the socket `out` (non-blocking, as the runtime holds
+/// it): when it is full, waits for room as the thread waits for bytes, so a dropped handle
+/// still stops it.
+fn pass_on(pipe: &Pipe, out: &OwnedFd, len: usize, drain: &Drain) -> io::Result<()> {
+    let mut left = len;
+    while left > 0 {
+        match splice(
+            &pipe.read,
+            None,
+            out,
+            None,
+            left,
+            SpliceFFlags::SPLICE_F_MOVE | SpliceFFlags::SPLICE_F_NONBLOCK,
+        ) {
+            Ok(0) => return Err(ran_dry()),
+            Ok(n) => left -= n,
+            // The pipe holds `left` bytes: no room in the socket.
+            Err(nix::errno::Errno::EAGAIN) => wait_for_room(out, drain)?,
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+fn wait_for_room(out: &OwnedFd, drain: &Drain) -> io::Result<()> {
+    if drain.abandoned.load(Ordering::Acquire) {
+        return Err(io::Error::other("the upload was abandoned"));
+    }
+    let mut room = [PollFd::new(out.as_fd(), PollFlags::POLLOUT)];
+    match poll(&mut room, PollTimeout::from(LOOK_AGAIN)) {
+        Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
 fn copy_through_memory(
     pipe: &Pipe,
     file: &File,
@@ -322,136 +381,5 @@ fn ran_dry() -> io::Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::{Read, Write};
-    use std::net::{TcpListener, TcpStream};
-    use std::time::{Duration, Instant};
-
-    /// A connected pair: the receiving end non-blocking (as the runtime holds it), the peer.
-    fn pair() -> (TcpStream, TcpStream) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let peer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (socket, _) = listener.accept().unwrap();
-        socket.set_nonblocking(true).unwrap();
-        (socket, peer)
-    }
-
-    /// Waits until the drain is over or failed: where it got, or its error.
-    fn outcome(drain: &Drain) -> io::Result<u64> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if drain.failed.load(Ordering::Acquire) {
-                return Err(drain.error());
-            }
-            if drain.over.load(Ordering::Acquire) {
-                return Ok(drain.landed.load(Ordering::Acquire));
-            }
-            assert!(Instant::now() < deadline, "the drain never ended");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-
-    #[test]
-    fn the_body_lands_at_its_offset_and_what_follows_stays_in_the_socket() {
-        let (socket, mut peer) = pair();
-        let mut file = tempfile::tempfile().unwrap();
-        file.write_all_at(b"abc", 0).unwrap();
-        let mut handle = DrainHandle::new(file.try_clone().unwrap());
-        handle.start(socket.as_fd(), 3, 7).unwrap();
-        peer.write_all(b"defg").unwrap();
-        std::thread::sleep(Duration::from_millis(20));
-        peer.write_all(b"hijGET /next").unwrap();
-        assert_eq!(outcome(&handle.drain).unwrap(), 10);
-        let mut all = String::new();
-        file.read_to_string(&mut all).unwrap();
-        assert_eq!(all, "abcdefghij");
-        socket.set_nonblocking(false).unwrap();
-        let mut next = [0u8; 9];
-        (&socket).read_exact(&mut next).unwrap();
-        assert_eq!(&next, b"GET /next");
-    }
-
-    #[test]
-    fn a_body_the_peer_ends_early_is_over_where_it_ended() {
-        let (socket, mut peer) = pair();
-        let handle_file = tempfile::tempfile().unwrap();
-        let mut handle = DrainHandle::new(handle_file);
-        handle.start(socket.as_fd(), 0, 100).unwrap();
-        peer.write_all(b"0123").unwrap();
-        drop(peer);
-        assert_eq!(outcome(&handle.drain).unwrap(), 4);
-    }
-
-    #[test]
-    fn a_file_that_refuses_splice_gets_its_bytes_through_memory() {
-        // splice(2) refuses a file opened for appending (EINVAL): the fallback path.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("appended");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .unwrap();
-        let (socket, mut peer) = pair();
-        let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
-        let mut handle = DrainHandle::new(file);
-        handle.start(socket.as_fd(), 0, bytes.len() as u64).unwrap();
-        peer.write_all(&bytes).unwrap();
-        assert_eq!(outcome(&handle.drain).unwrap(), bytes.len() as u64);
-        assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    }
-
-    #[test]
-    fn a_failed_write_stops_the_drain_with_the_disks_error_for_every_asker() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("read-only");
-        std::fs::write(&path, b"").unwrap();
-        let (socket, mut peer) = pair();
-        // A descriptor opened for reading: the write into it fails (EBADF).
-        let mut handle = DrainHandle::new(File::open(&path).unwrap());
-        handle.start(socket.as_fd(), 0, 10).unwrap();
-        peer.write_all(b"0123456789").unwrap();
-        let first = outcome(&handle.drain).unwrap_err();
-        let again = handle.drain.error();
-        assert_eq!(first.raw_os_error(), Some(nix::libc::EBADF), "{first}");
-        assert_eq!(again.raw_os_error(), first.raw_os_error());
-    }
-
-    #[test]
-    fn a_drain_thread_that_unwinds_stops_the_drain_rather_than_leave_it_waited_for() {
-        let drain = Arc::new(Drain::default());
-        let thread_drain = drain.clone();
-        let unwound = std::thread::spawn(move || {
-            let _guard = StopOnPanic(&thread_drain);
-            panic!("a drain thread that unwinds");
-        })
-        .join();
-        assert!(unwound.is_err());
-        let e = drain.state(0).expect("stopped").unwrap_err();
-        assert!(e.to_string().contains("drain thread stopped"), "{e}");
-        // A thread that ends normally leaves the drain as it was.
-        let calm = Arc::new(Drain::default());
-        let thread_calm = calm.clone();
-        std::thread::spawn(move || drop(StopOnPanic(&thread_calm)))
-            .join()
-            .unwrap();
-        assert!(calm.state(0).is_none());
-    }
-
-    #[test]
-    fn the_thread_ends_when_its_handle_is_dropped_while_the_peer_stalls() {
-        let (socket, mut peer) = pair();
-        let mut handle = DrainHandle::new(tempfile::tempfile().unwrap());
-        handle.start(socket.as_fd(), 0, 100).unwrap();
-        peer.write_all(b"0123").unwrap();
-        let drain = handle.drain.clone();
-        drop(handle);
-        // The thread held the other reference: once it is gone only this one is left.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Arc::strong_count(&drain) > 1 {
-            assert!(Instant::now() < deadline, "the drain thread never ended");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-}
+#[path = "drain_tests.rs"]
+mod tests;

@@ -43,13 +43,13 @@
 //! without a channel (HTTP/2, `oneshot` tests, a chunked body), [`Upload`] passes bytes on.
 
 use super::FileChannel;
-use super::drain::{Drain, DrainHandle};
+use super::drain::{Drain, DrainHandle, Sink};
 use crate::services::files::Piece;
 use axum::BoxError;
 use bytes::Bytes;
 use std::fs::File;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -214,10 +214,23 @@ impl Arming {
     /// thread with a duplicate of the descriptor). Does nothing if the upload is over or no
     /// descriptor is to be had (the bytes then come through hyper as before).
     pub fn arm(&self, file: &File) {
+        self.arm_with(file.try_clone().map(DrainHandle::new));
+    }
+
+    /// From now on the connection splices the body's rest into `socket` (the `rest`
+    /// provider's connection to its remote, its request's head already sent), in order:
+    /// [`Piece::Placed`] then means passed on. Bytes the upload yields as
+    /// [`Piece::Bytes`] came before every placed byte and must be written to the socket
+    /// before the upload is polled again (the thread starts at that poll's read at the
+    /// earliest). Does nothing if the upload is over or no descriptor is to be had.
+    pub fn arm_socket(&self, socket: BorrowedFd<'_>) {
+        let sink = socket.try_clone_to_owned().map(Sink::Socket);
+        self.arm_with(sink.map(DrainHandle::into_sink));
+    }
+
+    fn arm_with(&self, placing: io::Result<DrainHandle>) {
         let Some((slot, id)) = &self.0 else { return };
-        let Ok(placing) = file.try_clone().map(DrainHandle::new) else {
-            return;
-        };
+        let Ok(placing) = placing else { return };
         if let Some(intake) = lock(slot).as_mut().filter(|i| i.id == *id) {
             intake.placing = Some(placing);
         }

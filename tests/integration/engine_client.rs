@@ -242,6 +242,50 @@ async fn engine_client_commands_files_and_terminal() {
 }
 
 #[tokio::test]
+async fn engine_client_local_files_cross_with_sendfile_and_splice_byte_for_byte() {
+    use tokio::io::AsyncWriteExt;
+    let fx = Fixture::new();
+    let c = client(&fx);
+    let id = c
+        .create(&CreateSandbox::default())
+        .await
+        .unwrap()
+        .sandbox_id;
+    let dir = tempfile::tempdir().unwrap();
+    // Empty, and past the 8 MiB from which the engine's upload follows its own thread.
+    for len in [0usize, 9 * 1024 * 1024 + 13] {
+        let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let source = dir.path().join(format!("src-{len}"));
+        std::fs::write(&source, &bytes).unwrap();
+        let name = format!("f-{len}.bin");
+        let upload = Upload::File(source);
+        let info = c
+            .write_file(&id, &name, &upload, WriteOptions::default(), None)
+            .await
+            .unwrap();
+        assert_eq!(info.size, len as u64);
+        let out = dir.path().join(format!("out-{len}"));
+        let mut file = tokio::fs::File::create(&out).await.unwrap();
+        let n = c.read_file_to(&id, &name, &mut file, None).await.unwrap();
+        file.flush().await.unwrap();
+        drop(file);
+        assert_eq!(n, len as u64);
+        assert!(std::fs::read(&out).unwrap() == bytes, "{len} bytes");
+    }
+    // A file the sandbox does not have is the engine's typed error on the client's own
+    // connection too.
+    let mut file = tokio::fs::File::create(dir.path().join("none"))
+        .await
+        .unwrap();
+    let e = c
+        .read_file_to(&id, "missing.bin", &mut file, None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.api().unwrap().code, "E2004");
+    c.kill(&id).await.unwrap();
+}
+
+#[tokio::test]
 async fn engine_client_the_other_routes() {
     let fx = Fixture::new();
     let c = client(&fx);

@@ -129,8 +129,13 @@ fn broken(import: &Import) -> Option<&'static str> {
         "wire" if !matches!(target, "wire" | "services") => {
             Some("wire is a leaf: it imports only services")
         }
-        "client" if !matches!(target, "client" | "wire" | "error" | "services") => {
-            Some("client imports only wire, error and services")
+        "client"
+            if !matches!(
+                target,
+                "client" | "wire" | "error" | "services" | "zero_copy"
+            ) =>
+        {
+            Some("client imports only wire, error, services and zero_copy")
         }
         "engine" if matches!(target, "server" | "client" | "cli") => {
             Some("engine never imports server, client or cli")

@@ -64,6 +64,25 @@ impl Failure {
         }
     }
 
+    /// No connection to the remote (an exchange made without reqwest).
+    pub fn unreachable(&self, e: impl std::fmt::Display) -> EngineError {
+        EngineError::new(
+            Code::ProviderFailed,
+            format!("cannot reach the remote engine at {}: {e}", self.shown),
+        )
+    }
+
+    /// An exchange made without reqwest broke on the way.
+    pub fn cut(&self, e: impl std::fmt::Display) -> EngineError {
+        EngineError::new(
+            Code::ProviderFailed,
+            format!(
+                "the exchange with the remote engine at {} failed: {e}",
+                self.shown
+            ),
+        )
+    }
+
     /// The whole answer did not come within `limit`.
     pub fn no_answer(&self, limit: Duration) -> EngineError {
         EngineError::new(

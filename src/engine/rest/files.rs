@@ -9,6 +9,22 @@ use crate::error::engine::EngineError;
 use crate::wire::{EntryInfo, EntryList, Exists, MkdirBody, MoveBody, Removed, WriteQuery};
 use reqwest::Method;
 
+/// The remote's query of a write.
+pub(super) fn write_pairs(query: WriteQuery) -> Vec<(&'static str, String)> {
+    let mut pairs = Vec::new();
+    pairs.extend(query.path.map(|p| ("path", p)));
+    pairs.extend(query.overwrite.map(|o| ("overwrite", o.to_string())));
+    pairs.extend(query.parents.map(|p| ("parents", p.to_string())));
+    // The remote's query takes it as its JSON text; a remote engine older than the field
+    // refuses the unknown parameter (E4001), never drops it.
+    pairs.extend(
+        query
+            .metadata
+            .map(|m| ("metadata", serde_json::json!(m.pairs()).to_string())),
+    );
+    pairs
+}
+
 fn path(path: &str) -> [(&'static str, String); 1] {
     [("path", path.to_owned())]
 }
@@ -33,22 +49,20 @@ impl RestSandbox {
     }
 
     pub async fn write(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
-        let mut pairs = Vec::new();
-        pairs.extend(query.path.map(|p| ("path", p)));
-        pairs.extend(query.overwrite.map(|o| ("overwrite", o.to_string())));
-        pairs.extend(query.parents.map(|p| ("parents", p.to_string())));
-        // The remote's query takes it as its JSON text; a remote engine older than the
-        // field refuses the unknown parameter (E4001), never drops it.
-        pairs.extend(
-            query
-                .metadata
-                .map(|m| ("metadata", serde_json::json!(m.pairs()).to_string())),
-        );
+        self.write_pairs(&write_pairs(query), body).await
+    }
+
+    /// The streamed write through reqwest, of the query `pairs`.
+    pub async fn write_pairs(
+        &self,
+        pairs: &[(&'static str, String)],
+        body: ByteStream,
+    ) -> ProviderResult<EntryInfo> {
         let segments = self.at(&["files", "content"]);
         let progress = Progress::new();
         let request = self
             .remote
-            .request(Method::PUT, &segments, &pairs)
+            .request(Method::PUT, &segments, pairs)
             .header(http::header::CONTENT_TYPE, "application/octet-stream")
             .body(reqwest::Body::wrap_stream(progress.watch(body)));
         let failure = &self.remote.failure;

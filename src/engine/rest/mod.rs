@@ -44,6 +44,7 @@ mod sse;
 mod streams;
 mod terminal;
 mod timeouts;
+mod upload;
 
 #[cfg(test)]
 mod tests;

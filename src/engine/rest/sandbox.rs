@@ -7,7 +7,7 @@ use super::streams;
 use super::{sse, terminal};
 use crate::engine::provider::{
     ByteStream, CodeOutcome, CommandOutcome, EventStream, FileRead, ProcessInfo, ProviderResult,
-    Sandbox, TerminalIo, TerminalOpen,
+    Sandbox, TerminalIo, TerminalOpen, UploadBody,
 };
 use crate::wire::{
     CodeResult, CodeRunBody, CommandBody, CommandResult, ContextList, ContextRecord, CreateContext,
@@ -191,6 +191,11 @@ impl Sandbox for RestSandbox {
 
     async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
         self.write(query, body).await
+    }
+
+    /// Passed on socket to socket where it can be (`upload.rs`).
+    async fn write_upload(&self, query: WriteQuery, body: UploadBody) -> ProviderResult<EntryInfo> {
+        self.write_body(query, body).await
     }
 
     async fn list_files(&self, file: &str, depth: u32) -> ProviderResult<Vec<EntryInfo>> {

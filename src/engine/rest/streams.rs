@@ -55,7 +55,7 @@ impl Progress {
         }
     }
 
-    fn touch(&self) {
+    pub(super) fn touch(&self) {
         let now = self.origin.elapsed().as_millis() as u64;
         self.last_ms.store(now, Ordering::Relaxed);
     }

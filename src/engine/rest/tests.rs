@@ -24,13 +24,25 @@ use std::time::{Duration, Instant};
 const FRONT_TOKEN: &str = "front-token";
 const REMOTE_TOKEN: &str = "remote-token";
 
-/// An engine of `providers` on a free loopback port, served until the test ends.
+/// An engine of `providers` on a free loopback port, served until the test ends over the
+/// daemon's connections (`zero_copy`'s, whose uploads the providers can arm).
 async fn serve(providers: Vec<Arc<dyn Provider>>, token: &str) -> SocketAddr {
     let state = EngineState::new(token.into(), providers, Duration::from_secs(600));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let router = app(Arc::new(state));
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let limits = crate::connections::Limits::new(
+        64,
+        crate::connections::DEFAULT_HEADER_TIMEOUT,
+        Code::Busy.status(),
+        b"{}",
+    );
+    tokio::spawn(crate::connections::serve(
+        crate::zero_copy::Listener(listener),
+        limits,
+        crate::zero_copy::with_channel(router),
+        std::future::pending(),
+    ));
     addr
 }
 

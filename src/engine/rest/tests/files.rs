@@ -64,6 +64,82 @@ async fn content_crosses_both_ways_byte_for_byte() {
 }
 
 #[tokio::test]
+async fn a_body_of_declared_length_is_passed_on_byte_for_byte() {
+    let pair = pair().await;
+    let id = pair.sandbox().await;
+    let content = format!("/sandboxes/{id}/files/content");
+    let placed_before = crate::zero_copy::PLACED_TOTAL.load(std::sync::atomic::Ordering::Relaxed);
+    // Empty, small, and past the 8 MiB from which the upload follows the splicing thread.
+    for len in [0, 70_000, 9 * 1024 * 1024 + 7] {
+        let bytes = noise(len);
+        let name = format!("declared-{len}.bin");
+        let put = pair
+            .front(Method::PUT, &format!("{content}?path={name}"))
+            .body(bytes.clone());
+        let (status, entry) = answer(put).await;
+        assert_eq!(status, StatusCode::OK, "{entry}");
+        assert_eq!(entry["size"], len);
+        let got = pair
+            .remote(Method::GET, &format!("{content}?path={name}"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        assert!(got[..] == bytes[..], "{} bytes back of {len}", got.len());
+    }
+    // The front spliced the large one to the remote (the remote splices into its file
+    // too, so at least twice its bulk was placed in all).
+    let placed = crate::zero_copy::PLACED_TOTAL.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        placed - placed_before >= 2 * 9 * 1024 * 1024,
+        "{placed_before} then {placed}"
+    );
+    // The remote's refusal passes through, its body unread.
+    let again = pair
+        .front(
+            Method::PUT,
+            &format!("{content}?path=declared-0.bin&overwrite=false"),
+        )
+        .body(noise(3 * 1024 * 1024));
+    let (status, body) = answer(again).await;
+    assert_eq!(code(status, &body), Code::FileExists);
+    pair.kill(&id).await;
+}
+
+#[tokio::test]
+async fn a_body_cut_short_leaves_nothing_at_the_remote_and_the_front_goes_on() {
+    use tokio::io::AsyncWriteExt;
+    let pair = pair().await;
+    let id = pair.sandbox().await;
+    let content = format!("/sandboxes/{id}/files/content");
+    // Declares 1 MiB, sends 1,000 bytes and goes away.
+    let text = format!(
+        "PUT /v1{content}?path=cut.bin HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer \
+         {FRONT_TOKEN}\r\n{CONNECTION_HEADER}: {}\r\ncontent-length: 1048576\r\n\r\n",
+        pair.front,
+        pair.conn().header_value()
+    );
+    let mut raw = tokio::net::TcpStream::connect(pair.front).await.unwrap();
+    raw.write_all(text.as_bytes()).await.unwrap();
+    raw.write_all(&noise(1000)).await.unwrap();
+    drop(raw);
+    // The remote drops the short write: no file.
+    let exists = format!("/sandboxes/{id}/files/exists?path=cut.bin");
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (status, body) = answer(pair.remote(Method::GET, &exists)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["exists"], false);
+    }
+    // And the front serves the next call.
+    let (status, body) = answer(pair.front(Method::GET, &exists)).await;
+    assert_eq!((status, &body["exists"]), (StatusCode::OK, &json!(false)));
+    pair.kill(&id).await;
+}
+
+#[tokio::test]
 async fn the_file_routes_go_to_the_remote() {
     let pair = pair().await;
     let id = pair.sandbox().await;
