@@ -282,7 +282,7 @@ impl Cgroup {
         pids
     }
 
-    /// The files a process writes itself (`0`) into to join it ([`join_before_exec`]): on
+    /// The files a process writes itself (`0`) into to join it ([`Join`]): on
     /// v1, `tasks`, one per hierarchy; on v2, `cgroup.procs`.
     ///
     /// Why `tasks` on v1: a write to `cgroup.procs` moves a whole thread group and takes
@@ -359,30 +359,11 @@ impl Cgroup {
     }
 }
 
-/// Makes `command`'s child move itself into every cgroup whose join file is in `files`
-/// ([`Cgroup::join_files`]) before its program runs (between fork and exec; writing `0`
-/// names the writer itself): nothing the program starts is ever outside, and a cgroup the
-/// child cannot join fails the spawn instead of running the program outside.
-// One of the crate's two `unsafe` uses, both between fork and exec (the other marks a
-// child a subreaper, `supervisor::trees`): `pre_exec` is the only way to act in the child before its
-// program runs (a cgroup joined after the spawn misses what the child forks first).
-#[allow(unsafe_code)]
-pub fn join_before_exec(command: &mut std::process::Command, files: &[PathBuf]) {
-    use std::os::unix::process::CommandExt;
-    let Some(join) = Join::new(files) else {
-        return;
-    };
-    // SAFETY: the closure runs in the child between fork and exec, where only
-    // async-signal-safe calls are allowed: `Join::run` makes only open, write and close, on
-    // strings made here before the fork, and builds its errors from an errno (no
-    // allocation).
-    unsafe {
-        command.pre_exec(move || join.run());
-    }
-}
-
-/// A join ([`join_before_exec`]) made ready before the fork, for a child that takes other
-/// steps too ([`before_exec`](crate::services::before_exec)).
+/// A move of the child itself into every cgroup whose join file is given (writing `0` names
+/// the writer), made ready before the spawn and taken as the first of the child's steps
+/// ([`before_exec`](crate::services::before_exec)): nothing the program starts is ever
+/// outside, and a cgroup the child cannot join fails the spawn instead of running the
+/// program outside.
 #[derive(Debug, Clone)]
 pub struct Join(Result<Vec<CString>, ()>);
 

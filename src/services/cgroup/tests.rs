@@ -2,6 +2,17 @@
 //! real machine's where it lets this process make cgroups.
 
 use super::*;
+
+/// The child joins `files` before its program runs, as every spawner's steps do.
+pub(super) fn join_before_exec(command: &mut std::process::Command, files: &[PathBuf]) {
+    crate::services::before_exec::apply_std(
+        command,
+        crate::services::before_exec::Steps {
+            join_cgroup: Join::new(files),
+            ..Default::default()
+        },
+    );
+}
 mod real;
 
 /// A directory laid out like a cgroup v2 mount.

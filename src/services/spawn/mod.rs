@@ -152,7 +152,8 @@ impl Command {
 
     /// Where a program named without a `/` may be: each directory of the child's `PATH`
     /// (else `/bin:/usr/bin`, the C library's default), joined to the name, tried in
-    /// order in the child (inside a machine they name the machine's files).
+    /// order in the child (inside a machine they name the machine's files). Not
+    /// `search_path::resolve`: that looks at the host's files, in the parent.
     fn candidates(&self) -> Vec<CString> {
         let name = self.program.as_bytes();
         if name.contains(&b'/') {
