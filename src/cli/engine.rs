@@ -101,6 +101,8 @@ fn run(command: impl std::future::Future<Output = ExitCode>) -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> ExitCode {
+    // Before any thread or child exists: an engine holds three descriptors per sandbox.
+    super::raise_open_files();
     // The engine serves many connections at once: a multi-threaded runtime.
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

@@ -173,6 +173,19 @@ fn init_logging() {
         .init();
 }
 
+/// Raises the soft open-files limit to the hard one, for the connections, children and
+/// sandboxes a long-running process holds; its children get the old one back.
+pub(crate) fn raise_open_files() {
+    match crate::services::open_files::raise() {
+        Ok(r) if r.after != r.before => {
+            tracing::debug!("open-files limit raised from {} to {}", r.before, r.after);
+        }
+        Ok(_) => {}
+        // Not fatal: the process still serves, only fewer at once.
+        Err(e) => eprintln!("svc: warning: cannot raise the open-files limit: {e}"),
+    }
+}
+
 fn serve(args: ServeArgs) -> ExitCode {
     init_logging();
     let settings = match load(&args.config) {
@@ -183,6 +196,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         tracing::warn!("{warning}");
     }
     // Before any thread or child exists.
+    raise_open_files();
     for warning in server::children::guard_children(&settings) {
         tracing::warn!("{warning}");
     }

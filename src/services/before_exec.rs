@@ -20,7 +20,8 @@ pub trait InChild: std::fmt::Debug + Send + Sync {
     fn run_in_child(&self) -> std::io::Result<()>;
 }
 
-/// The steps one child takes; nothing is added when none is asked.
+/// The steps one child takes. Past the soft open-files limit the process started with
+/// ([`open_files`](crate::services::open_files)), nothing is added when none is asked.
 #[derive(Debug, Clone, Default)]
 pub struct Steps {
     /// The cgroup to join, first (its files are host paths).
@@ -49,7 +50,8 @@ impl Steps {
     }
 
     fn any(&self) -> bool {
-        self.join_cgroup.is_some()
+        crate::services::open_files::raised()
+            || self.join_cgroup.is_some()
             || !self.keep.is_empty()
             || self.become_id.is_some()
             || self.subreaper
@@ -62,6 +64,7 @@ impl Steps {
     /// library, which would change every thread of the parent's with it: see
     /// [`spawn`](crate::services::spawn)).
     pub(crate) fn run(&self) -> std::io::Result<()> {
+        crate::services::open_files::restore_in_child()?;
         if let Some(join) = &self.join_cgroup {
             join.run()?;
         }
@@ -105,7 +108,7 @@ pub fn apply_std(command: &mut std::process::Command, steps: Steps) {
         return;
     }
     // SAFETY: the closure runs in the child between fork and exec, where only
-    // async-signal-safe calls are allowed: `Steps::run` makes system calls only (open,
+    // async-signal-safe calls are allowed: `Steps::run` makes system calls only (setrlimit, open,
     // write, fcntl, prctl, setns, chdir, chroot, setgroups, setresgid, setresuid), on data
     // made before the fork, and builds its errors from
     // an errno (no allocation).

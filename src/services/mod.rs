@@ -18,6 +18,7 @@ pub mod fetch;
 pub mod files;
 pub mod ids;
 pub mod namespaces;
+pub mod open_files;
 pub mod output_json;
 pub mod paging;
 pub mod paths;

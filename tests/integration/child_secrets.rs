@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-const TOKEN: &str = "child-secrets-token-5d1e";
+pub(crate) const TOKEN: &str = "child-secrets-token-5d1e";
 
 /// A server on port 0 with `SVC_SERVER_TOKEN` set, as user `uid` when given; its port.
 /// Another user runs a copy of the binary in a folder anyone may enter: the checkout's own
@@ -46,17 +46,21 @@ fn serve(
         command.uid(uid).gid(uid);
     }
     let mut child = command.spawn().unwrap();
+    let port = read_port(&mut child);
+    (child, port, copy)
+}
+
+/// The port a starting `svc serve` prints on its first line.
+pub(crate) fn read_port(child: &mut Child) -> u16 {
     let mut line = String::new();
     BufReader::new(child.stdout.as_mut().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let port = line
-        .trim()
+    line.trim()
         .rsplit(':')
         .next()
         .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line:?}"));
-    (child, port, copy)
+        .unwrap_or_else(|| panic!("no port in {line:?}"))
 }
 
 /// `body` POSTed to `path` as the server identity: the answer's JSON (a 200 or 201).
@@ -88,7 +92,7 @@ fn terminal_shell(port: u16) -> u32 {
 }
 
 /// `cmd` through `/shell` as the server identity: its stdout, stderr and exit code.
-fn shell(port: u16, cmd: &str) -> (String, String, i64) {
+pub(crate) fn shell(port: u16, cmd: &str) -> (String, String, i64) {
     let body = post(port, "/shell", &json!({"cmd": cmd, "cwd": "/"}));
     (
         body["stdout"].as_str().unwrap_or_default().to_owned(),
@@ -120,7 +124,7 @@ fn cannot_read_the_server(port: u16, server: u32) {
     }
 }
 
-fn stop(mut server: Child) {
+pub(crate) fn stop(mut server: Child) {
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(server.id() as i32),
         nix::sys::signal::Signal::SIGTERM,

@@ -12,6 +12,7 @@ mod engine_docs;
 mod engine_plugins;
 mod layers;
 mod no_orphans;
+mod open_files;
 mod openapi;
 mod pipeline_order;
 mod real;

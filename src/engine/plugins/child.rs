@@ -95,6 +95,11 @@ pub async fn start(
             command.env_remove(name);
         }
     }
+    // The open-files limit the engine started with, not the one it raised.
+    crate::services::before_exec::apply_std(
+        command.as_std_mut(),
+        crate::services::before_exec::Steps::default(),
+    );
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", path.display()))?;
