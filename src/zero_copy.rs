@@ -165,11 +165,38 @@ pub fn file_body(channel: Option<FileChannel>, file: ReadFile) -> Body {
 
 /// What a listener's `service_for` gives each [`Stream`]'s connection: `router` with the
 /// connection's [`FileChannel`] as connect info ([`crate::connections::serve`]).
-pub fn with_channel(router: axum::Router) -> impl FnMut(&Stream) -> axum::Router {
-    move |io: &Stream| {
-        router
-            .clone()
-            .layer(Extension(ConnectInfo(io.channel().clone())))
+pub fn with_channel(router: axum::Router) -> impl FnMut(&Stream) -> WithChannel {
+    move |io: &Stream| WithChannel::new(router.clone(), io.channel().clone())
+}
+
+/// A router whose requests carry one connection's [`FileChannel`]. Put into each request
+/// by hand rather than by `Router::layer`, which would rebuild every route for each
+/// connection and box each request once more.
+#[derive(Clone)]
+pub struct WithChannel {
+    router: axum::Router,
+    channel: FileChannel,
+}
+
+impl WithChannel {
+    pub fn new(router: axum::Router, channel: FileChannel) -> WithChannel {
+        WithChannel { router, channel }
+    }
+}
+
+impl tower::Service<axum::extract::Request> for WithChannel {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = axum::routing::future::RouteFuture<std::convert::Infallible>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        tower::Service::<axum::extract::Request>::poll_ready(&mut self.router, cx)
+    }
+
+    fn call(&mut self, mut req: axum::extract::Request) -> Self::Future {
+        req.extensions_mut()
+            .insert(ConnectInfo(self.channel.clone()));
+        tower::Service::call(&mut self.router, req)
     }
 }
 

@@ -14,6 +14,7 @@ pub mod example;
 #[cfg(test)]
 pub(crate) mod example_run;
 pub mod extract;
+pub mod front;
 pub mod groups;
 pub mod launch;
 pub mod openapi;

@@ -1,26 +1,27 @@
 //! The admission pipeline of every endpoint, in the spec's order: (1) match — done by the
 //! router, which only knows table rows; (2) authenticate; (3) policy admission: switch,
 //! scopes, rate and concurrency; (4) repeated query parameters; (5) the body limit, before
-//! the body is read; (6) the handler; (7) audit, in [`finish`].
+//! the body is read; (6) the handler; (7) audit, in the listener's
+//! [`Front`](super::front::Front).
 //!
 //! Error bodies are rendered in the [`Shape`] fixed when the router was built: a route's
 //! by its endpoint row (in [`admit`]), anything no route answered by the router that got the
-//! request (in [`shaped`]). Nothing here looks at the request path to choose it.
+//! request (in the [`Front`](super::front::Front), by the router that got it).
 
-use crate::error::{ApiError, Code, ErrorMeta, PendingError, Shape};
+use crate::error::{ApiError, Code, PendingError, Shape};
 use crate::server::SharedState;
 use crate::server::audit::AuditInfo;
 use crate::server::auth::Identity;
 use crate::server::endpoints::{Auth, Endpoint};
 use crate::server::policy::limits::Refusal;
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
-use http::HeaderValue;
+use futures::future::BoxFuture;
 use http_body_util::{BodyExt, Limited};
 use std::collections::HashSet;
-use std::time::Instant;
+use std::convert::Infallible;
+use std::task::{Context, Poll};
 use tokio::sync::OwnedSemaphorePermit;
 
 /// The concurrency permit of an admitted call, for handlers that outlive their response: a
@@ -39,41 +40,95 @@ pub struct RouteState {
     pub shape: Shape,
 }
 
-pub async fn admit(State(route): State<RouteState>, req: Request, next: Next) -> Response {
-    let endpoint = route.endpoint;
-    let mut audit = AuditInfo {
-        endpoint: Some(endpoint.id),
-        identity: None,
-    };
-    match admission(&route, req, &mut audit) {
-        Ok((mut req, permit)) => {
-            let permit = permit.map(std::sync::Arc::new);
-            if let Some(permit) = &permit {
-                req.extensions_mut()
-                    .insert(ConnectionPermit(permit.clone()));
-            }
-            let mut response = next.run(req).await;
-            // A guard or limit that refuses inside the handler (a chunked body over the
-            // limit, a path outside the allowed tree) names the endpoint like the pipeline.
-            if let Some(PendingError(error)) = response.extensions_mut().get_mut::<PendingError>()
-                && error.code.is_denial()
-                && error.endpoint.is_none()
-            {
-                error.endpoint = Some(endpoint.id);
-            }
-            response = PendingError::render_in(response, route.shape);
-            if let Some(permit) = permit {
-                response = hold_permit(response, permit);
-            }
-            response.extensions_mut().insert(audit);
-            response
-        }
-        Err(error) => {
-            let mut response = error.render(route.shape);
-            response.extensions_mut().insert(audit);
-            response
+/// Steps (2) to (5) around one route's handler, as a layer of the route. A service of its
+/// own rather than `from_fn`, which boxes the inner service and a future on every request
+/// (see [`front`](super::front)).
+#[derive(Clone)]
+pub struct Admit(pub RouteState);
+
+impl<S> tower::Layer<S> for Admit {
+    type Service = Admitted<S>;
+
+    fn layer(&self, inner: S) -> Admitted<S> {
+        Admitted {
+            route: self.0.clone(),
+            inner,
         }
     }
+}
+
+/// A route's handler behind its admission.
+#[derive(Clone)]
+pub struct Admitted<S> {
+    route: RouteState,
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for Admitted<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let mut audit = AuditInfo {
+            endpoint: Some(self.route.endpoint.id),
+            identity: None,
+        };
+        let shape = self.route.shape;
+        match admission(&self.route, req, &mut audit) {
+            Ok((mut req, permit)) => {
+                let permit = permit.map(std::sync::Arc::new);
+                if let Some(permit) = &permit {
+                    req.extensions_mut()
+                        .insert(ConnectionPermit(permit.clone()));
+                }
+                let handled = self.inner.call(req);
+                let endpoint = self.route.endpoint.id;
+                Box::pin(async move {
+                    let Ok(response) = handled.await;
+                    Ok(admitted(response, endpoint, shape, permit, audit))
+                })
+            }
+            Err(error) => {
+                let mut response = error.render(shape);
+                response.extensions_mut().insert(audit);
+                Box::pin(std::future::ready(Ok(response)))
+            }
+        }
+    }
+}
+
+/// An admitted call's answer: a refusal from inside the handler named like the pipeline's,
+/// rendered in the row's shape, holding the call's permit while its body lasts.
+fn admitted(
+    mut response: Response,
+    endpoint: &'static str,
+    shape: Shape,
+    permit: Option<std::sync::Arc<OwnedSemaphorePermit>>,
+    audit: AuditInfo,
+) -> Response {
+    // A guard or limit that refuses inside the handler (a chunked body over the limit, a
+    // path outside the allowed tree) names the endpoint like the pipeline.
+    if let Some(PendingError(error)) = response.extensions_mut().get_mut::<PendingError>()
+        && error.code.is_denial()
+        && error.endpoint.is_none()
+    {
+        error.endpoint = Some(endpoint);
+    }
+    response = PendingError::render_in(response, shape);
+    if let Some(permit) = permit {
+        response = hold_permit(response, permit);
+    }
+    response.extensions_mut().insert(audit);
+    response
 }
 
 fn admission(
@@ -236,7 +291,7 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 pub const MAX_HEADER_BYTES: usize = 32 * 1024;
 
 /// The HTTP layer's size limits, answered as typed errors before any routing.
-fn over_http_limits(req: &Request) -> Option<ApiError> {
+pub(super) fn over_http_limits(req: &Request) -> Option<ApiError> {
     let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target > MAX_URI_BYTES {
         return Some(ApiError::new(
@@ -259,52 +314,9 @@ fn over_http_limits(req: &Request) -> Option<ApiError> {
     })
 }
 
-/// The layer of each of a listener's routers, which was built for one body shape: answers
-/// the HTTP layer's size limits, and renders in that shape every error no route rendered
-/// (unmatched paths and methods, a caught panic, a framework rejection).
-pub async fn shaped(State(shape): State<Shape>, req: Request, next: Next) -> Response {
-    // Only the message of the safety net's 404 names the path, as every 404 does (the
-    // `Uri` shares the request's bytes: nothing is copied for the answers that do not).
-    let uri = req.uri().clone();
-    let response = match over_http_limits(&req) {
-        Some(error) => return error.render(shape),
-        None => next.run(req).await,
-    };
-    let response = PendingError::render_in(response, shape);
-    let status = response.status();
-    if (status.is_client_error() || status.is_server_error())
-        && response.extensions().get::<ErrorMeta>().is_none()
-    {
-        return safety_net(status, uri.path()).render(shape);
-    }
-    response
-}
-
-/// The outermost layer: marks every answer as local and writes the audit entry.
-pub async fn finish(State(app): State<SharedState>, req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    // A `Uri` shares the request's bytes: kept without copying the path.
-    let uri = req.uri().clone();
-    let method = req.method().clone();
-    let mut response = next.run(req).await;
-    let audit = response.extensions_mut().remove::<AuditInfo>();
-    // The spec's local marker is on every answer, errors included.
-    response
-        .headers_mut()
-        .insert("x-svc-local", HeaderValue::from_static("1"));
-    app.audit.record(
-        &method,
-        uri.path(),
-        audit.as_ref(),
-        &response,
-        started.elapsed(),
-    );
-    response
-}
-
 /// An error answer that our own code did not build (a framework rejection) still leaves as
 /// a typed body.
-fn safety_net(status: http::StatusCode, path: &str) -> ApiError {
+pub(super) fn safety_net(status: http::StatusCode, path: &str) -> ApiError {
     match status.as_u16() {
         404 | 405 => ApiError::not_found(path),
         413 => ApiError::new(

@@ -11,14 +11,11 @@ use super::groups::agents;
 use crate::error::{ApiError, Code, Shape};
 use crate::server::SharedState;
 use crate::server::endpoints::{ENDPOINTS, Endpoint, Group, Method, Port, Status};
-use crate::server::pipeline::{RouteState, admit, finish, shaped};
+use crate::server::front::Front;
+use crate::server::pipeline::{Admit, RouteState};
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
-use axum::middleware::from_fn_with_state;
-use axum::response::IntoResponse;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use http::Uri;
-use tower::ServiceExt;
 
 /// The main listener's routes.
 pub fn app(state: SharedState) -> Router {
@@ -31,20 +28,12 @@ pub fn terminal_app(state: SharedState) -> Router {
 }
 
 fn build(state: SharedState, port: Port) -> Router {
-    let openai = part(&state, port, Shape::OpenAi);
-    let flat = part(&state, port, Shape::Flat);
-    let split = tower::service_fn(move |req: Request| {
-        let router = if under_v1(req.uri().path()) {
-            openai.clone()
-        } else {
-            flat.clone()
-        };
-        router.oneshot(req)
-    });
-    Router::new()
-        .fallback_service(split)
-        .layer(from_fn_with_state(state.clone(), finish))
-        .with_state(state)
+    let front = Front::new(
+        state.clone(),
+        part(&state, port, Shape::OpenAi),
+        part(&state, port, Shape::Flat),
+    );
+    Router::new().fallback_service(front).with_state(state)
 }
 
 /// The body shape of a row's errors: the agents group answers the OpenAI-style object of
@@ -56,15 +45,10 @@ pub fn shape_of(endpoint: &Endpoint) -> Shape {
     }
 }
 
-/// Which of a listener's routers a request goes to (a test checks every row's path agrees
-/// with its shape).
-fn under_v1(path: &str) -> bool {
-    path == "/v1" || path.starts_with("/v1/")
-}
-
 /// The router of one body shape: the rows of that shape, and the typed answers for what
-/// none of them matched, rendered in that shape.
-fn part(state: &SharedState, port: Port, shape: Shape) -> Router {
+/// none of them matched, rendered in that shape. Public for the pipeline benchmark, which
+/// times it without the listener's outer layer.
+pub fn part(state: &SharedState, port: Port, shape: Shape) -> Router {
     let mut router = Router::new();
     let rows = ENDPOINTS
         .iter()
@@ -77,21 +61,13 @@ fn part(state: &SharedState, port: Port, shape: Shape) -> Router {
             index,
             shape,
         };
-        let method_router = handler(endpoint).layer(from_fn_with_state(route_state, admit));
+        let method_router = handler(endpoint).layer(Admit(route_state));
         router = router.route(endpoint.path, method_router);
     }
+    // Axum's body limit and the panic net are put around it by the listener's front.
     router
         .fallback(unmatched)
         .method_not_allowed_fallback(unmatched)
-        .layer(DefaultBodyLimit::disable())
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
-            ApiError::new(
-                Code::Internal,
-                "internal error; the server log has the details",
-            )
-            .into_response()
-        }))
-        .layer(from_fn_with_state(shape, shaped))
         .with_state(state.clone())
 }
 
@@ -137,6 +113,7 @@ mod tests {
 
     #[test]
     fn every_row_is_routed_to_the_router_of_its_shape() {
+        use crate::server::front::under_v1;
         for endpoint in ENDPOINTS {
             assert_eq!(
                 under_v1(endpoint.path),

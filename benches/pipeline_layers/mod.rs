@@ -1,0 +1,121 @@
+//! What each layer of svc's pipeline costs one `GET /health`, timed in-process with
+//! `oneshot` (no socket, no client, one thread): the same handler behind one more layer at
+//! each step, from a bare axum route to the router a connection is served, so a difference
+//! between two steps is that layer's cost per request and nothing else's.
+
+use super::median;
+use axum::Router;
+use axum::body::Body;
+use axum::routing::get;
+use std::time::Instant;
+use svc::error::Shape;
+use svc::server::config::Settings;
+use svc::server::endpoints::{ENDPOINTS, EndpointId, Port};
+use svc::server::groups::core::health;
+use svc::server::pipeline::{Admit, RouteState};
+use svc::server::{AppState, SharedState};
+use svc::zero_copy::{FileChannel, WithChannel};
+use tower::ServiceExt;
+
+/// The steps, each the one before with one layer more.
+fn steps(state: &SharedState) -> Vec<(&'static str, Router)> {
+    let (index, endpoint) = ENDPOINTS
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.key == EndpointId::Health)
+        .expect("the health row");
+    let route = RouteState {
+        app: state.clone(),
+        endpoint,
+        index,
+        shape: Shape::Flat,
+    };
+    let bare = Router::new()
+        .route("/health", get(health))
+        .with_state(state.clone());
+    let admitted = Router::new()
+        .route("/health", get(health).layer(Admit(route)))
+        .with_state(state.clone());
+    let part = svc::server::router::part(state, Port::Main, Shape::Flat);
+    let app = svc::app(state.clone());
+    vec![
+        ("the handler on a bare axum route", bare),
+        ("+ admission (auth, policy, limits, query, body)", admitted),
+        (
+            "+ the shape's router (all rows, body limit, panic net)",
+            part,
+        ),
+        (
+            "+ the front (size limits, split by shape, shaped errors, audit: svc::app)",
+            app,
+        ),
+    ]
+}
+
+/// The last step: what `zero_copy::with_channel` makes of the app for each connection.
+fn served(app: Router) -> WithChannel {
+    WithChannel::new(app, FileChannel::default())
+}
+
+async fn time<S>(service: &S, iterations: u32) -> f64
+where
+    S: tower::Service<http::Request<Body>, Response = axum::response::Response> + Clone,
+    S::Error: std::fmt::Debug,
+{
+    let started = Instant::now();
+    for _ in 0..iterations {
+        let request = http::Request::get("/health").body(Body::empty()).unwrap();
+        let response = service.clone().oneshot(request).await.unwrap();
+        assert!(response.status().is_success());
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        std::hint::black_box(body);
+    }
+    started.elapsed().as_nanos() as f64 / f64::from(iterations)
+}
+
+/// Prints each step's nanoseconds per request (the median of `rounds` interleaved rounds of
+/// `iterations` requests) and what its layer added.
+pub fn run(rounds: usize, iterations: u32) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        // Built as the load's was, inside a runtime.
+        let state = AppState::with_settings(Settings::defaults());
+        let steps = steps(&state);
+        let served = served(steps.last().expect("steps").1.clone());
+        let last = steps.len();
+        // Each step's time, the last (a connection's service) after the routers.
+        let step = async |i: usize, n: u32| match steps.get(i) {
+            Some((_, router)) => time(router, n).await,
+            None => time(&served, n).await,
+        };
+        for i in 0..=last {
+            step(i, iterations / 10).await;
+        }
+        let mut figures: Vec<Vec<f64>> = (0..=last).map(|_| Vec::new()).collect();
+        for round in 0..rounds {
+            for k in 0..=last {
+                let i = (round + k) % (last + 1);
+                figures[i].push(step(i, iterations).await);
+            }
+        }
+        let names = steps
+            .iter()
+            .map(|(name, _)| *name)
+            .chain(["+ the connection's file channel (as served)"]);
+        println!(
+            "per layer, in-process oneshot GET /health, {rounds} rounds of {iterations} requests, one thread:"
+        );
+        let mut before = None;
+        for (name, runs) in names.zip(figures) {
+            let ns = median(runs);
+            let added = before.map_or(String::new(), |b: f64| format!("  (+{:.0} ns)", ns - b));
+            println!("  {ns:>7.0} ns  {name}{added}");
+            before = Some(ns);
+        }
+    });
+}

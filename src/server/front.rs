@@ -1,0 +1,220 @@
+//! The front of a listener: the first and last step of every request, before any route.
+//! It answers the HTTP layer's size limits, sends the request to the router of its body
+//! shape (the `/v1` prefix is where the agents group, the OpenAI-style shape, lives),
+//! renders in that shape every error no route rendered (unmatched paths and methods, a
+//! caught panic, a framework rejection), marks every answer as local and writes the audit
+//! entry (step 7 of [`pipeline`](super::pipeline)).
+//!
+//! One hand-written service rather than a middleware per step: each `from_fn` layer boxes
+//! its inner service and its future on every request, and `just bench`'s layer timing
+//! showed the outer steps costing more than the admission itself.
+
+use super::SharedState;
+use super::pipeline::{over_http_limits, safety_net};
+use crate::error::{ApiError, Code, ErrorMeta, PendingError, Shape};
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::response::{IntoResponse, Response};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use http::HeaderValue;
+use std::convert::Infallible;
+use std::panic::AssertUnwindSafe;
+use std::task::{Context, Poll};
+use std::time::Instant;
+use tower::{Layer, Service};
+
+/// A listener's two routers, one per body shape, and the state its audit writes to.
+#[derive(Clone)]
+pub struct Front {
+    app: SharedState,
+    openai: Part,
+    flat: Part,
+}
+
+/// One shape's router with axum's own body limit off (admission applies the row's),
+/// wrapped around the router once rather than by `Router::layer`, which wraps each route
+/// and boxes each request once per layer.
+type Part = <DefaultBodyLimit as Layer<Router>>::Service;
+
+/// A handler's panic (the default hook has logged it), as the typed 500.
+fn panic_answer(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    ApiError::new(
+        Code::Internal,
+        "internal error; the server log has the details",
+    )
+    .into_response()
+}
+
+impl Front {
+    pub fn new(app: SharedState, openai: Router, flat: Router) -> Front {
+        let part = |router: Router| DefaultBodyLimit::disable().layer(router);
+        Front {
+            app,
+            openai: part(openai),
+            flat: part(flat),
+        }
+    }
+}
+
+/// Which of a listener's routers a request goes to (a test checks every row's path agrees
+/// with its shape).
+pub fn under_v1(path: &str) -> bool {
+    path == "/v1" || path.starts_with("/v1/")
+}
+
+impl Service<Request> for Front {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Routers are always ready.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let started = Instant::now();
+        // A `Uri` shares the request's bytes: kept without copying the path.
+        let uri = req.uri().clone();
+        let method = req.method().clone();
+        let (router, shape) = if under_v1(uri.path()) {
+            (self.openai.clone(), Shape::OpenAi)
+        } else {
+            (self.flat.clone(), Shape::Flat)
+        };
+        let app = self.app.clone();
+        // The panic net: around the routing and admission, which run here, and around the
+        // handler's future (tower-http's `CatchPanic` would box every answer's body).
+        let handled = match over_http_limits(&req) {
+            Some(error) => Err(error),
+            None => Ok(std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let mut router = router;
+                router.call(req)
+            }))),
+        };
+        Box::pin(async move {
+            let response = match handled {
+                Err(error) => error.render(shape),
+                Ok(called) => {
+                    let response = match called {
+                        Ok(future) => match AssertUnwindSafe(future).catch_unwind().await {
+                            Ok(Ok(response)) => response,
+                            Ok(Err(never)) => match never {},
+                            Err(panic) => panic_answer(panic),
+                        },
+                        Err(panic) => panic_answer(panic),
+                    };
+                    let response = PendingError::render_in(response, shape);
+                    let status = response.status();
+                    if (status.is_client_error() || status.is_server_error())
+                        && response.extensions().get::<ErrorMeta>().is_none()
+                    {
+                        safety_net(status, uri.path()).render(shape)
+                    } else {
+                        response
+                    }
+                }
+            };
+            Ok(finish(&app, &method, &uri, started, response))
+        })
+    }
+}
+
+/// The spec's local marker, on every answer (errors included), and the audit entry.
+fn finish(
+    app: &SharedState,
+    method: &http::Method,
+    uri: &http::Uri,
+    started: Instant,
+    mut response: Response,
+) -> Response {
+    let audit = response
+        .extensions_mut()
+        .remove::<super::audit::AuditInfo>();
+    response
+        .headers_mut()
+        .insert("x-svc-local", HeaderValue::from_static("1"));
+    app.audit.record(
+        method,
+        uri.path(),
+        audit.as_ref(),
+        &response,
+        started.elapsed(),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::AppState;
+    use crate::server::config::Settings;
+    use axum::body::Body;
+    use axum::routing::get;
+    use serde_json::Value;
+    use tower::ServiceExt;
+
+    /// A handler that panics while it runs, one that panics when it is called (before any
+    /// future exists), and a framework rejection no route typed.
+    fn routes() -> Router {
+        #[allow(clippy::unused_async)]
+        async fn panics_in_future() -> &'static str {
+            panic!("a handler's bug")
+        }
+        let panics_in_call = tower::service_fn(
+            |_: Request| -> std::future::Ready<Result<Response, Infallible>> {
+                panic!("a service's bug")
+            },
+        );
+        Router::new()
+            .route("/later", get(panics_in_future))
+            .route("/v1/later", get(panics_in_future))
+            .route_service("/now", panics_in_call)
+            .route("/rejected", get(|| async { http::StatusCode::BAD_REQUEST }))
+    }
+
+    async fn call(path: &str) -> (http::StatusCode, http::HeaderMap, Value) {
+        let front = Front::new(
+            AppState::with_settings(Settings::defaults()),
+            routes(),
+            routes(),
+        );
+        let response = front
+            .oneshot(http::Request::get(path).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let (parts, body) = response.into_parts();
+        let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        (
+            parts.status,
+            parts.headers,
+            serde_json::from_slice(&bytes).unwrap(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_a_handler_is_the_typed_500_of_its_shape() {
+        let (status, headers, body) = call("/later").await;
+        assert_eq!(status, 500);
+        assert_eq!(body["code"], "internal_error", "{body}");
+        assert_eq!(headers["x-svc-local"], "1");
+        let (status, _, body) = call("/v1/later").await;
+        assert_eq!(status, 500);
+        assert_eq!(body["error"]["code"], "internal_error", "{body}");
+    }
+
+    #[tokio::test]
+    async fn a_panic_before_any_future_is_the_typed_500_too() {
+        let (status, _, body) = call("/now").await;
+        assert_eq!(status, 500);
+        assert_eq!(body["code"], "internal_error", "{body}");
+    }
+
+    #[tokio::test]
+    async fn an_untyped_rejection_leaves_as_a_typed_body() {
+        let (status, _, body) = call("/rejected").await;
+        assert_eq!(status, 400);
+        assert_eq!(body["code"], "invalid_request", "{body}");
+    }
+}
