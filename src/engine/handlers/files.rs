@@ -24,8 +24,9 @@ fn required(path: Option<String>) -> Result<String, EngineError> {
     })
 }
 
-/// A `local` sandbox's file goes out with `sendfile` over HTTP/1 ([`crate::zero_copy`]);
-/// other providers' bytes are streamed as they come.
+/// A `local` sandbox's file goes out with `sendfile` over HTTP/1 ([`crate::zero_copy`]),
+/// a `rest` sandbox's with `splice` from the remote's socket; other providers' bytes are
+/// streamed as they come.
 pub async fn read(
     sb: Sandboxed,
     Query(query): Query<PathQuery>,
@@ -33,10 +34,19 @@ pub async fn read(
     channel: Option<Extension<ConnectInfo<FileChannel>>>,
 ) -> Result<Response, EngineError> {
     let path = required(query.path)?;
+    let channel = zero_copy::usable(version, channel);
+    // A socket body only for a connection that splices it (else it would be read through
+    // buffers, where a provider's own streaming read may do better).
+    let spliced = channel.is_some();
     let file = sb
         .on(|s| {
             let path = path.clone();
-            async move { s.read_file(&path).await }
+            async move {
+                match spliced {
+                    true => s.read_file_spliced(&path).await,
+                    false => s.read_file(&path).await,
+                }
+            }
         })
         .await?;
     Ok((
@@ -48,7 +58,8 @@ pub async fn read(
             (http::header::CONTENT_LENGTH, file.size.to_string()),
         ],
         match file.body {
-            FileBody::File(file) => zero_copy::file_body(zero_copy::usable(version, channel), file),
+            FileBody::File(file) => zero_copy::file_body(channel, file),
+            FileBody::Socket(socket) => zero_copy::socket_body(channel, socket),
             FileBody::Stream(stream) => axum::body::Body::from_stream(stream),
         },
     )

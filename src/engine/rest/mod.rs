@@ -36,6 +36,7 @@
 //!   (one connection pool). An `https://` `api_url` is reached over TLS by the calls and
 //!   the terminal alike, certificates checked against the platform's roots.
 
+mod download;
 mod failure;
 mod files;
 mod remote;
