@@ -16,7 +16,7 @@ use axum::extract::ConnectInfo;
 use axum::response::{IntoResponse, Response};
 use axum::routing::on;
 use axum::{Extension, Json};
-use http::{HeaderMap, Version};
+use http::{HeaderMap, Method, Version};
 
 fn required(path: Option<String>) -> Result<String, EngineError> {
     path.filter(|p| !p.is_empty()).ok_or_else(|| {
@@ -30,14 +30,16 @@ fn required(path: Option<String>) -> Result<String, EngineError> {
 pub async fn read(
     sb: Sandboxed,
     Query(query): Query<PathQuery>,
+    method: Method,
     version: Version,
     channel: Option<Extension<ConnectInfo<FileChannel>>>,
 ) -> Result<Response, EngineError> {
     let path = required(query.path)?;
     let channel = zero_copy::usable(version, channel);
     // A socket body only for a connection that splices it (else it would be read through
-    // buffers, where a provider's own streaming read may do better).
-    let spliced = channel.is_some();
+    // buffers, where a provider's own streaming read may do better), and never for a HEAD:
+    // its body is never written, and the remote's connection would wait on the channel.
+    let spliced = channel.is_some() && method != Method::HEAD;
     let file = sb
         .on(|s| {
             let path = path.clone();

@@ -1,7 +1,9 @@
 //! The `rest` provider kind: sandboxes behind another svc-engine/1 service at the
 //! connection's `api_url`, reached with its `api_key` (one local engine fronting a remote
 //! one). Every route is forwarded to the same route there; event streams, file bodies and
-//! the terminal flow through as they come, never held whole.
+//! the terminal flow through as they come, never held whole. Over `http://`, a file's
+//! bytes pass socket to socket where the caller's connection allows it, with `splice(2)`
+//! (a write of declared length, `upload.rs`; a read to an HTTP/1 caller, `download.rs`).
 //!
 //! The connection: `api_url` is the remote engine's base URL (`http://HOST:PORT`; a
 //! trailing `/` or `/v1` is accepted), `api_key` its token (its descriptor's `token`, sent
