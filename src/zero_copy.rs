@@ -72,6 +72,8 @@ pub struct FileChannel {
     job: Arc<Mutex<Option<Job>>>,
     /// The request body being received into a file, if any (see [`upload`]).
     intake: upload::IntakeSlot,
+    /// The answer body being passed on from another socket, if any (see [`socket`]).
+    splice: socket::Slot,
 }
 
 impl FileChannel {
@@ -82,6 +84,8 @@ impl FileChannel {
         let Ok(offset) = i64::try_from(start) else {
             return Body::empty();
         };
+        // One body per connection at a time: placeholder bytes must find this file.
+        *self.splice.lock().unwrap_or_else(|e| e.into_inner()) = None;
         *self.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(Job {
             file,
             offset,
@@ -244,7 +248,7 @@ fn is_connection_error(e: &io::Error) -> bool {
 }
 
 /// A connection: reads and writes pass through to TCP, except placeholder bytes, which are
-/// sent from the connection's file.
+/// sent from the connection's file (or spliced from its other socket, [`socket`]).
 #[derive(Debug)]
 pub struct Stream {
     tcp: TcpStream,
@@ -368,6 +372,9 @@ impl AsyncWrite for Stream {
                 .take_while(|b| is_placeholder(b))
                 .map(|b| b.len())
                 .sum();
+            if let Some(sent) = socket::poll_send(&this.channel.splice, &this.tcp, cx, want) {
+                return sent;
+            }
             return this.poll_send_file(cx, want);
         }
         let plain = bufs
@@ -395,9 +402,14 @@ pub(crate) mod drain;
 /// The HTTP/1.1 framing around a body the engine's client or the `rest` provider moves
 /// with `sendfile` or `splice` itself.
 pub(crate) mod http1;
+/// A file answer whose bytes come from another socket (the `rest` provider's remote).
+mod socket;
 #[cfg(test)]
 pub(crate) mod tests;
 mod upload;
+#[cfg(test)]
+pub(crate) use socket::SPLICED_TOTAL;
+pub use socket::{SocketBody, socket_body};
 #[cfg(test)]
 pub(crate) use upload::PLACED_TOTAL;
 pub use upload::{Arming, Upload};

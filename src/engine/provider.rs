@@ -115,9 +115,12 @@ pub struct FileRead {
 }
 
 /// A file read's bytes: a file on this machine (the engine sends it with `sendfile` where it
-/// can, see [`crate::zero_copy`]) or bytes as they arrive (memory, a remote, a plugin).
+/// can, see [`crate::zero_copy`]), a remote's answer body still on its socket (the engine
+/// splices it into the caller's, see [`Sandbox::read_file_spliced`]), or bytes as they
+/// arrive (memory, a remote, a plugin).
 pub enum FileBody {
     File(ReadFile),
+    Socket(crate::zero_copy::SocketBody),
     Stream(ByteStream),
 }
 
@@ -126,6 +129,7 @@ impl FileBody {
     pub fn into_stream(self) -> ByteStream {
         match self {
             FileBody::File(file) => file.into_stream(),
+            FileBody::Socket(socket) => socket.into_stream(),
             FileBody::Stream(stream) => stream,
         }
     }
@@ -359,6 +363,14 @@ pub trait Sandbox: Send + Sync {
 
     async fn read_file(&self, _path: &str) -> ProviderResult<FileRead> {
         unsupported(Feature::Files)
+    }
+
+    /// [`Sandbox::read_file`] for a caller whose connection can splice a socket's bytes into
+    /// its own (HTTP/1 over the engine's listener): a provider that reads from a remote may
+    /// answer [`FileBody::Socket`] (`rest`); the others answer as `read_file`. Anyone else
+    /// calls `read_file`, whose bytes any consumer can take.
+    async fn read_file_spliced(&self, path: &str) -> ProviderResult<FileRead> {
+        self.read_file(path).await
     }
 
     /// Entry info of the written file.

@@ -16,7 +16,7 @@ use axum::extract::ConnectInfo;
 use axum::response::{IntoResponse, Response};
 use axum::routing::on;
 use axum::{Extension, Json};
-use http::{HeaderMap, Version};
+use http::{HeaderMap, Method, Version};
 
 fn required(path: Option<String>) -> Result<String, EngineError> {
     path.filter(|p| !p.is_empty()).ok_or_else(|| {
@@ -24,19 +24,31 @@ fn required(path: Option<String>) -> Result<String, EngineError> {
     })
 }
 
-/// A `local` sandbox's file goes out with `sendfile` over HTTP/1 ([`crate::zero_copy`]);
-/// other providers' bytes are streamed as they come.
+/// A `local` sandbox's file goes out with `sendfile` over HTTP/1 ([`crate::zero_copy`]),
+/// a `rest` sandbox's with `splice` from the remote's socket; other providers' bytes are
+/// streamed as they come.
 pub async fn read(
     sb: Sandboxed,
     Query(query): Query<PathQuery>,
+    method: Method,
     version: Version,
     channel: Option<Extension<ConnectInfo<FileChannel>>>,
 ) -> Result<Response, EngineError> {
     let path = required(query.path)?;
+    let channel = zero_copy::usable(version, channel);
+    // A socket body only for a connection that splices it (else it would be read through
+    // buffers, where a provider's own streaming read may do better), and never for a HEAD:
+    // its body is never written, and the remote's connection would wait on the channel.
+    let spliced = channel.is_some() && method != Method::HEAD;
     let file = sb
         .on(|s| {
             let path = path.clone();
-            async move { s.read_file(&path).await }
+            async move {
+                match spliced {
+                    true => s.read_file_spliced(&path).await,
+                    false => s.read_file(&path).await,
+                }
+            }
         })
         .await?;
     Ok((
@@ -48,7 +60,8 @@ pub async fn read(
             (http::header::CONTENT_LENGTH, file.size.to_string()),
         ],
         match file.body {
-            FileBody::File(file) => zero_copy::file_body(zero_copy::usable(version, channel), file),
+            FileBody::File(file) => zero_copy::file_body(channel, file),
+            FileBody::Socket(socket) => zero_copy::socket_body(channel, socket),
             FileBody::Stream(stream) => axum::body::Body::from_stream(stream),
         },
     )

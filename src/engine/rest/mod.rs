@@ -1,7 +1,9 @@
 //! The `rest` provider kind: sandboxes behind another svc-engine/1 service at the
 //! connection's `api_url`, reached with its `api_key` (one local engine fronting a remote
 //! one). Every route is forwarded to the same route there; event streams, file bodies and
-//! the terminal flow through as they come, never held whole.
+//! the terminal flow through as they come, never held whole. Over `http://`, a file's
+//! bytes pass socket to socket where the caller's connection allows it, with `splice(2)`
+//! (a write of declared length, `upload.rs`; a read to an HTTP/1 caller, `download.rs`).
 //!
 //! The connection: `api_url` is the remote engine's base URL (`http://HOST:PORT`; a
 //! trailing `/` or `/v1` is accepted), `api_key` its token (its descriptor's `token`, sent
@@ -36,6 +38,7 @@
 //!   (one connection pool). An `https://` `api_url` is reached over TLS by the calls and
 //!   the terminal alike, certificates checked against the platform's roots.
 
+mod download;
 mod failure;
 mod files;
 mod remote;

@@ -189,6 +189,10 @@ impl Sandbox for RestSandbox {
         self.read(file).await
     }
 
+    async fn read_file_spliced(&self, file: &str) -> ProviderResult<FileRead> {
+        self.read_spliced(file).await
+    }
+
     async fn write_file(&self, query: WriteQuery, body: ByteStream) -> ProviderResult<EntryInfo> {
         self.write(query, body).await
     }

@@ -5,6 +5,7 @@
 //! failures; `tests/`: the route groups.
 
 mod commands;
+mod download;
 mod files;
 mod sandboxes;
 

@@ -60,14 +60,7 @@ impl RestSandbox {
     ) -> ProviderResult<(u16, Vec<u8>)> {
         let failure = &self.remote.failure;
         let mut stream = self.connect(url).await?;
-        let headers = self.remote.headers();
-        let mut lines = vec![("content-type", "application/octet-stream")];
-        for (name, value) in &headers {
-            // The values were checked as header values when the remote was made.
-            lines.push((name, value.to_str().unwrap_or_default()));
-        }
-        let head =
-            http1::request_head("PUT", url, &lines, Some(len)).map_err(|e| failure.cut(e))?;
+        let head = self.request_head("PUT", url, Some(len))?;
         http1::send_head(&mut stream, &head)
             .await
             .map_err(|e| failure.cut(e))?;
@@ -108,7 +101,29 @@ impl RestSandbox {
         Ok((head.status, bytes))
     }
 
-    async fn connect(&self, url: &url::Url) -> ProviderResult<TcpStream> {
+    /// The head of a request to `url` with the headers of every call (and the body's
+    /// type when it has one, `body_len`).
+    pub(super) fn request_head(
+        &self,
+        method: &str,
+        url: &url::Url,
+        body_len: Option<u64>,
+    ) -> ProviderResult<String> {
+        let headers = self.remote.headers();
+        let mut lines = Vec::new();
+        if body_len.is_some() {
+            lines.push(("content-type", "application/octet-stream"));
+        }
+        for (name, value) in &headers {
+            // The values were checked as header values when the remote was made.
+            lines.push((name, value.to_str().unwrap_or_default()));
+        }
+        http1::request_head(method, url, &lines, body_len).map_err(|e| self.remote.failure.cut(e))
+    }
+
+    /// A connection of its own to the remote at `url` (an `http://` one), within the
+    /// connect limit.
+    pub(super) async fn connect(&self, url: &url::Url) -> ProviderResult<TcpStream> {
         let failure = &self.remote.failure;
         let host = url.host_str().unwrap_or_default();
         let address = format!("{host}:{}", url.port_or_known_default().unwrap_or(80));
@@ -121,7 +136,7 @@ impl RestSandbox {
         Ok(stream)
     }
 
-    fn io_failure(&self, e: &io::Error) -> EngineError {
+    pub(super) fn io_failure(&self, e: &io::Error) -> EngineError {
         let failure = &self.remote.failure;
         match e.kind() {
             io::ErrorKind::InvalidData => failure.garbled(e),

@@ -12,7 +12,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 /// `n` bytes no compression or text decoding would leave alone.
-fn noise(n: usize) -> Vec<u8> {
+pub(super) fn noise(n: usize) -> Vec<u8> {
     let mut x: u32 = 0x9e37_79b9;
     (0..n)
         .map(|_| {
