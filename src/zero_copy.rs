@@ -402,6 +402,8 @@ pub(crate) mod drain;
 /// The HTTP/1.1 framing around a body the engine's client or the `rest` provider moves
 /// with `sendfile` or `splice` itself.
 pub(crate) mod http1;
+/// The pipe both splices go through.
+mod pipe;
 /// A file answer whose bytes come from another socket (the `rest` provider's remote).
 mod socket;
 #[cfg(test)]

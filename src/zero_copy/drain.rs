@@ -17,8 +17,9 @@
 //! `rest` provider passes an upload's body on to its remote engine socket to socket, the
 //! bytes never in the process's memory.
 
+use super::pipe::Pipe;
 use futures::task::AtomicWaker;
-use nix::fcntl::{FcntlArg, OFlag, SpliceFFlags, fcntl, splice};
+use nix::fcntl::{SpliceFFlags, splice};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use std::fs::File;
 use std::io;
@@ -28,36 +29,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-/// The pipe is asked for this much room (the kernel's default limit for an unprivileged
-/// process); a smaller pipe only means smaller batches.
-const PIPE_SIZE: i32 = 1024 * 1024;
-
 /// How long (ms) the thread waits for the socket before it looks whether it was abandoned.
 const LOOK_AGAIN: u16 = 200;
-
-/// An upload's pipe between socket and file.
-#[derive(Debug)]
-struct Pipe {
-    read: OwnedFd,
-    write: OwnedFd,
-    /// What the pipe holds at most.
-    capacity: usize,
-}
-
-impl Pipe {
-    fn new() -> io::Result<Pipe> {
-        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)?;
-        // A bigger pipe moves more per batch; the default (64 KiB) still works.
-        let capacity = fcntl(&write, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE))
-            .or_else(|_| fcntl(&write, FcntlArg::F_GETPIPE_SZ))
-            .map_or(64 * 1024, |size| size as usize);
-        Ok(Pipe {
-            read,
-            write,
-            capacity,
-        })
-    }
-}
 
 /// How far the drain thread has got, shared with the connection's stream.
 #[derive(Debug, Default)]

@@ -12,12 +12,13 @@
 //! `oneshot` test) or a pipe, the body is read into buffers as it comes ([`SocketBody::into_stream`]),
 //! with the same bounds.
 
+use super::pipe::Pipe;
 use super::{FileChannel, PLACEHOLDER, PLACEHOLDER_LEN};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use nix::fcntl::{FcntlArg, OFlag, SpliceFFlags, fcntl, splice};
+use nix::fcntl::{SpliceFFlags, splice};
 use std::future::Future;
 use std::io;
 use std::os::fd::OwnedFd;
@@ -29,9 +30,6 @@ use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
-/// The pipe is asked for this much room (as an upload's drain asks); a smaller pipe only
-/// means smaller batches.
-const PIPE_SIZE: i32 = 1024 * 1024;
 /// What one read of [`SocketBody::into_stream`] takes at most.
 const READ_CHUNK: usize = 256 * 1024;
 
@@ -151,17 +149,17 @@ impl FileChannel {
     /// answer registered and never sent; without a pipe the body is read as it comes.
     fn socket_body(&self, body: SocketBody) -> Body {
         let rest = body.rest();
-        let (read, write) = match nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK) {
+        let Pipe {
+            read,
+            write,
+            capacity,
+        } = match Pipe::new() {
             Ok(pipe) => pipe,
             Err(e) => {
                 tracing::debug!("no pipe to splice a body through, read instead: {e}");
                 return Body::from_stream(body.into_stream());
             }
         };
-        // A bigger pipe moves more per call; the default (64 KiB) still works.
-        let capacity = fcntl(&write, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE))
-            .or_else(|_| fcntl(&write, FcntlArg::F_GETPIPE_SZ))
-            .map_or(64 * 1024, |size| size as usize);
         // One body per connection at a time: placeholder bytes must find this one.
         *self.job.lock().unwrap_or_else(|e| e.into_inner()) = None;
         *self.splice.lock().unwrap_or_else(|e| e.into_inner()) = Some(Splice {
