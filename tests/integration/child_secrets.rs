@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-pub(crate) const TOKEN: &str = "child-secrets-token-5d1e";
+const TOKEN: &str = "child-secrets-token-5d1e";
 
 /// A server on port 0 with `SVC_SERVER_TOKEN` set, as user `uid` when given; its port.
 /// Another user runs a copy of the binary in a folder anyone may enter: the checkout's own
@@ -30,14 +30,7 @@ fn serve(
         }
         None => (assert_cmd::cargo::cargo_bin("svc"), None),
     };
-    let mut command = Command::new(program);
-    command
-        .args(["serve", "--port", "0", "--terminal-port", "0"])
-        .env("SVC_SERVER_TOKEN", TOKEN)
-        .env_remove("SVC_CONFIG")
-        .current_dir("/")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+    let mut command = serve_command(program);
     if let Some(config) = config {
         command.args(["--config", &config.display().to_string()]);
     }
@@ -48,6 +41,20 @@ fn serve(
     let mut child = command.spawn().unwrap();
     let port = read_port(&mut child);
     (child, port, copy)
+}
+
+/// `program serve` on any free ports with `SVC_SERVER_TOKEN` set, in `/`, its first line
+/// of stdout piped (see [`read_port`]).
+pub(crate) fn serve_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command
+        .args(["serve", "--port", "0", "--terminal-port", "0"])
+        .env("SVC_SERVER_TOKEN", TOKEN)
+        .env_remove("SVC_CONFIG")
+        .current_dir("/")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    command
 }
 
 /// The port a starting `svc serve` prints on its first line.

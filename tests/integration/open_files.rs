@@ -3,7 +3,7 @@
 //! the soft limit the process started with (a program written for `select` fails past
 //! descriptor 1,023).
 
-use crate::child_secrets::{TOKEN, read_port, shell, stop};
+use crate::child_secrets::{read_port, serve_command, shell, stop};
 use crate::engine_cli::{Fixture, the_one_engine};
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use std::process::{Command, Stdio};
@@ -44,14 +44,7 @@ fn hard_limit() -> u64 {
 fn the_server_raises_its_limit_and_its_children_get_the_one_it_started_with() {
     let hard = hard_limit();
     assert!(hard > STARTED_WITH, "this machine's hard limit is {hard}");
-    let mut command = Command::new(assert_cmd::cargo::cargo_bin("svc"));
-    command
-        .args(["serve", "--port", "0", "--terminal-port", "0"])
-        .env("SVC_SERVER_TOKEN", TOKEN)
-        .env_remove("SVC_CONFIG")
-        .current_dir("/")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+    let mut command = serve_command(assert_cmd::cargo::cargo_bin("svc"));
     started_low(&mut command);
     let mut server = command.spawn().unwrap();
     let port = read_port(&mut server);
