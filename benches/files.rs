@@ -15,7 +15,8 @@
 //! Copies are measured in `--rounds N` (default 5) interleaved rounds, medians reported,
 //! with two references for scale: a copy through user space (a read/write loop in 1 MiB
 //! blocks; `cp` offloads the copy to the kernel with `copy_file_range`), and the same bytes
-//! over one loopback TCP connection without HTTP or files (the transport's ceiling).
+//! over one loopback TCP connection without HTTP or files (the transport's ceiling); and
+//! the ordinary client's own floor, its GET from a server that is only `sendfile`.
 //! Target: read and write at >= 0.9 of `cp`'s throughput. `--copies-only` stops after the
 //! copies (for a profiler). `--quick`: one round, 1 s of lists at 1,000 entries only, one
 //! search of each kind.
@@ -101,6 +102,54 @@ async fn loopback(bytes: u64) -> f64 {
     socket.shutdown().await.unwrap();
     assert_eq!(sink.await.unwrap(), bytes);
     started.elapsed().as_secs_f64()
+}
+
+/// An ordinary client's floor for a read: a server that is nothing but a fixed HTTP/1.1
+/// head and `sendfile` of `src`, for every request on any connection (no framework, no
+/// svc). The same client's GET from it shows what the client itself costs.
+fn bare_file_server(src: PathBuf) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let src = src.clone();
+            std::thread::spawn(move || answer_with_file(conn, &src));
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn answer_with_file(mut conn: std::net::TcpStream, src: &Path) {
+    use std::os::fd::AsFd;
+    let _ = conn.set_nodelay(true);
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        head.clear();
+        let file = std::fs::File::open(src).unwrap();
+        let len = file.metadata().unwrap().len();
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {len}\r\ncontent-type: application/octet-stream\r\n\r\n"
+        );
+        if conn.write_all(answer.as_bytes()).is_err() {
+            return;
+        }
+        let mut offset = 0i64;
+        while (offset as u64) < len {
+            let left = (len - offset as u64) as usize;
+            match nix::sys::sendfile::sendfile(conn.as_fd(), file.as_fd(), Some(&mut offset), left)
+            {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    }
 }
 
 /// GET the file through the server into `dst`, timed to the last byte written.
@@ -285,17 +334,23 @@ fn main() {
         let (mut cps, mut reads, mut writes, mut users, mut wires) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut raw_reads, mut raw_writes, mut floors) = (Vec::new(), Vec::new(), Vec::new());
+        let mut client_floors = Vec::new();
+        let bare_base = bare_file_server(src.clone());
         let target_of = |path: &Path| format!("/files/content?path={}", path.display());
         // A warm-up of each, so every round finds the source in the page cache.
         cp(&src, &copied);
         read_through(&client, &base, &src, &copied).await;
         for round in 0..rounds {
-            let order = [0, 1, 2, 3, 4, 5, 6, 7].map(|i| (i + round) % 8);
+            let order = [0, 1, 2, 3, 4, 5, 6, 7, 8].map(|i| (i + round) % 9);
             for which in order {
                 match which {
                     0 => cps.push(cp(&src, &copied)),
                     3 => users.push(user_copy(&src, &copied)),
                     4 => wires.push(loopback(bytes).await),
+                    8 => {
+                        client_floors.push(read_through(&client, &bare_base, &src, &copied).await);
+                        assert!(same(&src, &copied), "read from the bare server differs");
+                    }
                     1 => {
                         reads.push(read_through(&client, &base, &src, &copied).await);
                         assert!(same(&src, &copied), "read through the server differs");
@@ -362,6 +417,15 @@ fn main() {
             mib_per_s(bytes, read_s),
             read_s * 1000.0,
             cp_s / read_s
+        );
+        let client_floor_s = median(client_floors);
+        println!(
+            "  GET, same client, from a server that is only sendfile (this client's floor)\n  \
+             {:>31.0} MiB/s  ({:.0} ms)  ratio to cp {:.2}; GET /files/content to it {:.2}",
+            mib_per_s(bytes, client_floor_s),
+            client_floor_s * 1000.0,
+            cp_s / client_floor_s,
+            client_floor_s / read_s
         );
         println!(
             "  PUT /files/content        {:>8.0} MiB/s  ({:.0} ms)  ratio to cp {:.2}",
