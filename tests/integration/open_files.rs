@@ -46,9 +46,10 @@ fn the_server_raises_its_limit_and_its_children_get_the_one_it_started_with() {
     assert!(hard > STARTED_WITH, "this machine's hard limit is {hard}");
     let mut command = serve_command(assert_cmd::cargo::cargo_bin("svc"));
     started_low(&mut command);
-    let mut server = command.spawn().unwrap();
-    let port = read_port(&mut server);
-    assert_eq!(soft_limit_of(server.id()), hard, "the server's own limit");
+    let mut server = Stopped(Some(command.spawn().unwrap()));
+    let child = server.0.as_mut().unwrap();
+    let port = read_port(child);
+    assert_eq!(soft_limit_of(child.id()), hard, "the server's own limit");
     let (stdout, stderr, code) = shell(port, "ulimit -n");
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
@@ -56,7 +57,17 @@ fn the_server_raises_its_limit_and_its_children_get_the_one_it_started_with() {
         STARTED_WITH.to_string(),
         "a /shell child's limit"
     );
-    stop(server);
+}
+
+/// A server stopped however the test ends, a failed assertion included.
+struct Stopped(Option<std::process::Child>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(server) = self.0.take() {
+            stop(server);
+        }
+    }
 }
 
 #[test]
