@@ -5,8 +5,8 @@
 //! [`Front`](super::front::Front).
 //!
 //! Error bodies are rendered in the [`Shape`] fixed when the router was built: a route's
-//! by its endpoint row (in [`admit`]), anything no route answered by the router that got the
-//! request (in the [`Front`](super::front::Front), by the router that got it).
+//! by its endpoint row (in [`Admit`]), anything no route answered in the shape of the router
+//! that got the request (in the [`Front`](super::front::Front)).
 
 use crate::error::{ApiError, Code, PendingError, Shape};
 use crate::server::SharedState;
