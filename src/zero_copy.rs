@@ -410,8 +410,8 @@ mod socket;
 pub(crate) mod tests;
 mod upload;
 #[cfg(test)]
-pub(crate) use socket::SPLICED_TOTAL;
+pub(crate) use socket::spliced_here;
 pub use socket::{SocketBody, socket_body};
 #[cfg(test)]
-pub(crate) use upload::PLACED_TOTAL;
+pub(crate) use upload::placed_here;
 pub use upload::{Arming, Upload};

@@ -6,10 +6,9 @@
 
 use super::config::{LoadOptions, Settings};
 use super::{AppState, serve_main};
-use crate::zero_copy::PLACED_TOTAL;
+use crate::zero_copy::placed_here;
 use crate::zero_copy::tests::pattern;
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -43,7 +42,7 @@ async fn every_byte_of_a_write_lands_and_the_connection_places_them() {
     ] {
         let bytes = pattern(len);
         let path = dir.path().join(name);
-        let before = PLACED_TOTAL.load(Ordering::Relaxed);
+        let before = placed_here();
         let answer = client
             .put(format!(
                 "http://{addr}/files/content?path={}",
@@ -60,7 +59,7 @@ async fn every_byte_of_a_write_lands_and_the_connection_places_them() {
             closing,
             "{name}: connection {connection:?}"
         );
-        let placed = PLACED_TOTAL.load(Ordering::Relaxed) - before;
+        let placed = placed_here() - before;
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name}");
         // The body is read once the temp file exists: only what hyper had read with the
         // head (at most its read buffer, under 1 MiB) comes through as bytes.
@@ -158,7 +157,7 @@ async fn past_hyper_a_large_body_lands_and_its_connection_ends_after_the_answer(
     // Never answered: hyper's count of the body is behind the socket, so the connection
     // may not go on (RFC 9112 section 9.6).
     wire.extend_from_slice(b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n");
-    let before = PLACED_TOTAL.load(Ordering::Relaxed);
+    let before = placed_here();
     let started = std::time::Instant::now();
     let answer = raw_exchange(addr, wire, false).await;
     assert!(
@@ -170,7 +169,7 @@ async fn past_hyper_a_large_body_lands_and_its_connection_ends_after_the_answer(
     assert!(answer.contains("\r\nconnection: close\r\n"), "{answer}");
     assert!(answer.contains(&format!("\"size\":{len}")), "{answer}");
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    let placed = PLACED_TOTAL.load(Ordering::Relaxed) - before;
+    let placed = placed_here() - before;
     assert!(
         placed >= len as u64 - 1024 * 1024,
         "{placed} of {len} placed"

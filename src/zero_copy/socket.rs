@@ -33,11 +33,20 @@ use tokio::time::Sleep;
 /// What one read of [`SocketBody::into_stream`] takes at most.
 const READ_CHUNK: usize = 256 * 1024;
 
-/// Every byte spliced into a connection so far, for the tests to see that a body took this
-/// path rather than the buffered one.
 #[cfg(test)]
-pub(crate) static SPLICED_TOTAL: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new(0);
+thread_local! {
+    /// Bytes spliced into connections by this thread, for the tests to see that a body took
+    /// this path rather than the buffered one. Per thread, not per process: a test's
+    /// servers run on its own (current-thread) runtime, so another test splicing at the
+    /// same time cannot make its count.
+    static SPLICED_HERE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes spliced by this thread so far (see `SPLICED_HERE`).
+#[cfg(test)]
+pub(crate) fn spliced_here() -> u64 {
+    SPLICED_HERE.get()
+}
 
 /// A body of `len` bytes on a connected socket: `early` (read with the answer's head) and
 /// the rest still on `stream`.
@@ -247,7 +256,7 @@ impl Splice {
                 Ok(n) => {
                     self.in_pipe -= n;
                     #[cfg(test)]
-                    SPLICED_TOTAL.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+                    SPLICED_HERE.set(SPLICED_HERE.get() + n as u64);
                     return Poll::Ready(Ok(n));
                 }
             }

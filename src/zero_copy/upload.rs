@@ -61,10 +61,19 @@ use tokio::net::TcpStream;
 /// the thread rather than hyper (see the module's documentation).
 pub(super) const BYPASS_FROM: u64 = 8 * 1024 * 1024;
 
-/// Bytes every upload of the process reported placed: the tests' proof that the path was
-/// taken (counted in test builds only: nothing else reads it).
 #[cfg(test)]
-pub(crate) static PLACED_TOTAL: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// Bytes uploads reported placed on this thread: the tests' proof that the path was
+    /// taken (test builds only). Per thread, not per process: a test's servers run on its
+    /// own (current-thread) runtime, so another test's upload cannot make its count.
+    static PLACED_HERE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes placed by uploads on this thread so far (see `PLACED_HERE`).
+#[cfg(test)]
+pub(crate) fn placed_here() -> u64 {
+    PLACED_HERE.get()
+}
 
 /// One request body being received into a file.
 #[derive(Debug)]
@@ -326,7 +335,7 @@ where
 /// The piece reporting `len` bytes the connection put in the file.
 fn placed(len: u64) -> Piece<Bytes> {
     #[cfg(test)]
-    PLACED_TOTAL.fetch_add(len, Ordering::Relaxed);
+    PLACED_HERE.set(PLACED_HERE.get() + len);
     Piece::Placed(len)
 }
 

@@ -5,11 +5,10 @@
 use super::files::noise;
 use super::{REMOTE_TOKEN, Timeouts, answer, code, pair, pair_with, rest};
 use crate::error::engine::Code;
-use crate::zero_copy::SPLICED_TOTAL;
+use crate::zero_copy::spliced_here;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -18,7 +17,7 @@ async fn a_read_is_spliced_byte_for_byte_and_a_missing_file_keeps_its_code() {
     let pair = pair().await;
     let id = pair.sandbox().await;
     let content = format!("/sandboxes/{id}/files/content");
-    let before = SPLICED_TOTAL.load(Ordering::Relaxed);
+    let before = spliced_here();
     // Empty, a few bytes, and more than any buffer on the way (pipe, placeholder chunk).
     for len in [0, 5, 9 * 1024 * 1024 + 13] {
         let bytes = noise(len);
@@ -40,7 +39,7 @@ async fn a_read_is_spliced_byte_for_byte_and_a_missing_file_keeps_its_code() {
         assert!(got[..] == bytes[..], "{} bytes back of {len}", got.len());
     }
     // All but the bytes that came with the answer's head (one read of a few KiB).
-    let spliced = SPLICED_TOTAL.load(Ordering::Relaxed) - before;
+    let spliced = spliced_here() - before;
     assert!(
         spliced >= 9 * 1024 * 1024 - 64 * 1024,
         "{spliced} bytes spliced"

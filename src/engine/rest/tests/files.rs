@@ -68,7 +68,7 @@ async fn a_body_of_declared_length_is_passed_on_byte_for_byte() {
     let pair = pair().await;
     let id = pair.sandbox().await;
     let content = format!("/sandboxes/{id}/files/content");
-    let placed_before = crate::zero_copy::PLACED_TOTAL.load(std::sync::atomic::Ordering::Relaxed);
+    let placed_before = crate::zero_copy::placed_here();
     // Empty, small, and past the 8 MiB from which the upload follows the splicing thread.
     for len in [0, 70_000, 9 * 1024 * 1024 + 7] {
         let bytes = noise(len);
@@ -91,7 +91,7 @@ async fn a_body_of_declared_length_is_passed_on_byte_for_byte() {
     }
     // The front spliced the large one to the remote (the remote splices into its file
     // too, so at least twice its bulk was placed in all).
-    let placed = crate::zero_copy::PLACED_TOTAL.load(std::sync::atomic::Ordering::Relaxed);
+    let placed = crate::zero_copy::placed_here();
     assert!(
         placed - placed_before >= 2 * 9 * 1024 * 1024,
         "{placed_before} then {placed}"
