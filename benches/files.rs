@@ -120,7 +120,6 @@ fn bare_file_server(src: PathBuf) -> String {
 }
 
 fn answer_with_file(mut conn: std::net::TcpStream, src: &Path) {
-    use std::os::fd::AsFd;
     let _ = conn.set_nodelay(true);
     let mut head = Vec::new();
     let mut buf = [0u8; 4096];
@@ -140,14 +139,8 @@ fn answer_with_file(mut conn: std::net::TcpStream, src: &Path) {
         if conn.write_all(answer.as_bytes()).is_err() {
             return;
         }
-        let mut offset = 0i64;
-        while (offset as u64) < len {
-            let left = (len - offset as u64) as usize;
-            match nix::sys::sendfile::sendfile(conn.as_fd(), file.as_fd(), Some(&mut offset), left)
-            {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
+        if raw_client::sendfile_all(&conn, &file, len).is_err() {
+            return;
         }
     }
 }

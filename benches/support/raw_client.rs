@@ -76,12 +76,7 @@ pub fn send_file(
         header_lines(headers)
     )
     .unwrap();
-    let mut offset: i64 = 0;
-    while (offset as u64) < len {
-        let left = (len - offset as u64) as usize;
-        let sent = nix::sys::sendfile::sendfile64(&stream, &file, Some(&mut offset), left).unwrap();
-        assert!(sent > 0, "sendfile sent nothing");
-    }
+    sendfile_all(&stream, &file, len).unwrap();
     let (head, mut body) = read_head(&mut stream);
     assert!(head.starts_with("HTTP/1.1 2"), "{head}");
     stream.read_to_end(&mut body).unwrap();
@@ -156,6 +151,19 @@ fn splice_into(stream: &TcpStream, out: &File, mut at: i64, mut left: u64) {
     }
 }
 
+/// The first `len` bytes of `file` to `stream` with `sendfile`, however many calls it
+/// takes; a call that sends nothing (the peer gone) is an error.
+pub fn sendfile_all(stream: &TcpStream, file: &File, len: u64) -> std::io::Result<()> {
+    let mut offset: i64 = 0;
+    while (offset as u64) < len {
+        let left = (len - offset as u64) as usize;
+        if nix::sys::sendfile::sendfile64(stream, file, Some(&mut offset), left)? == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+    }
+    Ok(())
+}
+
 /// The floor of both directions: `src` sent over one loopback TCP connection with
 /// `sendfile` and spliced into `dst` on the other end, no HTTP and no server; seconds.
 pub fn file_over_tcp(src: &Path, dst: &Path) -> f64 {
@@ -172,11 +180,7 @@ pub fn file_over_tcp(src: &Path, dst: &Path) -> f64 {
     });
     let file = File::open(src).unwrap();
     let stream = connect(&addr.to_string());
-    let mut offset: i64 = 0;
-    while (offset as u64) < len {
-        let left = (len - offset as u64) as usize;
-        nix::sys::sendfile::sendfile64(&stream, &file, Some(&mut offset), left).unwrap();
-    }
+    sendfile_all(&stream, &file, len).unwrap();
     receiver.join().unwrap();
     started.elapsed().as_secs_f64()
 }
