@@ -192,3 +192,27 @@ async fn a_child_dropped_unreaped_is_killed_and_reaped() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stacks_are_kept_for_later_spawns_and_spawns_at_once_never_share_one() {
+    // Many spawns at once, on several threads: were two children given one stack, one
+    // would write over the other's frames and start the wrong program or none.
+    let spawns = (0..48).map(|n| {
+        tokio::spawn(async move {
+            let mut child = sh(&format!("echo {n}")).spawn().unwrap();
+            let out = read_all(child.stdout.take()).await;
+            assert!(child.wait().await.unwrap().success());
+            out
+        })
+    });
+    let outs = futures::future::join_all(spawns).await;
+    for (n, out) in outs.into_iter().enumerate() {
+        assert_eq!(out.unwrap(), format!("{n}\n"));
+    }
+    // A kept stack serves a child whose step fails, and the next child after it.
+    let mut failing = sh("echo never");
+    failing.current_dir("/no/such/directory");
+    assert!(failing.spawn().is_err());
+    let mut child = sh("echo after").spawn().unwrap();
+    assert_eq!(read_all(child.stdout.take()).await, "after\n");
+}
