@@ -80,14 +80,24 @@ async fn run(handle: &Arc<SessionHandle>, turn_id: &str) {
     // Read now, not when the turn was queued: a credential updated meanwhile applies.
     let tokens = credential_tokens(handle);
     let injected = tokens.as_deref().unwrap_or_default();
-    let (request, child_env, adapter, mut stop, limits) = match begin(handle, turn_id, injected) {
-        Some(parts) => parts,
-        None => return,
+    let (request, child_env, adapter, mut stop, limits, user) =
+        match begin(handle, turn_id, injected) {
+            Some(parts) => parts,
+            None => return,
+        };
+    let runtime = handle.lock().agent.runtime;
+    // The runtime is started before the turn's start is told: its own start-up, which
+    // takes milliseconds before it prints anything, then runs while the events are
+    // rendered, instead of after them. Its output is read only once they are told.
+    let spawned = match tokens {
+        Err(e) => Err(format!("{} ({})", e.message, e.code.as_str())),
+        Ok(_) => start(&request, child_env, adapter, runtime, limits),
     };
+    tell_started(handle, turn_id, user);
     let mut mapper = Mapper::new(handle.clone(), turn_id.to_owned());
-    let outcome = match tokens {
-        Err(e) => Outcome::Failed(format!("{} ({})", e.message, e.code.as_str())),
-        Ok(_) => execute(&request, child_env, adapter, &mut stop, &mut mapper, limits).await,
+    let outcome = match spawned {
+        Err(message) => Outcome::Failed(message),
+        Ok(child) => follow(child, adapter, &mut stop, &mut mapper, limits).await,
     };
     finish(handle, turn_id, outcome, mapper, started);
 }
@@ -98,6 +108,8 @@ type Begun = (
     &'static dyn Adapter,
     tokio::sync::watch::Receiver<bool>,
     Limits,
+    // What the user said, as the turn's first item (told by `tell_started`).
+    serde_json::Value,
 );
 
 /// How long a turn may run and how long one line of its output may be.
@@ -163,10 +175,10 @@ fn mcp_servers(
     (servers, env)
 }
 
-/// Marks the turn running and builds its request; `None` when the session went away.
+/// Marks the turn running (the one a cancel stops) and builds its request; `None` when the
+/// session went away. The states the caller sees change with the events that tell them,
+/// in [`tell_started`], once the runtime is started.
 fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]) -> Option<Begun> {
-    // Declared first, so it ends after the lock: readers wake once, to a consistent state.
-    let _burst = handle.log.burst();
     let mut state = handle.lock();
     // Everything that can make this give up comes before `running` is set: a `running`
     // left behind would hold every later turn and make delete wait for nothing.
@@ -177,24 +189,8 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
     let now = ids::now();
     let (tx, rx) = tokio::sync::watch::channel(false);
     state.running = Some((turn_id.to_owned(), tx));
-    if state.status != SessionStatus::InProgress {
-        state.status = SessionStatus::InProgress;
-        state.error = None;
-        handle.log.push(
-            "agent.session.in_progress",
-            json!({"session": state.to_json(&handle.id)}),
-        );
-    }
     state.last_active_at = now;
-    let turn = state.turn_mut(turn_id)?;
-    turn.status = TurnStatus::InProgress;
-    turn.started_at = Some(now);
-    let prompt = turn.prompt.clone();
-    let turn_json = state.turn(turn_id)?.to_json(&handle.id, &state.agent);
-    handle.log.push(
-        "agent.session.turn.in_progress",
-        json!({"turn_id": turn_id, "turn": turn_json}),
-    );
+    let prompt = state.turn(turn_id)?.prompt.clone();
     let user = json!({
         "id": ids::new("item"),
         "type": "message",
@@ -206,11 +202,6 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
         "turn_id": turn_id,
         "created_at": now,
     });
-    state.items.push(user.clone());
-    handle.log.push(
-        "agent.session.turn.item.added",
-        json!({"turn_id": turn_id, "item": user, "output_index": 0}),
-    );
     let agent = &state.agent;
     let (mcp, secrets) = mcp_servers(&agent.tools, tokens);
     // The explicit base (never the server's own environment), then the operator's
@@ -233,20 +224,53 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
         timeout: state.setup.turn_timeout,
         max_line_bytes: state.setup.max_output_bytes,
     };
-    Some((request, child_env, adapter, rx, limits))
+    Some((request, child_env, adapter, rx, limits, user))
 }
 
-async fn execute(
+/// Tells that the turn began: the session in progress (when it was not), the turn in
+/// progress, and what the user said as its first item, in that order and before anything
+/// the runtime printed.
+fn tell_started(handle: &Arc<SessionHandle>, turn_id: &str, user: serde_json::Value) {
+    // Declared first, so it ends after the lock: readers wake once, to a consistent state.
+    let _burst = handle.log.burst();
+    let mut state = handle.lock();
+    if state.status != SessionStatus::InProgress {
+        state.status = SessionStatus::InProgress;
+        state.error = None;
+        handle.log.push(
+            "agent.session.in_progress",
+            json!({"session": state.to_json(&handle.id)}),
+        );
+    }
+    let now = ids::now();
+    if let Some(turn) = state.turn_mut(turn_id) {
+        turn.status = TurnStatus::InProgress;
+        turn.started_at = Some(now);
+    }
+    if let Some(turn) = state.turn(turn_id) {
+        let turn_json = turn.to_json(&handle.id, &state.agent);
+        handle.log.push(
+            "agent.session.turn.in_progress",
+            json!({"turn_id": turn_id, "turn": turn_json}),
+        );
+    }
+    state.items.push(user.clone());
+    handle.log.push(
+        "agent.session.turn.item.added",
+        json!({"turn_id": turn_id, "item": user, "output_index": 0}),
+    );
+}
+
+/// Starts the runtime for the turn; the reason as the turn's failure when it cannot.
+fn start(
     request: &TurnRequest,
     child_env: Vec<(String, String)>,
     adapter: &'static dyn Adapter,
-    stop: &mut tokio::sync::watch::Receiver<bool>,
-    mapper: &mut Mapper,
+    runtime: &'static crate::server::agents::runtimes::Runtime,
     limits: Limits,
-) -> Outcome {
-    let runtime = mapper.runtime();
+) -> Result<Streaming, String> {
     let Some(program) = runtime.locate() else {
-        return Outcome::Failed(format!(
+        return Err(format!(
             "the runtime `{}` is no longer installed (no `{}` on PATH)",
             runtime.id, runtime.binary
         ));
@@ -254,7 +278,7 @@ async fn execute(
     // The same link-free walk that checked the workspace creates it: a link swapped in
     // since fails the turn instead of starting the runtime somewhere else.
     if let Err(e) = crate::server::agents::environments::fs::open_dir_nofollow(&request.cwd, true) {
-        return Outcome::Failed(format!(
+        return Err(format!(
             "cannot use the workspace {}: {}",
             request.cwd.display(),
             e.message
@@ -276,10 +300,18 @@ async fn execute(
         server_tool: false,
         enter: None,
     };
-    let mut child = match Streaming::spawn(&spec) {
-        Ok(child) => child,
-        Err(e) => return Outcome::Failed(format!("cannot start `{}`: {e}", spec.program)),
-    };
+    Streaming::spawn(&spec).map_err(|e| format!("cannot start `{}`: {e}", spec.program))
+}
+
+/// Maps what the runtime prints until it ends, is stopped, or runs out of time.
+async fn follow(
+    mut child: Streaming,
+    adapter: &'static dyn Adapter,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+    mapper: &mut Mapper,
+    limits: Limits,
+) -> Outcome {
+    let runtime = mapper.runtime();
     let mut parser = adapter.parser();
     let deadline = tokio::time::sleep(limits.timeout);
     tokio::pin!(deadline);
