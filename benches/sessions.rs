@@ -3,17 +3,21 @@
 //!
 //! - overhead per turn: POST events to the turn's last SSE frame (`agent.session.idle`),
 //!   minus the same fake runtime run directly; medians over `--turns N` (default 30).
+//! - streamed response: the first `response.output_text.delta` against rt-two run directly
+//!   and against a bare axum server that spawns it and sends its lines as SSE
+//!   (`response_floor/mod.rs`), the same client reading both.
 //! - fan-out: SSE followers of one session; the time from POST to each subscriber receiving
 //!   the `turn.created` frame. Raw-socket subscribers as a curve, 100, 1,000 and 5,000
 //!   (`--subscribers N` for one point), reqwest subscribers at 1,000 (or N); median of
-//!   `--rounds N` (default 5) rounds per point.
+//!   `--rounds N` (default 5) rounds per point, each beside its floor (bare axum waking as
+//!   many streams, `fan_out/mod.rs`).
 //! - memory: heap growth over idle sessions (counting allocator), per session, at 1,000 and
 //!   10,000 sessions (`--sessions N` for one point).
 //!
 //! Lines starting `scale:` are the curves ("How cost grows" in the README). `--quick`: one
 //! round, 3 turns, each curve at its smallest point.
 //!
-//! Targets: overhead < 5 ms per turn; fan-out p99 < 50 ms at 1,000; < 64 KiB per idle session.
+//! Targets: overhead < 5 ms per turn; fan-out p99 < 20 ms at 1,000; < 64 KiB per idle session.
 
 // The only unsafe code of the workspace: a counting global allocator, for exact memory figures.
 #![allow(unsafe_code)]
@@ -23,9 +27,14 @@
 #[allow(dead_code)]
 mod server;
 // Shared with the other benches; this one uses only part of it.
+#[path = "fan_out/mod.rs"]
+mod fan_out;
+#[path = "response_floor/mod.rs"]
+mod response_floor;
 #[allow(dead_code)]
 mod support;
 
+use fan_out::Followers;
 use futures::StreamExt;
 use server::serve_with_connections;
 use std::path::PathBuf;
@@ -134,131 +143,6 @@ async fn svc_turn(client: &reqwest::Client, base: &str) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
-type Ready = tokio::sync::oneshot::Sender<()>;
-type Go = tokio::sync::oneshot::Receiver<Instant>;
-
-/// One fan-out round. `follow` runs on a thread and runtime of its own, as separate client
-/// processes would (sharing the server's runtime would measure the clients' scheduling):
-/// it connects its subscribers, says so on `Ready`, gets the start time on `Go`, and
-/// returns when each saw `turn.created`. Then the input that makes the turn is posted.
-async fn round<F, Fut>(client: &reqwest::Client, base: &str, follow: F) -> Vec<f64>
-where
-    F: FnOnce(String, Ready, Go) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = Vec<f64>>,
-{
-    let id = create(client, base).await;
-    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
-    let (go_tx, go_rx) = tokio::sync::oneshot::channel();
-    let path = format!("/v1/agents/sessions/{id}/events");
-    let clients = std::thread::spawn(move || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(follow(path, ready_tx, go_rx))
-    });
-    ready_rx.await.unwrap();
-    go_tx.send(Instant::now()).unwrap();
-    client
-        .post(format!("{base}/v1/agents/sessions/{id}/events"))
-        .json(&serde_json::json!({"input": "fan-out"}))
-        .send()
-        .await
-        .unwrap();
-    tokio::task::spawn_blocking(move || clients.join().unwrap())
-        .await
-        .unwrap()
-}
-
-async fn all(waits: Vec<tokio::task::JoinHandle<f64>>) -> Vec<f64> {
-    let mut times = Vec::new();
-    for w in waits {
-        times.push(w.await.unwrap());
-    }
-    times
-}
-
-/// SSE followers using reqwest.
-async fn fan_out(client: &reqwest::Client, base: &str, subscribers: usize) -> Vec<f64> {
-    let url_base = base.to_owned();
-    round(client, base, move |path, ready, go| async move {
-        let followers = reqwest::Client::builder()
-            .pool_max_idle_per_host(subscribers)
-            .build()
-            .unwrap();
-        let mut streams = Vec::with_capacity(subscribers);
-        for _ in 0..subscribers {
-            let r = followers
-                .get(format!("{url_base}{path}"))
-                .send()
-                .await
-                .unwrap();
-            streams.push(r.bytes_stream());
-        }
-        ready.send(()).unwrap();
-        let started = go.await.unwrap();
-        all(streams
-            .into_iter()
-            .map(|mut s| {
-                tokio::spawn(async move {
-                    until(&mut s, "agent.session.turn.created").await;
-                    started.elapsed().as_secs_f64() * 1000.0
-                })
-            })
-            .collect())
-        .await
-    })
-    .await
-}
-
-/// The same with minimal subscribers (a socket and a substring search): the figure is then
-/// about the server rather than about an HTTP client library.
-async fn fan_out_raw(client: &reqwest::Client, base: &str, subscribers: usize) -> Vec<f64> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let authority = base.trim_start_matches("http://").to_owned();
-    round(client, base, move |path, ready, go| async move {
-        let mut sockets = Vec::with_capacity(subscribers);
-        for _ in 0..subscribers {
-            let mut tcp = tokio::net::TcpStream::connect(&authority).await.unwrap();
-            tcp.set_nodelay(true).unwrap();
-            let request = format!(
-                "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n"
-            );
-            tcp.write_all(request.as_bytes()).await.unwrap();
-            let mut head = vec![0u8; 4096];
-            let n = tcp.read(&mut head).await.unwrap();
-            assert!(
-                head[..n].starts_with(b"HTTP/1.1 200"),
-                "{}",
-                String::from_utf8_lossy(&head[..n])
-            );
-            sockets.push(tcp);
-        }
-        ready.send(()).unwrap();
-        let started = go.await.unwrap();
-        all(sockets
-            .into_iter()
-            .map(|mut tcp| {
-                tokio::spawn(async move {
-                    let mut buf = vec![0u8; 64 * 1024];
-                    let mut seen = Vec::new();
-                    loop {
-                        let n = tcp.read(&mut buf).await.unwrap();
-                        assert!(n > 0, "stream closed early");
-                        seen.extend_from_slice(&buf[..n]);
-                        const NEEDLE: &[u8] = b"event: agent.session.turn.created\n";
-                        if seen.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
-                            return started.elapsed().as_secs_f64() * 1000.0;
-                        }
-                    }
-                })
-            })
-            .collect())
-        .await
-    })
-    .await
-}
-
 fn main() {
     let turns = arg_quick("--turns", 30, 3) as usize;
     let (fan_out_points, subscribers) = match arg("--subscribers", 0) as usize {
@@ -303,8 +187,10 @@ fn main() {
 
         // The 2-core VM's scheduler makes single rounds noisy: median of the rounds.
         let rounds = arg_quick("--rounds", 5, 1).max(1) as usize;
-        let raw = fan_out_points.iter().map(|&n| ("raw-socket", n));
-        for (kind, count) in raw.chain([("reqwest", subscribers)]) {
+        let floor = fan_out::floor_server().await;
+        let raw = fan_out_points.iter().map(|&n| (Followers::RawSocket, n));
+        for (followers, count) in raw.chain([(Followers::Reqwest, subscribers)]) {
+            let kind = followers.name();
             // Both ends of every subscriber's connection are in this process.
             let need = 2 * count as u64 + 1024;
             let limit = raise_descriptor_limit(need);
@@ -314,24 +200,44 @@ fn main() {
                 );
                 continue;
             }
-            let (mut p50s, mut p99s) = (Vec::new(), Vec::new());
+            // svc and the floor in turns, round by round, so both see the same machine.
+            let (mut p50s, mut p99s, mut floor_p50s, mut floor_p99s) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for _ in 0..rounds {
-                let times = if kind == "raw-socket" {
-                    fan_out_raw(&client, &base, count).await
-                } else {
-                    fan_out(&client, &base, count).await
+                let id = create(&client, &base).await;
+                let target = fan_out::Target {
+                    authority: base.trim_start_matches("http://").to_owned(),
+                    path: format!("/v1/agents/sessions/{id}/events"),
+                    trigger: client
+                        .post(format!("{base}/v1/agents/sessions/{id}/events"))
+                        .json(&serde_json::json!({"input": "fan-out"})),
                 };
+                let times = fan_out::round(target, followers, count).await;
                 p50s.push(percentile(times.clone(), 0.50));
                 p99s.push(percentile(times, 0.99));
+                let target = fan_out::Target {
+                    authority: floor.trim_start_matches("http://").to_owned(),
+                    path: "/events".to_owned(),
+                    trigger: client.post(format!("{floor}/go")),
+                };
+                let times = fan_out::round(target, followers, count).await;
+                floor_p50s.push(percentile(times.clone(), 0.50));
+                floor_p99s.push(percentile(times, 0.99));
             }
             let worst = p99s.iter().cloned().fold(0.0, f64::max);
             let (p50, p99) = (median(p50s), median(p99s));
+            let (floor_p50, floor_p99) = (median(floor_p50s), median(floor_p99s));
             println!(
-                "SSE fan-out to {count} {kind} subscribers, median of {rounds} rounds: p50 {p50:.2} ms, p99 {p99:.2} ms (worst round p99 {worst:.2} ms)  (target p99 < 50 ms at 1,000)",
+                "SSE fan-out to {count} {kind} subscribers, median of {rounds} rounds: p50 {p50:.2} ms, p99 {p99:.2} ms (worst round p99 {worst:.2} ms)  (target p99 < 20 ms at 1,000)",
             );
-            if kind == "raw-socket" {
+            println!(
+                "  floor, bare axum waking {count} streams of one 572-byte frame, same followers: p50 {floor_p50:.2} ms, p99 {floor_p99:.2} ms; svc adds p50 {:+.2} ms, p99 {:+.2} ms",
+                p50 - floor_p50,
+                p99 - floor_p99
+            );
+            if followers == Followers::RawSocket {
                 println!(
-                    "scale: SSE fan-out (raw sockets) {count:>5} subscribers: p50 {p50:7.2} ms, p99 {p99:7.2} ms, p99 per 1,000 subscribers {:.2} ms",
+                    "scale: SSE fan-out (raw sockets) {count:>5} subscribers: p50 {p50:7.2} ms, p99 {p99:7.2} ms, p99 per 1,000 subscribers {:.2} ms; floor p99 {floor_p99:.2} ms",
                     p99 * 1000.0 / count as f64
                 );
             }
@@ -430,31 +336,37 @@ async fn served_stream(client: &reqwest::Client, base: &str, prompt: &str) -> (f
 
 async fn responses_figures(client: &reqwest::Client, base: &str, workspace: &PathBuf, runs: usize) {
     let prompt = "bench [[scenario:stream:5]]";
+    let floor = response_floor::serve(workspace.clone()).await;
     direct_stream(workspace, prompt);
     served_stream(client, base, prompt).await;
-    let (mut d_first, mut d_total, mut s_first, mut s_total) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    served_stream(client, &floor, prompt).await;
+    let (mut direct, mut served, mut floored) = (Vec::new(), Vec::new(), Vec::new());
+    // In turns, run by run, so the three see the same machine.
     for _ in 0..runs {
-        let (f, t) = direct_stream(workspace, prompt);
-        d_first.push(f);
-        d_total.push(t);
-        let (f, t) = served_stream(client, base, prompt).await;
-        s_first.push(f);
-        s_total.push(t);
+        direct.push(direct_stream(workspace, prompt));
+        served.push(served_stream(client, base, prompt).await);
+        floored.push(served_stream(client, &floor, prompt).await);
     }
-    let (df, dt, sf, st) = (
-        median(d_first),
-        median(d_total),
-        median(s_first),
-        median(s_total),
-    );
+    let medians = |runs: &[(f64, f64)]| {
+        (
+            median(runs.iter().map(|r| r.0).collect()),
+            median(runs.iter().map(|r| r.1).collect()),
+        )
+    };
+    let ((df, dt), (sf, st), (ff, ft)) = (medians(&direct), medians(&served), medians(&floored));
     println!("streamed response (rt-two, 5 deltas 5 ms apart), medians of {runs}:");
     println!(
-        "  first text delta: fake alone {df:.2} ms, through svc {sf:.2} ms: +{:.2} ms  (target < 5 ms)",
+        "  first text delta: fake alone {df:.2} ms, through svc {sf:.2} ms: +{:.2} ms  (target < 0.5 ms)",
         sf - df
     );
     println!(
-        "  whole response:   fake alone {dt:.2} ms, through svc {st:.2} ms: +{:.2} ms  (target < 5 ms)",
-        st - dt
+        "  floor, bare axum spawning rt-two and sending its lines as SSE to the same client: first delta {ff:.2} ms (+{:.2} ms over the fake alone); svc adds +{:.2} ms over it",
+        ff - df,
+        sf - ff
+    );
+    println!(
+        "  whole response:   fake alone {dt:.2} ms, through svc {st:.2} ms: +{:.2} ms; floor {ft:.2} ms (+{:.2} ms)",
+        st - dt,
+        ft - dt
     );
 }

@@ -1,0 +1,209 @@
+//! The sessions bench's SSE fan-out: the time from the POST that makes a turn to each
+//! follower of the session receiving its `agent.session.turn.created` frame, and the same
+//! measured against a floor in the same run.
+//!
+//! The floor is a bare axum server with one route whose body waits on a watch and then
+//! yields one fixed frame of the size of svc's (572 bytes), and one route that sends on the
+//! watch: what any tokio/hyper server pays to wake a thousand streams and write to them,
+//! with nothing of svc's. Both are followed by the same clients in the same way.
+//!
+//! The followers run on a thread and runtime of their own, as separate client processes
+//! would. Each follower's reader is started, its buffer allocated, before the POST: a
+//! client's own set-up is not the server's cost (an earlier version spawned the readers
+//! and zeroed 64 MiB of buffers after the clock started, which the figures then included).
+
+use futures::StreamExt;
+use std::time::Instant;
+
+/// The line every follower waits for.
+pub const NEEDLE: &[u8] = b"event: agent.session.turn.created\n";
+
+/// What one round is run against: where the followers connect and what makes the frame.
+pub struct Target {
+    /// `host:port`.
+    pub authority: String,
+    pub path: String,
+    /// The request that makes the frame (not sent until awaited).
+    pub trigger: reqwest::RequestBuilder,
+}
+
+/// Which client follows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Followers {
+    /// A socket and a substring search: the figure is about the server, not a client library.
+    RawSocket,
+    Reqwest,
+}
+
+impl Followers {
+    pub fn name(self) -> &'static str {
+        match self {
+            Followers::RawSocket => "raw-socket",
+            Followers::Reqwest => "reqwest",
+        }
+    }
+}
+
+/// One round: `count` followers connect and start reading, then the trigger is sent; the
+/// milliseconds from just before the trigger to each follower seeing the frame.
+pub async fn round(target: Target, followers: Followers, count: usize) -> Vec<f64> {
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    let (authority, path) = (target.authority.clone(), target.path.clone());
+    let clients = std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async move {
+                let readers = match followers {
+                    Followers::RawSocket => raw_readers(&authority, &path, count).await,
+                    Followers::Reqwest => reqwest_readers(&authority, &path, count).await,
+                };
+                ready_tx.send(()).unwrap();
+                let mut seen = Vec::with_capacity(readers.len());
+                for reader in readers {
+                    seen.push(reader.await.unwrap());
+                }
+                seen
+            })
+    });
+    ready_rx.await.unwrap();
+    let started = Instant::now();
+    let answer = target.trigger.send().await.unwrap();
+    assert!(answer.status().is_success(), "trigger: {}", answer.status());
+    let seen = tokio::task::spawn_blocking(move || clients.join().unwrap())
+        .await
+        .unwrap();
+    seen.into_iter()
+        .map(|at| at.saturating_duration_since(started).as_secs_f64() * 1000.0)
+        .collect()
+}
+
+/// Connected followers, each already waiting in its own task; each returns when it saw
+/// [`NEEDLE`].
+async fn raw_readers(
+    authority: &str,
+    path: &str,
+    count: usize,
+) -> Vec<tokio::task::JoinHandle<Instant>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut readers = Vec::with_capacity(count);
+    for _ in 0..count {
+        let mut tcp = tokio::net::TcpStream::connect(authority).await.unwrap();
+        tcp.set_nodelay(true).unwrap();
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n"
+        );
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let mut head = vec![0u8; 4096];
+        let n = tcp.read(&mut head).await.unwrap();
+        assert!(
+            head[..n].starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&head[..n])
+        );
+        let mut seen = head[..n].to_vec();
+        readers.push(tokio::spawn(async move {
+            let mut buf = vec![0u8; 16 * 1024];
+            loop {
+                if seen.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+                    return Instant::now();
+                }
+                let n = tcp.read(&mut buf).await.unwrap();
+                assert!(n > 0, "stream closed early");
+                seen.extend_from_slice(&buf[..n]);
+            }
+        }));
+    }
+    // Every reader reaches its first read before the trigger.
+    tokio::task::yield_now().await;
+    readers
+}
+
+async fn reqwest_readers(
+    authority: &str,
+    path: &str,
+    count: usize,
+) -> Vec<tokio::task::JoinHandle<Instant>> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(count)
+        .build()
+        .unwrap();
+    let mut readers = Vec::with_capacity(count);
+    for _ in 0..count {
+        let response = client
+            .get(format!("http://{authority}{path}"))
+            .send()
+            .await
+            .unwrap();
+        let mut stream = response.bytes_stream();
+        readers.push(tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Some(chunk) = stream.next().await {
+                seen.extend_from_slice(&chunk.unwrap());
+                if seen.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+                    return Instant::now();
+                }
+            }
+            panic!("stream ended before the frame");
+        }));
+    }
+    tokio::task::yield_now().await;
+    readers
+}
+
+/// The floor: a bare axum server on this runtime; its base URL.
+pub async fn floor_server() -> String {
+    use axum::routing::{get, post};
+    let (tx, rx) = tokio::sync::watch::channel(0u64);
+    let tx = std::sync::Arc::new(tx);
+    let frame = bytes::Bytes::from(floor_frame());
+    let app = axum::Router::new()
+        .route(
+            "/events",
+            get(move || {
+                let (mut rx, frame) = (rx.clone(), frame.clone());
+                async move {
+                    rx.mark_unchanged();
+                    // One frame, then the answer ends: a follower of an earlier round
+                    // is never woken again.
+                    let body = futures::stream::once(async move {
+                        let _ = rx.changed().await;
+                        Ok::<_, std::convert::Infallible>(frame)
+                    });
+                    (
+                        [(http::header::CONTENT_TYPE, "text/event-stream")],
+                        axum::body::Body::from_stream(body),
+                    )
+                }
+            }),
+        )
+        .route(
+            "/go",
+            post(move || {
+                let tx = tx.clone();
+                async move {
+                    tx.send_modify(|n| *n += 1);
+                }
+            }),
+        );
+    use axum::serve::ListenerExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // As svc sets on its connections: each frame leaves when written.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// An SSE frame the size of svc's `turn.created` (572 bytes), ending in the needle's event.
+fn floor_frame() -> Vec<u8> {
+    let mut frame = b"id: 2\n".to_vec();
+    frame.extend_from_slice(NEEDLE);
+    frame.extend_from_slice(b"data: {\"pad\":\"");
+    frame.resize(572 - 4, b'x');
+    frame.extend_from_slice(b"\"}\n\n");
+    frame
+}
