@@ -167,40 +167,44 @@ pub fn file_body(channel: Option<FileChannel>, file: ReadFile) -> Body {
     }
 }
 
-/// What a listener's `service_for` gives each [`Stream`]'s connection: `router` with the
-/// connection's [`FileChannel`] as connect info ([`crate::connections::serve`]).
-pub fn with_channel(router: axum::Router) -> impl FnMut(&Stream) -> WithChannel {
-    move |io: &Stream| WithChannel::new(router.clone(), io.channel().clone())
+/// What a listener's `service_for` gives each [`Stream`]'s connection: `service` (the
+/// server's front, the engine's router) with the connection's [`FileChannel`] as connect
+/// info ([`crate::connections::serve`]).
+pub fn with_channel<S: Clone>(service: S) -> impl FnMut(&Stream) -> WithChannel<S> {
+    move |io: &Stream| WithChannel::new(service.clone(), io.channel().clone())
 }
 
-/// A router whose requests carry one connection's [`FileChannel`]. Put into each request
+/// A service whose requests carry one connection's [`FileChannel`]. Put into each request
 /// by hand rather than by `Router::layer`, which would rebuild every route for each
 /// connection and box each request once more.
 #[derive(Clone)]
-pub struct WithChannel {
-    router: axum::Router,
+pub struct WithChannel<S = axum::Router> {
+    service: S,
     channel: FileChannel,
 }
 
-impl WithChannel {
-    pub fn new(router: axum::Router, channel: FileChannel) -> WithChannel {
-        WithChannel { router, channel }
+impl<S> WithChannel<S> {
+    pub fn new(service: S, channel: FileChannel) -> WithChannel<S> {
+        WithChannel { service, channel }
     }
 }
 
-impl tower::Service<axum::extract::Request> for WithChannel {
-    type Response = axum::response::Response;
-    type Error = std::convert::Infallible;
-    type Future = axum::routing::future::RouteFuture<std::convert::Infallible>;
+impl<S> tower::Service<axum::extract::Request> for WithChannel<S>
+where
+    S: tower::Service<axum::extract::Request>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        tower::Service::<axum::extract::Request>::poll_ready(&mut self.router, cx)
+        self.service.poll_ready(cx)
     }
 
     fn call(&mut self, mut req: axum::extract::Request) -> Self::Future {
         req.extensions_mut()
             .insert(ConnectInfo(self.channel.clone()));
-        tower::Service::call(&mut self.router, req)
+        self.service.call(req)
     }
 }
 

@@ -28,12 +28,19 @@ pub fn terminal_app(state: SharedState) -> Router {
 }
 
 fn build(state: SharedState, port: Port) -> Router {
-    let front = Front::new(
-        state.clone(),
-        part(&state, port, Shape::OpenAi),
-        part(&state, port, Shape::Flat),
-    );
+    let front = front(&state, port);
     Router::new().fallback_service(front).with_state(state)
+}
+
+/// A listener's whole service: what `svc serve` serves on each connection of its main
+/// listener, without the outer [`Router`] of [`app`] (which a test drives with `oneshot`),
+/// whose fallback step cost a clone and a box per request.
+pub fn front(state: &SharedState, port: Port) -> Front {
+    Front::new(
+        state.clone(),
+        part(state, port, Shape::OpenAi),
+        part(state, port, Shape::Flat),
+    )
 }
 
 /// The body shape of a row's errors: the agents group answers the OpenAI-style object of

@@ -88,11 +88,11 @@ fn serve_main_until(
     limits: Limits,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> impl Future<Output = std::io::Result<()>> + Send {
-    let app = router::app(state);
+    let front = router::front(&state, crate::server::endpoints::Port::Main);
     connections::serve(
         zero_copy::Listener(listener),
         limits,
-        zero_copy::with_channel(app),
+        zero_copy::with_channel(front),
         stop,
     )
 }
