@@ -57,7 +57,12 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    /// A request without a body is answered by the inner service's own future, unboxed
+    /// and with no clone of the service: the check below is only for bodies.
+    type Future = futures::future::Either<
+        S::Future,
+        Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>,
+    >;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
@@ -73,15 +78,15 @@ where
                     .headers()
                     .get(header::CONTENT_LENGTH)
                     .is_some_and(|len| len.as_bytes() != b"0"));
+        if !has_body {
+            return futures::future::Either::Left(self.inner.call(request));
+        }
         // The service that was polled ready answers; a fresh clone takes its place.
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let linger = self.linger.clone();
-        Box::pin(async move {
+        futures::future::Either::Right(Box::pin(async move {
             let mut answer = inner.call(request).await?;
-            if !has_body {
-                return Ok(answer);
-            }
             let refused = answer.status().is_client_error() || answer.status().is_server_error();
             if refused {
                 answer
@@ -96,7 +101,7 @@ where
                 linger.store(true, Ordering::Relaxed);
             }
             Ok(answer)
-        })
+        }))
     }
 }
 
