@@ -11,6 +11,7 @@ use std::time::Instant;
 use svc::error::Shape;
 use svc::server::config::Settings;
 use svc::server::endpoints::{ENDPOINTS, EndpointId, Port};
+use svc::server::front::Front;
 use svc::server::groups::core::health;
 use svc::server::pipeline::{Admit, RouteState};
 use svc::server::{AppState, SharedState};
@@ -37,7 +38,6 @@ fn steps(state: &SharedState) -> Vec<(&'static str, Router)> {
         .route("/health", get(health).layer(Admit(route)))
         .with_state(state.clone());
     let part = svc::server::router::part(state, Port::Main, Shape::Flat);
-    let app = svc::app(state.clone());
     vec![
         ("the handler on a bare axum route", bare),
         ("+ admission (auth, policy, limits, query, body)", admitted),
@@ -45,16 +45,17 @@ fn steps(state: &SharedState) -> Vec<(&'static str, Router)> {
             "+ the shape's router (all rows, body limit, panic net)",
             part,
         ),
-        (
-            "+ the front (size limits, split by shape, shaped errors, audit: svc::app)",
-            app,
-        ),
     ]
 }
 
-/// The last step: what `zero_copy::with_channel` makes of the app for each connection.
-fn served(app: Router) -> WithChannel {
-    WithChannel::new(app, FileChannel::default())
+/// The last steps: the front over both shapes' routers, then what `zero_copy::with_channel`
+/// makes of it for each connection (what `svc serve` serves).
+fn front(state: &SharedState) -> Front {
+    svc::server::router::front(state, Port::Main)
+}
+
+fn served(front: Front) -> WithChannel<Front> {
+    WithChannel::new(front, FileChannel::default())
 }
 
 async fn time<S>(service: &S, iterations: u32) -> f64
@@ -86,11 +87,13 @@ pub fn run(rounds: usize, iterations: u32) {
         // Built as the load's was, inside a runtime.
         let state = AppState::with_settings(Settings::defaults());
         let steps = steps(&state);
-        let served = served(steps.last().expect("steps").1.clone());
-        let last = steps.len();
-        // Each step's time, the last (a connection's service) after the routers.
+        let front = front(&state);
+        let served = served(front.clone());
+        let last = steps.len() + 1;
+        // Each step's time: the routers, then the front, then a connection's service.
         let step = async |i: usize, n: u32| match steps.get(i) {
             Some((_, router)) => time(router, n).await,
+            None if i == steps.len() => time(&front, n).await,
             None => time(&served, n).await,
         };
         for i in 0..=last {
@@ -106,7 +109,10 @@ pub fn run(rounds: usize, iterations: u32) {
         let names = steps
             .iter()
             .map(|(name, _)| *name)
-            .chain(["+ the connection's file channel (as served)"]);
+            .chain([
+                "+ the front (size limits, split by shape, shaped errors, audit)",
+                "+ the connection's file channel (as served)",
+            ]);
         println!(
             "per layer, in-process oneshot GET /health, {rounds} rounds of {iterations} requests, one thread:"
         );
