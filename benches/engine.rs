@@ -32,6 +32,8 @@
 
 #[path = "support/procfs.rs"]
 mod procfs;
+#[path = "support/relay.rs"]
+mod relay;
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
@@ -521,10 +523,38 @@ async fn rest_hop(front_state: &Path, rounds: u64, mib: u64, copies: u64) {
         v99 - d99
     );
 
+    // The floor of a hop: the same client reaching the second engine through a bare
+    // splice relay (`support/relay.rs`), by a copy of its descriptor naming the relay.
+    let relayed_state = tempfile::tempdir().unwrap();
+    let target: std::net::SocketAddr = format!("{}:{}", remote.host, remote.port)
+        .parse()
+        .expect("the engine's address");
+    let relay = relay::start(target);
+    let mut descriptor: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(remote_state.path().join("engine.json")).expect("its descriptor file"),
+    )
+    .unwrap();
+    descriptor["port"] = relay.port().into();
+    std::fs::write(
+        relayed_state.path().join("engine.json"),
+        serde_json::to_vec(&descriptor).unwrap(),
+    )
+    .unwrap();
+    let relayed = Client::new(ClientOptions {
+        state_dir: relayed_state.path().to_path_buf(),
+        program: Some(svc_binary()),
+        autostart: false,
+        ..ClientOptions::default()
+    })
+    .expect("a client through the relay");
+
     let work = tempfile::tempdir().unwrap();
     let source = support::source_file(work.path(), mib);
     let out = work.path().join("out.bin");
-    let (mut put, mut get) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+    let (mut put, mut get) = (
+        (Vec::new(), Vec::new(), Vec::new()),
+        (Vec::new(), Vec::new(), Vec::new()),
+    );
     for _ in 0..copies {
         let (p, g) = put_get(&direct, &id, &source, mib, &out).await;
         put.0.push(p);
@@ -532,10 +562,13 @@ async fn rest_hop(front_state: &Path, rounds: u64, mib: u64, copies: u64) {
         let (p, g) = put_get(&via, &id, &source, mib, &out).await;
         put.1.push(p);
         get.1.push(g);
+        let (p, g) = put_get(&relayed, &id, &source, mib, &out).await;
+        put.2.push(p);
+        get.2.push(g);
     }
     let rate = |t: f64| mib as f64 / (t / 1000.0);
-    let (dp, vp) = (median(put.0), median(put.1));
-    let (dg, vg) = (median(get.0), median(get.1));
+    let (dp, vp, fp) = (median(put.0), median(put.1), median(put.2));
+    let (dg, vg, fg) = (median(get.0), median(get.1), median(get.2));
     println!(
         "rest hop, files {mib} MiB: PUT via rest {vp:.0} ms ({:.0} MiB/s), direct {dp:.0} ms \
          ({:.0} MiB/s), added {:.2} ms per MiB; GET via rest {vg:.0} ms ({:.0} MiB/s), direct \
@@ -546,6 +579,17 @@ async fn rest_hop(front_state: &Path, rounds: u64, mib: u64, copies: u64) {
         rate(vg),
         rate(dg),
         (vg - dg) / mib as f64
+    );
+    println!(
+        "rest hop, files {mib} MiB, ratio to direct: PUT {:.2}, GET {:.2}; floor (a bare splice \
+         relay in between, same client): PUT {fp:.0} ms ({:.2} of direct), GET {fg:.0} ms ({:.2} \
+         of direct); the hop to its floor: PUT {:.2}, GET {:.2}",
+        dp / vp,
+        dg / vg,
+        dp / fp,
+        dg / fg,
+        fp / vp,
+        fg / vg
     );
     direct.kill(&id).await.unwrap();
     stop(&direct).await;
