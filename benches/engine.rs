@@ -32,6 +32,9 @@
 
 #[path = "support/procfs.rs"]
 mod procfs;
+#[path = "support/raw_client.rs"]
+#[allow(dead_code)]
+mod raw_client;
 #[path = "support/relay.rs"]
 mod relay;
 // Shared with the other benches; this one uses only part of it.
@@ -402,10 +405,15 @@ async fn files(client: &Client, mib: u64, copies: u64) {
     let source = support::source_file(work.path(), mib);
     let sandbox = client.create(&CreateSandbox::default()).await.unwrap();
     let id = sandbox.sandbox_id;
-    let (mut put, mut get, mut cp) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut put, mut get, mut cp, mut tcp) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..copies {
         let target = work.path().join(format!("cp-{round}.bin"));
         cp.push(support::cp_once(&source, &target));
+        // The transport's floor: the file over one loopback TCP connection, sent with
+        // `sendfile` and spliced into a file, no HTTP and no engine.
+        let over = work.path().join(format!("tcp-{round}.bin"));
+        tcp.push(raw_client::file_over_tcp(&source, &over) * 1000.0);
+        let _ = std::fs::remove_file(&over);
 
         let started = Instant::now();
         let entry = client
@@ -436,8 +444,18 @@ async fn files(client: &Client, mib: u64, copies: u64) {
         // onto a fresh target does not.
         client.remove(&id, "big.bin", false).await.unwrap();
     }
-    let (put, get, cp) = (median(put), median(get), median(cp));
+    let (put, get, cp, tcp) = (median(put), median(get), median(cp), median(tcp));
     let rate = |t: f64| mib as f64 / (t / 1000.0);
+    println!(
+        "files {mib} MiB floors: cp {cp:.0} ms ({:.0} MiB/s); the file over loopback TCP (sendfile \
+         out, splice in) {tcp:.0} ms ({:.0} MiB/s, {:.2} of cp); the engine to that floor: PUT \
+         {:.2}, GET {:.2}",
+        rate(cp),
+        rate(tcp),
+        cp / tcp,
+        tcp / put,
+        tcp / get
+    );
     println!(
         "files {mib} MiB: PUT {put:.0} ms ({:.0} MiB/s), GET {get:.0} ms ({:.0} MiB/s); \
          cp {cp:.0} ms ({:.0} MiB/s); throughput ratio to cp: PUT {:.2}, GET {:.2}",
