@@ -283,15 +283,8 @@ fn direct_stream(workspace: &PathBuf, prompt: &str) -> (f64, f64) {
     use std::io::{BufRead, BufReader};
     let started = Instant::now();
     let mut child = Command::new("rt-two")
-        .args([
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--include-partial-messages",
-            "--",
-            prompt,
-        ])
+        .args(response_floor::RT_TWO_STREAM)
+        .arg(prompt)
         .current_dir(workspace)
         .stdout(std::process::Stdio::piped())
         .spawn()

@@ -187,15 +187,7 @@ pub async fn floor_server() -> String {
                 }
             }),
         );
-    use axum::serve::ListenerExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    // As svc sets on its connections: each frame leaves when written.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    crate::server::serve_bare(app).await
 }
 
 /// An SSE frame the size of svc's `turn.created` (572 bytes), ending in the needle's event.

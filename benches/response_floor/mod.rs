@@ -8,6 +8,17 @@ use axum::routing::post;
 use futures::StreamExt;
 use tokio::io::AsyncBufReadExt;
 
+/// rt-two's arguments for a streamed run (Claude Code's `-p` with partial messages), the
+/// prompt after them: the direct run's and the floor's (svc adds its permission mode).
+pub const RT_TWO_STREAM: [&str; 6] = [
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--include-partial-messages",
+    "--",
+];
+
 /// The floor server on this runtime; its base URL. `workspace` is the child's directory.
 pub async fn serve(workspace: std::path::PathBuf) -> String {
     let app = axum::Router::new().route(
@@ -17,15 +28,8 @@ pub async fn serve(workspace: std::path::PathBuf) -> String {
             async move {
                 let prompt = body["input"].as_str().unwrap_or_default().to_owned();
                 let mut child = tokio::process::Command::new("rt-two")
-                    .args([
-                        "-p",
-                        "--output-format",
-                        "stream-json",
-                        "--verbose",
-                        "--include-partial-messages",
-                        "--",
-                        &prompt,
-                    ])
+                    .args(RT_TWO_STREAM)
+                    .arg(&prompt)
                     .current_dir(workspace)
                     .stdout(std::process::Stdio::piped())
                     .kill_on_drop(true)
@@ -50,14 +54,7 @@ pub async fn serve(workspace: std::path::PathBuf) -> String {
             }
         }),
     );
-    use axum::serve::ListenerExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    crate::server::serve_bare(app).await
 }
 
 /// The child's stdout as lines, until it closes.

@@ -44,3 +44,16 @@ pub async fn serve_with_connections(
     tokio::spawn(async move { server.await.unwrap() });
     (format!("http://{addr}"), state)
 }
+
+/// A bare axum `app` (a floor) on a free port of this runtime, TCP_NODELAY set as svc sets
+/// it on its connections (each frame leaves when written); its base URL.
+pub async fn serve_bare(app: axum::Router) -> String {
+    use axum::serve::ListenerExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
