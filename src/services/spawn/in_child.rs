@@ -49,7 +49,7 @@ impl<'a> Plan<'a> {
 }
 
 /// The child's stack, with a page that faults below it, so an overflow ends the child
-/// instead of writing over the parent. Kept for the next spawn ([`SPARE`]) once the child
+/// instead of writing over the parent. Kept for the next spawn ([`Spare`]) once the child
 /// has exec'd or ended.
 struct Stack(NonNull<std::ffi::c_void>);
 
@@ -58,41 +58,53 @@ struct Stack(NonNull<std::ffi::c_void>);
 #[allow(unsafe_code)]
 unsafe impl Send for Stack {}
 
-/// Stacks of earlier spawns. Mapping a stack, guarding it and unmapping it again cost about
-/// 0.1 ms of every spawn here (the unmap is a TLB shootdown across the server's threads),
-/// a third of what the clone itself costs; a kept stack has its pages already in place.
-static SPARE: std::sync::Mutex<Vec<Stack>> = std::sync::Mutex::new(Vec::new());
+/// Stacks of earlier spawns, kept for the next. Mapping a stack, guarding it and unmapping
+/// it again cost about a third of the clone's own time in `perf` here (the unmap is a TLB
+/// shootdown across the server's threads); a kept stack has its pages already in place.
+struct Spare {
+    stacks: std::sync::Mutex<Vec<Stack>>,
+    /// Kept at most; past that a stack given back is unmapped (256 KiB each).
+    max: usize,
+}
 
-/// Stacks kept at most: as many spawns as run at once in a busy server; past that a stack is
-/// unmapped (256 KiB each).
-const SPARE_MAX: usize = 8;
+/// As many as spawn at once in a busy server.
+static SPARE: Spare = Spare::new(8);
 
-fn spare() -> std::sync::MutexGuard<'static, Vec<Stack>> {
-    SPARE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+impl Spare {
+    const fn new(max: usize) -> Spare {
+        Spare {
+            stacks: std::sync::Mutex::new(Vec::new()),
+            max,
+        }
+    }
+
+    fn stacks(&self) -> std::sync::MutexGuard<'_, Vec<Stack>> {
+        self.stacks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A kept stack, or a new one.
+    fn take(&self) -> io::Result<Stack> {
+        match self.stacks().pop() {
+            Some(stack) => Ok(stack),
+            None => Stack::new(),
+        }
+    }
+
+    /// Keeps `stack` for the next spawn: only once its child has exec'd or ended.
+    fn give_back(&self, stack: Stack) {
+        let mut stacks = self.stacks();
+        if stacks.len() < self.max {
+            stacks.push(stack);
+        }
+    }
 }
 
 const STACK: usize = 256 * 1024;
 const GUARD: usize = 4096;
 
 impl Stack {
-    /// A kept stack, or a new one.
-    fn take() -> io::Result<Stack> {
-        match spare().pop() {
-            Some(stack) => Ok(stack),
-            None => Stack::new(),
-        }
-    }
-
-    /// Keeps the stack for the next spawn: only once its child has exec'd or ended.
-    fn give_back(self) {
-        let mut spare = spare();
-        if spare.len() < SPARE_MAX {
-            spare.push(self);
-        }
-    }
-
     fn new() -> io::Result<Stack> {
         use nix::sys::mman::{MapFlags, ProtFlags, mmap_anonymous, mprotect};
         let len = std::num::NonZeroUsize::new(STACK).expect("not zero");
@@ -136,7 +148,7 @@ impl Drop for Stack {
 pub(super) fn clone(plan: &Plan, failed: &AtomicI32) -> io::Result<u32> {
     use nix::sched::CloneFlags;
     use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
-    let mut stack = Stack::take()?;
+    let mut stack = SPARE.take()?;
     let mut script = plan.script.clone();
     let script = script.as_mut_ptr();
     // No handler of the parent's may run in the child before it resets them.
@@ -160,7 +172,7 @@ pub(super) fn clone(plan: &Plan, failed: &AtomicI32) -> io::Result<u32> {
     };
     let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
     // The child has exec'd or ended (CLONE_VFORK), or never ran: the stack is free.
-    stack.give_back();
+    SPARE.give_back(stack);
     Ok(pid?.as_raw() as u32)
 }
 
@@ -279,5 +291,31 @@ fn exec(plan: &Plan, script: *mut *const c_char) -> io::Error {
         } else {
             last
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Spare, Stack};
+
+    #[test]
+    fn a_stack_given_back_is_the_next_one_taken_and_past_the_bound_none_is_kept() {
+        // A pool of its own: the process's is shared with every test that spawns.
+        let spare = Spare::new(2);
+        let first = spare.take().unwrap();
+        let at = first.0;
+        spare.give_back(first);
+        // Counted, not only compared: an unmapped stack's address may well come back from
+        // a new mapping.
+        assert_eq!(spare.stacks().len(), 1, "the stack was not kept");
+        let again = spare.take().unwrap();
+        assert_eq!(again.0, at, "the kept stack was not the one taken");
+        assert!(spare.stacks().is_empty());
+        let (second, third) = (spare.take().unwrap(), Stack::new().unwrap());
+        assert_ne!(second.0, at, "a stack in use was handed out again");
+        spare.give_back(again);
+        spare.give_back(second);
+        spare.give_back(third);
+        assert_eq!(spare.stacks().len(), 2, "kept past its bound");
     }
 }

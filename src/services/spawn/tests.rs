@@ -194,7 +194,7 @@ async fn a_child_dropped_unreaped_is_killed_and_reaped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn stacks_are_kept_for_later_spawns_and_spawns_at_once_never_share_one() {
+async fn spawns_at_once_on_several_threads_never_share_a_stack() {
     // Many spawns at once, on several threads: were two children given one stack, one
     // would write over the other's frames and start the wrong program or none.
     let spawns = (0..48).map(|n| {
