@@ -80,12 +80,18 @@ async fn run(handle: &Arc<SessionHandle>, turn_id: &str) {
     // Read now, not when the turn was queued: a credential updated meanwhile applies.
     let tokens = credential_tokens(handle);
     let injected = tokens.as_deref().unwrap_or_default();
-    let (request, child_env, adapter, mut stop, limits, user) =
-        match begin(handle, turn_id, injected) {
-            Some(parts) => parts,
-            None => return,
-        };
-    let runtime = handle.lock().agent.runtime;
+    let Some(Begun {
+        request,
+        child_env,
+        adapter,
+        runtime,
+        mut stop,
+        limits,
+        user,
+    }) = begin(handle, turn_id, injected)
+    else {
+        return;
+    };
     // The runtime is started before the turn's start is told: its own start-up, which
     // takes milliseconds before it prints anything, then runs while the events are
     // rendered, instead of after them. Its output is read only once they are told.
@@ -102,15 +108,18 @@ async fn run(handle: &Arc<SessionHandle>, turn_id: &str) {
     finish(handle, turn_id, outcome, mapper, started);
 }
 
-type Begun = (
-    TurnRequest,
-    Vec<(String, String)>,
-    &'static dyn Adapter,
-    tokio::sync::watch::Receiver<bool>,
-    Limits,
-    // What the user said, as the turn's first item (told by `tell_started`).
-    serde_json::Value,
-);
+/// What a turn starts from, read under the one lock that marks it running.
+struct Begun {
+    request: TurnRequest,
+    child_env: Vec<(String, String)>,
+    adapter: &'static dyn Adapter,
+    runtime: &'static crate::server::agents::runtimes::Runtime,
+    /// Set when the turn is cancelled or its session deleted.
+    stop: tokio::sync::watch::Receiver<bool>,
+    limits: Limits,
+    /// What the user said, as the turn's first item (told by `tell_started`).
+    user: serde_json::Value,
+}
 
 /// How long a turn may run and how long one line of its output may be.
 #[derive(Debug, Clone, Copy)]
@@ -224,7 +233,15 @@ fn begin(handle: &Arc<SessionHandle>, turn_id: &str, tokens: &[(String, String)]
         timeout: state.setup.turn_timeout,
         max_line_bytes: state.setup.max_output_bytes,
     };
-    Some((request, child_env, adapter, rx, limits, user))
+    Some(Begun {
+        request,
+        child_env,
+        adapter,
+        runtime: agent.runtime,
+        stop: rx,
+        limits,
+        user,
+    })
 }
 
 /// Tells that the turn began: the session in progress (when it was not), the turn in
