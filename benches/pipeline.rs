@@ -6,11 +6,18 @@
 //! ([`layers`]). Target: /health as served at >= 0.95 of bare axum.
 //!
 //! The targets are measured in interleaved rounds (order rotating each round) and the
-//! medians reported, so drift on a shared machine hits every target alike.
+//! medians reported, so drift on a shared machine hits every target alike. The rounds are
+//! short and many: on a machine whose neighbours come and go, two targets measured half a
+//! second apart see the same machine, where 2-second rounds gave ratios from 0.87 to 1.22
+//! between identical servers.
 //!
-//! Options (after `--`): `--seconds N` per measurement (default 2), `--rounds N`
-//! (default 5), `--concurrency N` (default 32), `--layer-requests N` per round of the layer
-//! timing (default 200,000), `--layers-only` (the layer timing alone, as to profile it); `--quick`: one round of 1 s, 20,000 layer requests.
+//! Options (after `--`): `--round-ms N` per measurement (default 500), `--rounds N`
+//! (default 16), `--concurrency N` (default 32), `--layer-requests N` per round of the layer
+//! timing (default 200,000), `--layer-rounds N` (default 5), `--layers-only` (the layer timing
+//! alone, as to profile it); `--quick`: one round of 500 ms, one of 20,000 layer requests.
+
+// A counting global allocator (in `layers`), for each layer's allocations per request.
+#![allow(unsafe_code)]
 
 // Shared with the other benches; this one uses only part of it.
 #[path = "pipeline_layers/mod.rs"]
@@ -87,12 +94,13 @@ async fn load(url: String, concurrency: u64, duration: Duration) -> Figures {
 }
 
 fn main() {
-    let seconds = arg_quick("--seconds", 2, 1);
-    let rounds = arg_quick("--rounds", 5, 1).max(1) as usize;
+    let round_length = Duration::from_millis(arg_quick("--round-ms", 500, 500));
+    let rounds = arg_quick("--rounds", 16, 1).max(1) as usize;
     let concurrency = arg("--concurrency", 32);
     let requests = arg_quick("--layer-requests", 200_000, 20_000) as u32;
+    let layer_rounds = arg_quick("--layer-rounds", 5, 1).max(1) as usize;
     if std::env::args().any(|a| a == "--layers-only") {
-        layers::run(rounds, requests);
+        layers::run(layer_rounds, requests);
         return;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -124,7 +132,7 @@ fn main() {
             ("bare axum again", format!("http://{bare_again}/health")),
         ];
         println!(
-            "pipeline benchmark: {concurrency} concurrent clients, {rounds} rounds of {seconds} s per target, release build, same process"
+            "pipeline benchmark: {concurrency} concurrent clients, {rounds} rounds of {round_length:?} per target, release build, same process"
         );
         for (_, url) in &targets {
             load(url.clone(), concurrency, Duration::from_millis(500)).await;
@@ -133,7 +141,7 @@ fn main() {
         for round in 0..rounds {
             for k in 0..targets.len() {
                 let i = (round + k) % targets.len();
-                let f = load(targets[i].1.clone(), concurrency, Duration::from_secs(seconds)).await;
+                let f = load(targets[i].1.clone(), concurrency, round_length).await;
                 figures[i].push(f);
             }
         }
@@ -162,5 +170,5 @@ fn main() {
         println!("  the noise: a second bare axum server to the first {noise:.2} [{noise_shown}]");
         println!("  svc::app (tests' router, axum's connection loop) to bare axum: {:.2}", ratio_of(2).0);
     });
-    layers::run(rounds, requests);
+    layers::run(layer_rounds, requests);
 }

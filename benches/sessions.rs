@@ -19,7 +19,8 @@
 //!
 //! Targets: overhead < 5 ms per turn; fan-out p99 < 20 ms at 1,000; < 64 KiB per idle session.
 
-// The only unsafe code of the workspace: a counting global allocator, for exact memory figures.
+// A counting global allocator, for exact memory figures (the pipeline bench has the
+// workspace's only other unsafe code, one that counts allocations).
 #![allow(unsafe_code)]
 
 // Shared with the other benches; this one uses only part of it.

@@ -18,6 +18,42 @@ use svc::server::{AppState, SharedState};
 use svc::zero_copy::{FileChannel, WithChannel};
 use tower::ServiceExt;
 
+/// Counts the allocations of the thread that makes them, so each step can say how many a
+/// request costs (one thread drives the steps; the load's threads count their own).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+// SAFETY: every call is passed to the system allocator unchanged; the count is a
+// thread-local cell without a destructor, which allocates nothing.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: the caller's layout, as `GlobalAlloc::alloc` received it.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: `ptr` came from the system allocator with this layout.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: as `GlobalAlloc::realloc` received them, `ptr` from the system allocator.
+        unsafe { std::alloc::System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(std::cell::Cell::get)
+}
+
 /// The steps, each the one before with one layer more.
 fn steps(state: &SharedState) -> Vec<(&'static str, Router)> {
     let (index, endpoint) = ENDPOINTS
@@ -41,10 +77,7 @@ fn steps(state: &SharedState) -> Vec<(&'static str, Router)> {
     vec![
         ("the handler on a bare axum route", bare),
         ("+ admission (auth, policy, limits, query, body)", admitted),
-        (
-            "+ the shape's router (all rows, body limit, panic net)",
-            part,
-        ),
+        ("+ the shape's router (all rows, unmatched answers)", part),
     ]
 }
 
@@ -58,11 +91,13 @@ fn served(front: Front) -> WithChannel<Front> {
     WithChannel::new(front, FileChannel::default())
 }
 
-async fn time<S>(service: &S, iterations: u32) -> f64
+/// Nanoseconds and allocations per request.
+async fn time<S>(service: &S, iterations: u32) -> (f64, f64)
 where
     S: tower::Service<http::Request<Body>, Response = axum::response::Response> + Clone,
     S::Error: std::fmt::Debug,
 {
+    let allocated = allocations();
     let started = Instant::now();
     for _ in 0..iterations {
         let request = http::Request::get("/health").body(Body::empty()).unwrap();
@@ -73,7 +108,11 @@ where
             .unwrap();
         std::hint::black_box(body);
     }
-    started.elapsed().as_nanos() as f64 / f64::from(iterations)
+    let ns = started.elapsed().as_nanos() as f64 / f64::from(iterations);
+    (
+        ns,
+        (allocations() - allocated) as f64 / f64::from(iterations),
+    )
 }
 
 /// Prints each step's nanoseconds per request (the median of `rounds` interleaved rounds of
@@ -99,7 +138,7 @@ pub fn run(rounds: usize, iterations: u32) {
         for i in 0..=last {
             step(i, iterations / 10).await;
         }
-        let mut figures: Vec<Vec<f64>> = (0..=last).map(|_| Vec::new()).collect();
+        let mut figures: Vec<Vec<(f64, f64)>> = (0..=last).map(|_| Vec::new()).collect();
         for round in 0..rounds {
             for k in 0..=last {
                 let i = (round + k) % (last + 1);
@@ -114,14 +153,17 @@ pub fn run(rounds: usize, iterations: u32) {
                 "+ the connection's file channel (as served)",
             ]);
         println!(
-            "per layer, in-process oneshot GET /health, {rounds} rounds of {iterations} requests, one thread:"
+            "per layer, in-process oneshot GET /health, {rounds} rounds of {iterations} requests, one thread (allocations per request, the request's building and reading included):"
         );
         let mut before = None;
         for (name, runs) in names.zip(figures) {
-            let ns = median(runs);
-            let added = before.map_or(String::new(), |b: f64| format!("  (+{:.0} ns)", ns - b));
-            println!("  {ns:>7.0} ns  {name}{added}");
-            before = Some(ns);
+            let ns = median(runs.iter().map(|r| r.0).collect());
+            let allocs = median(runs.iter().map(|r| r.1).collect());
+            let added = before.map_or(String::new(), |(b, a): (f64, f64)| {
+                format!("  (+{:.0} ns, {:+.0} allocations)", ns - b, allocs - a)
+            });
+            println!("  {ns:>7.0} ns {allocs:>4.0} allocations  {name}{added}");
+            before = Some((ns, allocs));
         }
     });
 }
