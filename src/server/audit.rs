@@ -53,6 +53,12 @@ impl Audit {
         }
     }
 
+    /// Whether any call is written (`all` or `deny`): with the audit off, the pipeline
+    /// carries nothing for it and reads no clock.
+    pub fn records(&self) -> bool {
+        self.mode != AuditMode::Off
+    }
+
     pub fn record(
         &self,
         method: &http::Method,

@@ -13,16 +13,18 @@ use super::SharedState;
 use super::pipeline::{over_http_limits, safety_net};
 use crate::error::{ApiError, Code, ErrorMeta, PendingError, Shape};
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt;
-use futures::future::BoxFuture;
-use http::HeaderValue;
+use futures::future::CatchUnwind;
+use http::{HeaderName, HeaderValue};
 use std::convert::Infallible;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::task::{Context, Poll};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
-use tower::{Layer, Service};
+use tower::Service;
 
 /// A listener's two routers, one per body shape, and the state its audit writes to.
 #[derive(Clone)]
@@ -32,10 +34,9 @@ pub struct Front {
     flat: Part,
 }
 
-/// One shape's router with axum's own body limit off (admission applies the row's),
-/// wrapped around the router once rather than by `Router::layer`, which wraps each route
-/// and boxes each request once per layer.
-type Part = <DefaultBodyLimit as Layer<Router>>::Service;
+/// One shape's router. Its routes' admission turns axum's own body limit off where a
+/// request has a body (the row's limit applies instead).
+type Part = Router;
 
 /// A handler's panic (the default hook has logged it), as the typed 500.
 fn panic_answer(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
@@ -48,12 +49,7 @@ fn panic_answer(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 
 impl Front {
     pub fn new(app: SharedState, openai: Router, flat: Router) -> Front {
-        let part = |router: Router| DefaultBodyLimit::disable().layer(router);
-        Front {
-            app,
-            openai: part(openai),
-            flat: part(flat),
-        }
+        Front { app, openai, flat }
     }
 }
 
@@ -66,7 +62,7 @@ pub fn under_v1(path: &str) -> bool {
 impl Service<Request> for Front {
     type Response = Response;
     type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+    type Future = Answering<<Part as Service<Request>>::Future>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         // Routers are always ready.
@@ -74,74 +70,119 @@ impl Service<Request> for Front {
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        let started = Instant::now();
+        // The clock is read only for the audit's duration.
+        let started = self.app.audit.records().then(Instant::now);
         // A `Uri` shares the request's bytes: kept without copying the path.
         let uri = req.uri().clone();
         let method = req.method().clone();
         let (router, shape) = if under_v1(uri.path()) {
-            (self.openai.clone(), Shape::OpenAi)
+            (&mut self.openai, Shape::OpenAi)
         } else {
-            (self.flat.clone(), Shape::Flat)
+            (&mut self.flat, Shape::Flat)
         };
-        let app = self.app.clone();
         // The panic net: around the routing and admission, which run here, and around the
         // handler's future (tower-http's `CatchPanic` would box every answer's body).
-        let handled = match over_http_limits(&req) {
-            Some(error) => Err(error),
-            None => Ok(std::panic::catch_unwind(AssertUnwindSafe(|| {
-                let mut router = router;
-                router.call(req)
-            }))),
+        let (called, at_once) = match over_http_limits(&req) {
+            Some(error) => (None, Some(error.render(shape))),
+            None => match std::panic::catch_unwind(AssertUnwindSafe(|| router.call(req))) {
+                Ok(future) => (Some(AssertUnwindSafe(future).catch_unwind()), None),
+                Err(panic) => (None, Some(shaped(panic_answer(panic), shape, &uri))),
+            },
         };
-        Box::pin(async move {
-            let response = match handled {
-                Err(error) => error.render(shape),
-                Ok(called) => {
-                    let response = match called {
-                        Ok(future) => match AssertUnwindSafe(future).catch_unwind().await {
-                            Ok(Ok(response)) => response,
-                            Ok(Err(never)) => match never {},
-                            Err(panic) => panic_answer(panic),
-                        },
-                        Err(panic) => panic_answer(panic),
-                    };
-                    let response = PendingError::render_in(response, shape);
-                    let status = response.status();
-                    if (status.is_client_error() || status.is_server_error())
-                        && response.extensions().get::<ErrorMeta>().is_none()
-                    {
-                        safety_net(status, uri.path()).render(shape)
-                    } else {
-                        response
-                    }
-                }
-            };
-            Ok(finish(&app, &method, &uri, started, response))
-        })
+        Answering {
+            called,
+            at_once,
+            ending: Ending {
+                app: self.app.clone(),
+                method,
+                uri,
+                started,
+                shape,
+            },
+        }
     }
 }
 
+pin_project_lite::pin_project! {
+    /// A request's answer on its way: the router's future under the panic net, or an
+    /// answer given at once; then [`finish`]ed. A type of its own rather than a boxed
+    /// `async` block, which cost an allocation and a copy of the router's future per
+    /// request.
+    pub struct Answering<F> {
+        #[pin]
+        called: Option<CatchUnwind<AssertUnwindSafe<F>>>,
+        at_once: Option<Response>,
+        ending: Ending,
+    }
+}
+
+/// What the answer's end needs of its request.
+struct Ending {
+    app: SharedState,
+    method: http::Method,
+    uri: http::Uri,
+    started: Option<Instant>,
+    shape: Shape,
+}
+
+impl<F> Future for Answering<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let ending = &*this.ending;
+        let response = match this.called.as_pin_mut() {
+            Some(called) => match ready!(called.poll(cx)) {
+                Ok(Ok(response)) => shaped(response, ending.shape, &ending.uri),
+                Ok(Err(never)) => match never {},
+                Err(panic) => shaped(panic_answer(panic), ending.shape, &ending.uri),
+            },
+            None => match this.at_once.take() {
+                Some(response) => response,
+                None => panic!("an answer polled after it was given"),
+            },
+        };
+        Poll::Ready(Ok(finish(ending, response)))
+    }
+}
+
+/// An answer in the request's body shape: an error a route left pending rendered, and an
+/// error no route typed (a framework rejection) given a typed body.
+fn shaped(response: Response, shape: Shape, uri: &http::Uri) -> Response {
+    let response = PendingError::render_in(response, shape);
+    let status = response.status();
+    if (status.is_client_error() || status.is_server_error())
+        && response.extensions().get::<ErrorMeta>().is_none()
+    {
+        safety_net(status, uri.path()).render(shape)
+    } else {
+        response
+    }
+}
+
+/// The spec's local marker, its name checked when compiled rather than parsed per answer.
+const X_SVC_LOCAL: HeaderName = HeaderName::from_static("x-svc-local");
+
 /// The spec's local marker, on every answer (errors included), and the audit entry.
-fn finish(
-    app: &SharedState,
-    method: &http::Method,
-    uri: &http::Uri,
-    started: Instant,
-    mut response: Response,
-) -> Response {
-    let audit = response
-        .extensions_mut()
-        .remove::<super::audit::AuditInfo>();
+fn finish(ending: &Ending, mut response: Response) -> Response {
     response
         .headers_mut()
-        .insert("x-svc-local", HeaderValue::from_static("1"));
-    app.audit.record(
-        method,
-        uri.path(),
-        audit.as_ref(),
-        &response,
-        started.elapsed(),
-    );
+        .insert(X_SVC_LOCAL, HeaderValue::from_static("1"));
+    if let Some(started) = ending.started {
+        let audit = response
+            .extensions_mut()
+            .remove::<super::audit::AuditInfo>();
+        ending.app.audit.record(
+            &ending.method,
+            ending.uri.path(),
+            audit.as_ref(),
+            &response,
+            started.elapsed(),
+        );
+    }
     response
 }
 

@@ -17,11 +17,13 @@ use crate::server::policy::limits::Refusal;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
-use futures::future::BoxFuture;
+use futures::future::Either;
 use http_body_util::{BodyExt, Limited};
 use std::collections::HashSet;
 use std::convert::Infallible;
-use std::task::{Context, Poll};
+use std::future::{Future, Ready};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 use tokio::sync::OwnedSemaphorePermit;
 
 /// The concurrency permit of an admitted call, for handlers that outlive their response: a
@@ -67,67 +69,105 @@ pub struct Admitted<S> {
 impl<S> tower::Service<Request> for Admitted<S>
 where
     S: tower::Service<Request, Response = Response, Error = Infallible>,
-    S::Future: Send + 'static,
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+    type Future = Either<Ready<Result<Response, Infallible>>, Handling<S::Future>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        let mut audit = AuditInfo {
+        // Nothing is carried to an audit that writes nothing (an extension costs
+        // allocations on every answer).
+        let audit = |info| self.route.app.audit.records().then_some(info);
+        let shape = self.route.shape;
+        let mut info = AuditInfo {
             endpoint: Some(self.route.endpoint.id),
             identity: None,
         };
-        let shape = self.route.shape;
-        match admission(&self.route, req, &mut audit) {
+        match admission(&self.route, req, &mut info) {
             Ok((mut req, permit)) => {
                 let permit = permit.map(std::sync::Arc::new);
                 if let Some(permit) = &permit {
                     req.extensions_mut()
                         .insert(ConnectionPermit(permit.clone()));
                 }
-                let handled = self.inner.call(req);
-                let endpoint = self.route.endpoint.id;
-                Box::pin(async move {
-                    let Ok(response) = handled.await;
-                    Ok(admitted(response, endpoint, shape, permit, audit))
+                let after = After {
+                    endpoint: self.route.endpoint.id,
+                    shape,
+                    permit,
+                    audit: audit(info),
+                };
+                Either::Right(Handling {
+                    handled: self.inner.call(req),
+                    after: Some(after),
                 })
             }
             Err(error) => {
                 let mut response = error.render(shape);
-                response.extensions_mut().insert(audit);
-                Box::pin(std::future::ready(Ok(response)))
+                if let Some(info) = audit(info) {
+                    response.extensions_mut().insert(info);
+                }
+                Either::Left(std::future::ready(Ok(response)))
             }
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An admitted call's handler at work, then [`admitted`]. A type of its own rather
+    /// than a boxed `async` block, which cost an allocation per request.
+    pub struct Handling<F> {
+        #[pin]
+        handled: F,
+        after: Option<After>,
+    }
+}
+
+/// What an admitted call's answer is given once its handler has answered.
+struct After {
+    endpoint: &'static str,
+    shape: Shape,
+    permit: Option<std::sync::Arc<OwnedSemaphorePermit>>,
+    audit: Option<AuditInfo>,
+}
+
+impl<F> Future for Handling<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Ok(response) = ready!(this.handled.poll(cx));
+        match this.after.take() {
+            Some(after) => Poll::Ready(Ok(admitted(response, after))),
+            None => panic!("an admitted call polled after it answered"),
         }
     }
 }
 
 /// An admitted call's answer: a refusal from inside the handler named like the pipeline's,
 /// rendered in the row's shape, holding the call's permit while its body lasts.
-fn admitted(
-    mut response: Response,
-    endpoint: &'static str,
-    shape: Shape,
-    permit: Option<std::sync::Arc<OwnedSemaphorePermit>>,
-    audit: AuditInfo,
-) -> Response {
+fn admitted(mut response: Response, after: After) -> Response {
     // A guard or limit that refuses inside the handler (a chunked body over the limit, a
     // path outside the allowed tree) names the endpoint like the pipeline.
     if let Some(PendingError(error)) = response.extensions_mut().get_mut::<PendingError>()
         && error.code.is_denial()
         && error.endpoint.is_none()
     {
-        error.endpoint = Some(endpoint);
+        error.endpoint = Some(after.endpoint);
     }
-    response = PendingError::render_in(response, shape);
-    if let Some(permit) = permit {
+    response = PendingError::render_in(response, after.shape);
+    if let Some(permit) = after.permit {
         response = hold_permit(response, permit);
     }
-    response.extensions_mut().insert(audit);
+    if let Some(audit) = after.audit {
+        response.extensions_mut().insert(audit);
+    }
     response
 }
 
@@ -212,10 +252,13 @@ fn admission(
         return Err(too_large(limit).with_endpoint(endpoint.id));
     }
     // Bodies without a declared length (chunked) are cut off while they are read; a body
-    // already at its end (a GET's) has nothing to cut and keeps its own type.
+    // already at its end (a GET's) has nothing to cut and keeps its own type. The row's
+    // limit is the only one: axum's own (2 MiB for its extractors) is turned off, and only
+    // where there is a body for it to apply to, since marking it costs an allocation.
     if !http_body::Body::is_end_stream(req.body()) {
         let limit_usize = usize::try_from(limit).unwrap_or(usize::MAX);
         req = req.map(|body| Body::new(Limited::new(body, limit_usize)));
+        axum::extract::DefaultBodyLimit::disable().apply(&mut req);
     }
 
     if let Some(identity) = identity {
@@ -363,6 +406,51 @@ mod tests {
         assert_eq!(e.code, Code::OriginRefused);
         assert!(refuse_web_page_socket(&request(&socket)).is_ok());
         assert!(refuse_web_page_socket(&request(&[("origin", "https://a.example")])).is_ok());
+    }
+
+    /// The row's limit (10 MiB by default) is the only one a body meets: axum's own, 2 MiB
+    /// for its extractors, is off for every admitted request that has a body.
+    #[tokio::test]
+    async fn a_body_over_axums_own_limit_and_under_the_rows_is_read_whole() {
+        use crate::server::config::{DEFAULT_MAX_BODY_BYTES, Settings};
+        use crate::server::endpoints::ENDPOINTS;
+        use tower::ServiceExt;
+        let (index, endpoint) = ENDPOINTS
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.auth == Auth::Public)
+            .expect("a public row");
+        let route = RouteState {
+            app: crate::server::AppState::with_settings(Settings::defaults()),
+            endpoint,
+            index,
+            shape: Shape::Flat,
+        };
+        let read: axum::routing::MethodRouter<(), Infallible> =
+            axum::routing::post(|body: bytes::Bytes| async move { body.len().to_string() })
+                .layer(Admit(route));
+        let len = 3 * 1024 * 1024;
+        assert!(len < DEFAULT_MAX_BODY_BYTES as usize);
+        for declared in [true, false] {
+            let body = if declared {
+                Body::from(vec![b'x'; len])
+            } else {
+                // Chunked: no declared length, cut off only by the row's limit.
+                Body::from_stream(futures::stream::iter(
+                    (0..3).map(|_| Ok::<_, std::io::Error>(vec![b'x'; 1024 * 1024])),
+                ))
+            };
+            let mut request = Request::post("/").body(body).unwrap();
+            if declared {
+                request
+                    .headers_mut()
+                    .insert(http::header::CONTENT_LENGTH, len.into());
+            }
+            let response = read.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.status(), 200, "declared length: {declared}");
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(&body[..], len.to_string().as_bytes());
+        }
     }
 
     #[tokio::test]

@@ -71,7 +71,8 @@ pub fn part(state: &SharedState, port: Port, shape: Shape) -> Router {
         let method_router = handler(endpoint).layer(Admit(route_state));
         router = router.route(endpoint.path, method_router);
     }
-    // Axum's body limit and the panic net are put around it by the listener's front.
+    // The panic net is put around it by the listener's front; axum's body limit is turned
+    // off by each route's admission where a request has a body.
     router
         .fallback(unmatched)
         .method_not_allowed_fallback(unmatched)
