@@ -18,6 +18,8 @@
 //! (the server's main and terminal ports, the engine's, the E2B front's) whatever its
 //! stream.
 
+mod head_timer;
+
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
@@ -221,7 +223,7 @@ where
             let mut builder = Builder::new(TokioExecutor::new());
             builder
                 .http1()
-                .timer(TokioTimer::new())
+                .timer(head_timer::HeadTimer::default())
                 .header_read_timeout(header_timeout);
             builder
                 .http2()

@@ -25,7 +25,7 @@ async fn health(authority: &str) -> anyhow::Result<String> {
 pub fn cases() -> Vec<Case> {
     vec![case! {
         id: "pipeline/connections/001",
-        spec: "With `server.connections: {max: 8, header_timeout_secs: 3}`: a connection that sends nothing, one that sends half a request head, and a kept connection idle after its answer are each closed by the server within the header timeout (plus slack); past 8 open connections a new one is answered 503 `too_many_connections` with `Retry-After` and `Connection: close` before its request is read; once the silent ones are closed, `/health` answers 200 again.",
+        spec: "With `server.connections: {max: 8, header_timeout_secs: 3}`: a connection that sends nothing, one that sends half a request head, a kept connection idle after its answer, and a kept connection that sends half of its second request head are each closed by the server within the header timeout (plus slack); past 8 open connections a new one is answered 503 `too_many_connections` with `Retry-After` and `Connection: close` before its request is read; once the silent ones are closed, `/health` answers 200 again.",
         profile: &profiles::CONNECTIONS,
         tags: [],
         endpoints: ["health"],
@@ -37,12 +37,16 @@ pub fn cases() -> Vec<Case> {
             half.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n").await?;
             let mut kept = TcpStream::connect(&authority).await?;
             kept.write_all(format!("GET /health HTTP/1.1\r\nHost: {authority}\r\n\r\n").as_bytes()).await?;
+            let mut half_second = TcpStream::connect(&authority).await?;
+            half_second.write_all(format!("GET /health HTTP/1.1\r\nHost: {authority}\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n").as_bytes()).await?;
             let mut silent = TcpStream::connect(&authority).await?;
             let started = Instant::now();
             let (answer, closed) = read_for(&mut half, slack).await;
             ensure!(closed && !answer.contains(" 200 "), "a half-sent head is closed unanswered within {slack:?}: closed {closed}, {answer:?}");
             let (answer, closed) = read_for(&mut kept, slack).await;
             ensure!(answer.starts_with("HTTP/1.1 200") && closed, "a kept connection is answered, then closed when idle: closed {closed}, {answer:?}");
+            let (answer, closed) = read_for(&mut half_second, slack).await;
+            ensure!(answer.starts_with("HTTP/1.1 200") && answer.matches(" 200 ").count() == 1 && closed, "a kept connection's half-sent second head is closed unanswered: closed {closed}, {answer:?}");
             let (answer, closed) = read_for(&mut silent, Duration::from_secs(1)).await;
             ensure!(closed && answer.is_empty(), "a silent connection is closed unanswered: closed {closed}, {answer:?}");
             ensure!(started.elapsed() >= HEADER_TIMEOUT - Duration::from_millis(500), "not before the timeout: {:?}", started.elapsed());
