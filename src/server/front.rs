@@ -70,11 +70,14 @@ impl Service<Request> for Front {
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        // The clock is read only for the audit's duration.
-        let started = self.app.audit.records().then(Instant::now);
+        // What only the audit needs is kept only for an audit that writes.
+        let audited = self.app.audit.records().then(|| Audited {
+            app: self.app.clone(),
+            method: req.method().clone(),
+            started: Instant::now(),
+        });
         // A `Uri` shares the request's bytes: kept without copying the path.
         let uri = req.uri().clone();
-        let method = req.method().clone();
         let (router, shape) = if under_v1(uri.path()) {
             (&mut self.openai, Shape::OpenAi)
         } else {
@@ -93,11 +96,9 @@ impl Service<Request> for Front {
             called,
             at_once,
             ending: Ending {
-                app: self.app.clone(),
-                method,
                 uri,
-                started,
                 shape,
+                audited,
             },
         }
     }
@@ -118,11 +119,17 @@ pin_project_lite::pin_project! {
 
 /// What the answer's end needs of its request.
 struct Ending {
+    uri: http::Uri,
+    shape: Shape,
+    audited: Option<Audited>,
+}
+
+/// What the audit entry needs besides the path (with the audit off, neither a clone of the
+/// shared state, whose count every request would touch, nor a clock read).
+struct Audited {
     app: SharedState,
     method: http::Method,
-    uri: http::Uri,
-    started: Option<Instant>,
-    shape: Shape,
+    started: Instant,
 }
 
 impl<F> Future for Answering<F>
@@ -171,16 +178,16 @@ fn finish(ending: &Ending, mut response: Response) -> Response {
     response
         .headers_mut()
         .insert(X_SVC_LOCAL, HeaderValue::from_static("1"));
-    if let Some(started) = ending.started {
+    if let Some(audited) = &ending.audited {
         let audit = response
             .extensions_mut()
             .remove::<super::audit::AuditInfo>();
-        ending.app.audit.record(
-            &ending.method,
+        audited.app.audit.record(
+            &audited.method,
             ending.uri.path(),
             audit.as_ref(),
             &response,
-            started.elapsed(),
+            audited.started.elapsed(),
         );
     }
     response
