@@ -28,7 +28,6 @@ use http::{HeaderValue, StatusCode, header};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use hyper_util::service::TowerToHyperService;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io::IoSlice;
@@ -104,6 +103,36 @@ where
             }
             Ok(answer)
         }))
+    }
+}
+
+/// A connection's service as hyper calls it (by `&self`, one request at a time, from the
+/// connection's own task), without the clone of the whole service per request that
+/// `hyper_util`'s `TowerToHyperService` makes: ours holds the shared state's and both
+/// routers' counts, which every request on every thread would touch twice. A service that
+/// is not ready at once (none of ours: routers always are) is called as the adapter
+/// would, by a clone that waits for its readiness.
+struct Called<S>(std::cell::RefCell<S>);
+
+impl<S> hyper::service::Service<http::Request<Incoming>> for Called<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures::future::Either<S::Future, tower::util::Oneshot<S, Request>>;
+
+    fn call(&self, request: http::Request<Incoming>) -> Self::Future {
+        let request = request.map(Body::new);
+        // hyper calls from the connection's task and never while a call runs: never
+        // borrowed twice.
+        let mut service = self.0.borrow_mut();
+        let mut now = Context::from_waker(std::task::Waker::noop());
+        match service.poll_ready(&mut now) {
+            Poll::Ready(Ok(())) => futures::future::Either::Left(service.call(request)),
+            Poll::Ready(Err(never)) => match never {},
+            Poll::Pending => futures::future::Either::Right(service.clone().oneshot(request)),
+        }
     }
 }
 
@@ -217,9 +246,7 @@ where
         let done = done_rx.clone();
         tokio::spawn(async move {
             let io = TokioIo::new(FirstBytes::new(Linger::new(io, linger), header_timeout));
-            let service = TowerToHyperService::new(
-                service.map_request(|request: http::Request<Incoming>| request.map(Body::new)),
-            );
+            let service = Called(std::cell::RefCell::new(service));
             let mut builder = Builder::new(TokioExecutor::new());
             builder
                 .http1()
