@@ -72,7 +72,8 @@ impl Future for HeadDeadline {
         let entry = this
             .entry
             .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        // Deadlines only move later; one set earlier is moved (never expected).
+        // A kept entry is set at this wait's deadline or an earlier one (deadlines only
+        // move later); one set later (by a reset to an earlier deadline) is moved back.
         if entry.deadline() > deadline {
             entry.as_mut().reset(deadline);
         }

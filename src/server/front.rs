@@ -16,10 +16,10 @@ use axum::Router;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt;
-use futures::future::CatchUnwind;
+use futures::future::{CatchUnwind, Either};
 use http::{HeaderName, HeaderValue};
 use std::convert::Infallible;
-use std::future::Future;
+use std::future::{Future, Ready};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -30,13 +30,9 @@ use tower::Service;
 #[derive(Clone)]
 pub struct Front {
     app: SharedState,
-    openai: Part,
-    flat: Part,
+    openai: Router,
+    flat: Router,
 }
-
-/// One shape's router. Its routes' admission turns axum's own body limit off where a
-/// request has a body (the row's limit applies instead).
-type Part = Router;
 
 /// A handler's panic (the default hook has logged it), as the typed 500.
 fn panic_answer(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
@@ -62,7 +58,7 @@ pub fn under_v1(path: &str) -> bool {
 impl Service<Request> for Front {
     type Response = Response;
     type Error = Infallible;
-    type Future = Answering<<Part as Service<Request>>::Future>;
+    type Future = Answering<<Router as Service<Request>>::Future>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         // Routers are always ready.
@@ -85,16 +81,15 @@ impl Service<Request> for Front {
         };
         // The panic net: around the routing and admission, which run here, and around the
         // handler's future (tower-http's `CatchPanic` would box every answer's body).
-        let (called, at_once) = match over_http_limits(&req) {
-            Some(error) => (None, Some(error.render(shape))),
+        let answer = match over_http_limits(&req) {
+            Some(error) => Either::Right(std::future::ready(Ok(Ok(error.into_response())))),
             None => match std::panic::catch_unwind(AssertUnwindSafe(|| router.call(req))) {
-                Ok(future) => (Some(AssertUnwindSafe(future).catch_unwind()), None),
-                Err(panic) => (None, Some(shaped(panic_answer(panic), shape, &uri))),
+                Ok(future) => Either::Left(AssertUnwindSafe(future).catch_unwind()),
+                Err(panic) => Either::Right(std::future::ready(Err(panic))),
             },
         };
         Answering {
-            called,
-            at_once,
+            answer,
             ending: Ending {
                 uri,
                 shape,
@@ -105,17 +100,19 @@ impl Service<Request> for Front {
 }
 
 pin_project_lite::pin_project! {
-    /// A request's answer on its way: the router's future under the panic net, or an
-    /// answer given at once; then [`finish`]ed. A type of its own rather than a boxed
-    /// `async` block, which cost an allocation and a copy of the router's future per
-    /// request.
+    /// A request's answer on its way: the router's future under the panic net, or what
+    /// was known at once (an answer, or the router's panic); then [`finish`]ed. A type of
+    /// its own rather than a boxed `async` block, which cost an allocation and a copy of
+    /// the router's future per request.
     pub struct Answering<F> {
         #[pin]
-        called: Option<CatchUnwind<AssertUnwindSafe<F>>>,
-        at_once: Option<Response>,
+        answer: Either<CatchUnwind<AssertUnwindSafe<F>>, Ready<Caught>>,
         ending: Ending,
     }
 }
+
+/// A handler's answer, or its panic.
+type Caught = std::thread::Result<Result<Response, Infallible>>;
 
 /// What the answer's end needs of its request.
 struct Ending {
@@ -141,17 +138,12 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let ending = &*this.ending;
-        let response = match this.called.as_pin_mut() {
-            Some(called) => match ready!(called.poll(cx)) {
-                Ok(Ok(response)) => shaped(response, ending.shape, &ending.uri),
-                Ok(Err(never)) => match never {},
-                Err(panic) => shaped(panic_answer(panic), ending.shape, &ending.uri),
-            },
-            None => match this.at_once.take() {
-                Some(response) => response,
-                None => panic!("an answer polled after it was given"),
-            },
+        let response = match ready!(this.answer.poll(cx)) {
+            Ok(Ok(response)) => response,
+            Ok(Err(never)) => match never {},
+            Err(panic) => panic_answer(panic),
         };
+        let response = shaped(response, ending.shape, &ending.uri);
         Poll::Ready(Ok(finish(ending, response)))
     }
 }
