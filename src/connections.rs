@@ -510,3 +510,77 @@ impl<I: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Linger<I> {
         this.poll_drain(cx)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// A service not ready when first asked (and ready once woken), which answers 500 to a
+    /// call that did not follow its own readiness, as tower's contract requires.
+    #[derive(Clone)]
+    struct ReadyLater {
+        asked: Arc<std::sync::atomic::AtomicUsize>,
+        ready: bool,
+    }
+
+    impl Service<Request> for ReadyLater {
+        type Response = Response;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<Response, Infallible>>;
+
+        fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            if self.asked.fetch_add(1, Ordering::SeqCst) == 0 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            self.ready = true;
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: Request) -> Self::Future {
+            let status = match std::mem::take(&mut self.ready) {
+                true => StatusCode::OK,
+                false => StatusCode::INTERNAL_SERVER_ERROR,
+            };
+            std::future::ready(Ok(status.into_response()))
+        }
+    }
+
+    use axum::response::IntoResponse;
+
+    #[tokio::test]
+    async fn a_service_not_ready_at_once_is_called_once_it_is() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let service = ReadyLater {
+            asked: asked.clone(),
+            ready: false,
+        };
+        let limits = Limits::new(
+            8,
+            DEFAULT_HEADER_TIMEOUT,
+            StatusCode::SERVICE_UNAVAILABLE,
+            b"{}",
+        );
+        tokio::spawn(serve(
+            listener,
+            limits,
+            move |_: &tokio::net::TcpStream| service.clone(),
+            std::future::pending(),
+        ));
+        let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        client
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(
+            asked.load(Ordering::SeqCst) >= 2,
+            "the first ask was not ready"
+        );
+    }
+}
