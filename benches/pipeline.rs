@@ -16,9 +16,10 @@
 //! timing (default 200,000), `--layer-rounds N` (default 5), `--layers-only` (the layer timing
 //! alone, as to profile it); `--quick`: one round of 500 ms, one of 20,000 layer requests.
 
-// A counting global allocator (in `layers`), for each layer's allocations per request.
-#![allow(unsafe_code)]
-
+// Each layer's allocations per request (`layers`).
+#[path = "support/counting.rs"]
+#[allow(dead_code)]
+mod counting;
 // Shared with the other benches; this one uses only part of it.
 #[path = "pipeline_layers/mod.rs"]
 mod layers;
@@ -31,6 +32,9 @@ use std::time::{Duration, Instant};
 use support::{arg, arg_quick, median};
 use svc::server::AppState;
 use svc::server::config::Settings;
+
+#[global_allocator]
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 struct Figures {
     rps: f64,

@@ -19,10 +19,11 @@
 //!
 //! Targets: overhead < 5 ms per turn; fan-out p99 < 20 ms at 1,000; < 64 KiB per idle session.
 
-// A counting global allocator, for exact memory figures (the pipeline bench has the
-// workspace's only other unsafe code, one that counts allocations).
-#![allow(unsafe_code)]
-
+// Memory per session counted exactly rather than through RSS (which the allocator's reuse
+// of freed memory hides).
+#[path = "support/counting.rs"]
+#[allow(dead_code)]
+mod counting;
 // Shared with the other benches; this one uses only part of it.
 #[path = "support/server.rs"]
 #[allow(dead_code)]
@@ -35,6 +36,7 @@ mod response_floor;
 #[allow(dead_code)]
 mod support;
 
+use counting::{Counting, live_bytes};
 use fan_out::Followers;
 use futures::StreamExt;
 use server::serve_with_connections;
@@ -45,40 +47,8 @@ use support::{
     arg, arg_quick, curve, median, open_descriptors, percentile, raise_descriptor_limit,
 };
 
-/// Counts live heap bytes, so memory per session is measured exactly rather than through
-/// RSS (which the allocator's reuse of freed memory hides).
-struct Counting;
-
-static LIVE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
-/// Counting only while memory is measured: a counter every thread writes on every
-/// allocation is a contended cache line, which would slow the latency figures down.
-static COUNTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-// SAFETY: every call is passed on unchanged to the system allocator, which upholds
-// `GlobalAlloc`'s contract; the counting beside it only reads the layout.
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        if COUNTING.load(std::sync::atomic::Ordering::Relaxed) {
-            LIVE.fetch_add(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
-        }
-        // SAFETY: the caller's layout, as `GlobalAlloc::alloc` received it.
-        unsafe { std::alloc::System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        if COUNTING.load(std::sync::atomic::Ordering::Relaxed) {
-            LIVE.fetch_sub(layout.size() as i64, std::sync::atomic::Ordering::Relaxed);
-        }
-        // SAFETY: `ptr` came from `alloc` above (the system allocator) with this layout.
-        unsafe { std::alloc::System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-fn live_bytes() -> i64 {
-    LIVE.load(std::sync::atomic::Ordering::Relaxed)
-}
 
 fn direct_turn(workspace: &PathBuf) -> f64 {
     let started = Instant::now();
@@ -250,7 +220,7 @@ fn main() {
         let client = reqwest::Client::new();
         create(&client, &base).await;
         // From here every allocation and free is counted: the sessions' net growth.
-        COUNTING.store(true, std::sync::atomic::Ordering::SeqCst);
+        counting::count_live_bytes();
         let before = live_bytes();
         let descriptors_before = open_descriptors(std::process::id());
         let mut made = 0;

@@ -3,6 +3,7 @@
 //! each step, from a bare axum route to the router a connection is served, so a difference
 //! between two steps is that layer's cost per request and nothing else's.
 
+use super::counting::allocations;
 use super::median;
 use axum::Router;
 use axum::body::Body;
@@ -17,42 +18,6 @@ use svc::server::pipeline::{Admit, RouteState};
 use svc::server::{AppState, SharedState};
 use svc::zero_copy::{FileChannel, WithChannel};
 use tower::ServiceExt;
-
-/// Counts the allocations of the thread that makes them, so each step can say how many a
-/// request costs (one thread drives the steps; the load's threads count their own).
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-// SAFETY: every call is passed to the system allocator unchanged; the count is a
-// thread-local cell without a destructor, which allocates nothing.
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: the caller's layout, as `GlobalAlloc::alloc` received it.
-        unsafe { std::alloc::System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        // SAFETY: `ptr` came from the system allocator with this layout.
-        unsafe { std::alloc::System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: as `GlobalAlloc::realloc` received them, `ptr` from the system allocator.
-        unsafe { std::alloc::System.realloc(ptr, layout, new) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(std::cell::Cell::get)
-}
 
 /// The steps, each the one before with one layer more.
 fn steps(state: &SharedState) -> Vec<(&'static str, Router)> {
