@@ -86,7 +86,7 @@ struct CreateArgs {
     /// A metadata entry (repeatable).
     #[arg(long = "metadata", value_name = "K=V", value_parser = parse_pair)]
     metadata: Vec<(String, String)>,
-    /// CPU cores.
+    /// CPU cores, 1-65536.
     #[arg(long)]
     cpu: Option<u32>,
     /// Memory in MB.
@@ -99,7 +99,7 @@ struct CreateArgs {
     /// Only a loopback of its own, no other network (not with `--isolation none`).
     #[arg(long)]
     no_internet: bool,
-    /// The most processes it may hold at once [default: 4096].
+    /// The most processes it may hold at once, 1-4194304 [default: 4096].
     #[arg(long, value_name = "N")]
     max_processes: Option<u32>,
     /// Print the record as JSON instead.

@@ -74,6 +74,14 @@ pub enum Isolation {
 
 /// The default of `max_processes`.
 pub const MAX_PROCESSES_DEFAULT: u32 = 4096;
+/// The most `max_processes` can be: Linux's own ceiling on process ids on 64-bit machines
+/// (`PID_MAX_LIMIT`); the kernel refuses a larger process limit, and no machine could hold
+/// more processes anyway.
+pub const MAX_PROCESSES_MAX: u32 = 4_194_304;
+/// The most cores `cpu` can ask for: more than any Linux machine has (`NR_CPUS` is at most
+/// 8,192 on x86-64), and well inside the kernel's ceiling on a CPU quota (2^44 - 1 us per
+/// period, about 175 million cores at ours).
+pub const CPU_MAX: u32 = 65_536;
 
 /// `POST /v1/sandboxes`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -89,9 +97,9 @@ pub struct CreateSandbox {
     pub envs: Option<BTreeMap<String, String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<BTreeMap<String, String>>,
-    /// Cores, at least 1.
+    /// Cores, 1-65536.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 65_536))]
     pub cpu: Option<u32>,
     /// MB, at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,10 +121,10 @@ pub struct CreateSandbox {
     /// loopback (namespaces only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_internet_access: Option<bool>,
-    /// The most processes the sandbox holds at once, default 4096 (a fork bomb stays
-    /// inside).
+    /// The most processes the sandbox holds at once, 1-4194304 (Linux's own ceiling),
+    /// default 4096 (a fork bomb stays inside).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 4_194_304))]
     pub max_processes: Option<u32>,
 }
 

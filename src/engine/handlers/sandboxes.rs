@@ -9,8 +9,8 @@ use super::support::Sandboxed;
 use super::{Op, Request, schema};
 use crate::error::engine::{Code, EngineError};
 use crate::wire::{
-    CreateSandbox, ListSandboxes, PortUrl, Running, SANDBOX_TIMEOUT_DEFAULT_S, SandboxList,
-    SandboxRecord, SandboxStatus, SetTimeout,
+    CPU_MAX, CreateSandbox, ListSandboxes, MAX_PROCESSES_MAX, PortUrl, Running,
+    SANDBOX_TIMEOUT_DEFAULT_S, SandboxList, SandboxRecord, SandboxStatus, SetTimeout,
 };
 use axum::Json;
 use axum::extract::State;
@@ -41,14 +41,26 @@ pub(in crate::engine) fn check_create(body: &mut CreateSandbox) -> Result<(), En
             "`gpu` must not be empty: name a GPU kind, or leave `gpu` out for none",
         ));
     }
-    if body.cpu == Some(0) {
-        return Err(invalid("`cpu` is a number of cores, at least 1"));
+    // Past these bounds the kernel refuses the cgroup's limit: refused here, by name,
+    // rather than as the engine's own failure once the sandbox is half made.
+    if let Some(cpu) = body.cpu.filter(|c| !(1..=CPU_MAX).contains(c)) {
+        return Err(invalid(format!(
+            "`cpu` is a number of cores, 1-{CPU_MAX} (asked: {cpu})"
+        )));
     }
     if body.memory == Some(0) {
         return Err(invalid("`memory` is in MB, at least 1"));
     }
     if body.disk == Some(0) {
         return Err(invalid("`disk` is in MB, at least 1"));
+    }
+    if let Some(most) = body
+        .max_processes
+        .filter(|n| !(1..=MAX_PROCESSES_MAX).contains(n))
+    {
+        return Err(invalid(format!(
+            "`max_processes` is 1-{MAX_PROCESSES_MAX}, Linux's own ceiling (asked: {most})"
+        )));
     }
     if let Some(envs) = &body.envs {
         check_env("envs", envs)?;

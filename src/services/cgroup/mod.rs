@@ -46,6 +46,9 @@ pub const MOUNT: &str = "/sys/fs/cgroup";
 pub const SUBTREE: &str = "svc-sandboxes";
 /// The CPU bandwidth period (`cpu.max`, `cpu.cfs_period_us`), in microseconds.
 const CPU_PERIOD_US: u64 = 100_000;
+/// Linux's ceiling on process ids on 64-bit machines (`PID_MAX_LIMIT`): the kernel refuses
+/// a larger `pids.max`, and a limit at it is no limit, since no more processes can exist.
+const PID_MAX_LIMIT: u32 = 4 * 1024 * 1024;
 /// How long [`Cgroup::freeze`] waits for the kernel to report the group frozen, and
 /// [`Cgroup::kill`] for it to be empty.
 const SETTLE: Duration = Duration::from_secs(2);
@@ -259,7 +262,12 @@ impl Cgroup {
             }
         }
         if let (Some(at), Some(pids)) = (self.layout.pids, limits.pids) {
-            write(&self.dirs[at].join("pids.max"), &pids.to_string())?;
+            let pids = if pids >= PID_MAX_LIMIT {
+                "max".to_owned()
+            } else {
+                pids.to_string()
+            };
+            write(&self.dirs[at].join("pids.max"), &pids)?;
         }
         Ok(())
     }

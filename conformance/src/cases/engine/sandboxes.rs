@@ -61,7 +61,7 @@ pub fn cases() -> Vec<Case> {
         },
         case! {
             id: "engine/sandboxes/002",
-            spec: "Create validates every field before the provider sees it: `timeout` 0 or 86401 (1-86400 seconds), an unknown field, a bad variable name in `envs`, `cpu: 0`, an empty `template` or a body that is not a JSON object is 400 `E4001`; `timeout` 1 and 86400 are accepted.",
+            spec: "Create validates every field before the provider sees it: `timeout` 0 or 86401 (1-86400 seconds), an unknown field, a bad variable name in `envs`, `cpu` 0 or 65537 (1-65536 cores), `max_processes` 0 or 4194305 (1-4194304, Linux's own ceiling), an empty `template` or a body that is not a JSON object is 400 `E4001`; `timeout` 1 and 86400 are accepted, and so are `cpu` 65536 with `max_processes` 4194304 (once a 500 from the kernel refusing the cgroup's limit).",
             profile: &profiles::LOCAL,
             tags: ["feature:sandboxes"],
             endpoints: ["sandboxes_create"],
@@ -76,7 +76,11 @@ pub fn cases() -> Vec<Case> {
                     json!({"envs": {"1BAD": "x"}}),
                     json!({"envs": {"A-B": "x"}}),
                     json!({"cpu": 0}),
+                    json!({"cpu": 65_537}),
+                    json!({"cpu": u32::MAX}),
                     json!({"memory": 0}),
+                    json!({"max_processes": 0}),
+                    json!({"max_processes": 4_194_305}),
                     json!({"template": ""}),
                     json!({"metadata": "not a map"}),
                     json!([]),
@@ -95,6 +99,9 @@ pub fn cases() -> Vec<Case> {
                     ensure!((ok - 1..=ok + 1).contains(&life), "timeout {ok} gives a lifetime of {life} s: {record}");
                     kill(&ctx, record["sandbox_id"].as_str().unwrap_or_default()).await;
                 }
+                let top = create(&ctx, &json!({"timeout": 60, "cpu": 65_536, "max_processes": 4_194_304})).await?;
+                ensure!(top["cpu"] == 65_536, "the cores asked are shown: {top}");
+                kill(&ctx, top["sandbox_id"].as_str().unwrap_or_default()).await;
                 Ok(())
             },
         },

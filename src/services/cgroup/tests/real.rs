@@ -139,3 +139,27 @@ fn a_fork_bomb_stays_inside_its_pids_limit_and_the_group_freezes_and_dies() {
         assert!(!dir.exists(), "{} left behind", dir.display());
     }
 }
+
+/// The engine takes `cpu` up to 65,536 cores and `max_processes` up to Linux's
+/// `PID_MAX_LIMIT`, plus the machine's own processes: the kernel must take every limit
+/// up to there (a `pids.max` past its ceiling once failed the create with `EINVAL`).
+#[test]
+fn the_highest_limits_the_engine_takes_are_taken_by_the_kernel() {
+    let Some(cgroups) = real_cgroups() else {
+        return;
+    };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let name = format!("test-top-{}-{nanos}", std::process::id());
+    let limits = Limits {
+        cpus: Some(65_536),
+        memory_mb: Some(u64::MAX),
+        pids: Some(PID_MAX_LIMIT + 8),
+    };
+    let cgroup = cgroups.create(&name, &limits).unwrap();
+    let _cleanup = Cleanup(cgroup.clone());
+    let pids = &cgroup.dirs[cgroup.layout.pids.unwrap()];
+    assert_eq!(read(&pids.join("pids.max")).trim(), "max");
+}
