@@ -9,7 +9,7 @@
 //!
 //! hyper writes the body, and hyper takes bytes, not files. So the connection's stream is
 //! ours: [`Listener`] hands out [`Stream`]s, and each connection's [`FileChannel`] reaches the
-//! handlers as connect info. A file answer registers its file on its connection
+//! handlers that want it as a [`Channel`]. A file answer registers its file on its connection
 //! ([`FileChannel::body`]) and gives hyper a body of the same length cut from one static
 //! placeholder; when hyper writes placeholder bytes, the stream sends as many bytes of the
 //! file instead. hyper's HTTP/1 writer queues body chunks and writes them with `writev` when
@@ -27,9 +27,7 @@
 //! a cold file it reads the disk on the runtime's thread, at most [`MAX_SEND`] bytes per call.
 
 use crate::services::files::ReadFile;
-use axum::Extension;
 use axum::body::Body;
-use axum::extract::ConnectInfo;
 use axum::response::IntoResponse;
 use bytes::Bytes;
 use http::Version;
@@ -133,14 +131,27 @@ pub fn upload_answer(
     answer
 }
 
-/// The connection's file channel when an answer can use it: HTTP/1, over a [`Listener`]
-/// (`channel` is the handler's optional connect info).
-pub fn usable(
-    version: Version,
-    channel: Option<Extension<ConnectInfo<FileChannel>>>,
-) -> Option<FileChannel> {
-    let http1 = version == Version::HTTP_11 || version == Version::HTTP_10;
-    channel.filter(|_| http1).map(|Extension(ConnectInfo(c))| c)
+tokio::task_local! {
+    /// The connection's channel, while its service answers a request ([`WithChannel`]).
+    static CHANNEL: FileChannel;
+}
+
+/// The connection's file channel when an answer can use it (HTTP/1, over a [`Listener`]);
+/// `None` elsewhere (HTTP/2, `oneshot` tests). An extractor, read from the connection's
+/// task, where [`WithChannel`] put it for the request's answer.
+pub struct Channel(pub Option<FileChannel>);
+
+impl<S: Sync> axum::extract::FromRequestParts<S> for Channel {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        _: &S,
+    ) -> Result<Channel, Self::Rejection> {
+        let http1 = parts.version == Version::HTTP_11 || parts.version == Version::HTTP_10;
+        let channel = http1.then(|| CHANNEL.try_with(FileChannel::clone).ok());
+        Ok(Channel(channel.flatten()))
+    }
 }
 
 /// A request body to write into a file: over a channel, with a declared length and no
@@ -172,15 +183,18 @@ pub fn file_body(channel: Option<FileChannel>, file: ReadFile) -> Body {
 }
 
 /// What a listener's `service_for` gives each [`Stream`]'s connection: `service` (the
-/// server's front, the engine's router) with the connection's [`FileChannel`] as connect
-/// info ([`crate::connections::serve`]).
+/// server's front, the engine's router) answering with the connection's [`FileChannel`]
+/// at hand ([`crate::connections::serve`]).
 pub fn with_channel<S: Clone>(service: S) -> impl FnMut(&Stream) -> WithChannel<S> {
     move |io: &Stream| WithChannel::new(service.clone(), io.channel().clone())
 }
 
-/// A service whose requests carry one connection's [`FileChannel`]. Put into each request
-/// by hand rather than by `Router::layer`, which would rebuild every route for each
-/// connection and box each request once more.
+/// A service that answers each request with one connection's [`FileChannel`] in reach of
+/// its handlers ([`Channel`]). A task-local rather than a request extension, which cost
+/// two allocations on every request (the extension map and the boxed value) where a few
+/// routes use it; the answer is polled in the connection's task, where the scope holds.
+/// Not `Router::layer` either, which would rebuild every route for each connection and box
+/// each request once more.
 #[derive(Clone)]
 pub struct WithChannel<S = axum::Router> {
     service: S,
@@ -199,16 +213,14 @@ where
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = S::Future;
+    type Future = tokio::task::futures::TaskLocalFuture<FileChannel, S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.service.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: axum::extract::Request) -> Self::Future {
-        req.extensions_mut()
-            .insert(ConnectInfo(self.channel.clone()));
-        self.service.call(req)
+    fn call(&mut self, req: axum::extract::Request) -> Self::Future {
+        CHANNEL.scope(self.channel.clone(), self.service.call(req))
     }
 }
 
@@ -302,6 +314,8 @@ impl Stream {
                 )))
             }
             Ok(n) => {
+                #[cfg(test)]
+                SENT_HERE.set(SENT_HERE.get() + n as u64);
                 job.left -= n as u64;
                 if job.left == 0 {
                     *slot = None;
@@ -311,6 +325,19 @@ impl Stream {
             Err(e) => Poll::Ready(Err(e)),
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Bytes file answers sent with `sendfile` on this thread: the tests' proof that the
+    /// path was taken (per thread, as `upload::PLACED_HERE`).
+    static SENT_HERE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes file answers sent on this thread so far (see `SENT_HERE`).
+#[cfg(test)]
+pub(crate) fn sent_here() -> u64 {
+    SENT_HERE.get()
 }
 
 /// One `sendfile(2)` of up to `want` bytes of `file` from `offset` (moved on by what was

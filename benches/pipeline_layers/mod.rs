@@ -7,7 +7,7 @@ use super::counting::allocations;
 use super::median;
 use axum::Router;
 use axum::body::Body;
-use axum::routing::get;
+use axum::routing::{MethodFilter, get};
 use std::time::Instant;
 use svc::error::Shape;
 use svc::server::config::Settings;
@@ -35,8 +35,12 @@ fn steps(state: &SharedState) -> Vec<(&'static str, Router)> {
     let bare = Router::new()
         .route("/health", get(health))
         .with_state(state.clone());
+    // Admitted as the router admits a row: the layer around the handler itself.
     let admitted = Router::new()
-        .route("/health", get(health).layer(Admit(route)))
+        .route(
+            "/health",
+            svc::server::route::on(MethodFilter::GET, health).admitted(Admit(route)),
+        )
         .with_state(state.clone());
     let part = svc::server::router::part(state, Port::Main, Shape::Flat);
     vec![

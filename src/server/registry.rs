@@ -3,14 +3,13 @@
 //! through a `match` of their own. A group that declares a [`Route`] per handler file hands
 //! over its list; the core, commands and agents groups answer with functions of their own.
 
-use crate::server::SharedState;
 use crate::server::endpoints::{Endpoint, Group};
 use crate::server::example::Example;
 use crate::server::groups::{agents, browser, commands, core, dev_tools, files, process};
 use crate::server::groups::{system, terminal};
 use crate::server::openapi::op::Doc;
-use crate::server::route::Route;
-use axum::routing::{MethodFilter, MethodRouter};
+use crate::server::route::{Bound, Route};
+use axum::routing::MethodFilter;
 
 /// How a group hands over its rows.
 enum Served {
@@ -18,10 +17,7 @@ enum Served {
     Routes(&'static [&'static Route]),
     /// A group that binds and declares through functions (no documented examples).
     Functions {
-        handler: fn(
-            crate::server::endpoints::EndpointId,
-            MethodFilter,
-        ) -> Option<MethodRouter<SharedState>>,
+        handler: fn(crate::server::endpoints::EndpointId, MethodFilter) -> Option<Bound>,
         doc: fn(crate::server::endpoints::EndpointId) -> Option<&'static Doc>,
     },
 }
@@ -54,7 +50,7 @@ fn route(routes: &'static [&'static Route], endpoint: &Endpoint) -> Option<&'sta
 }
 
 /// The handler of a row, bound with the row's method filter `f`.
-pub fn handler(endpoint: &Endpoint, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub fn handler(endpoint: &Endpoint, f: MethodFilter) -> Option<Bound> {
     match served(endpoint.group) {
         Served::Routes(routes) => route(routes, endpoint).map(|r| (r.bind)(f)),
         Served::Functions { handler, .. } => handler(endpoint.key, f),

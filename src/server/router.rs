@@ -13,8 +13,9 @@ use crate::server::SharedState;
 use crate::server::endpoints::{ENDPOINTS, Endpoint, Group, Method, Port, Status};
 use crate::server::front::Front;
 use crate::server::pipeline::{Admit, RouteState};
+use crate::server::route::{Bound, on};
 use axum::Router;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use http::Uri;
 
 /// The main listener's routes.
@@ -68,7 +69,7 @@ pub fn part(state: &SharedState, port: Port, shape: Shape) -> Router {
             index,
             shape,
         };
-        let method_router = handler(endpoint).layer(Admit(route_state));
+        let method_router = handler(endpoint).admitted(Admit(route_state));
         router = router.route(endpoint.path, method_router);
     }
     // The panic net is put around it by the listener's front; axum's body limit is turned
@@ -90,7 +91,7 @@ fn filter(method: Method) -> MethodFilter {
 
 /// The handler of a row: its group binds it by the row's checked name; a refusal row
 /// answers its typed refusal; a row no group binds yet answers one typed 501.
-fn handler(endpoint: &'static Endpoint) -> MethodRouter<SharedState> {
+fn handler(endpoint: &'static Endpoint) -> Bound {
     let f = filter(endpoint.method);
     if let Status::Refusal(why) = endpoint.status {
         return on(f, move || agents::refusal(endpoint, why));

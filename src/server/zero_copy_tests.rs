@@ -5,7 +5,7 @@
 use super::config::{LoadOptions, Settings};
 use super::{AppState, serve_main};
 use crate::zero_copy::tests::pattern;
-use crate::zero_copy::{MAX_SEND, PLACEHOLDER_LEN as CHUNK};
+use crate::zero_copy::{MAX_SEND, PLACEHOLDER_LEN as CHUNK, sent_here};
 use std::collections::BTreeMap;
 use tokio::net::TcpListener;
 
@@ -31,6 +31,9 @@ async fn every_byte_of_a_read_a_range_and_a_download_arrives() {
     let (base, _dir, path, bytes) = server_and_file(len).await;
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let url = format!("{base}/files/content?path={}", path.display());
+    // Every answer's bytes go out by `sendfile`: the handlers reach their connection's
+    // channel (a fallback to the streaming reader would pass the byte checks alone).
+    let sent = sent_here();
     for _ in 0..2 {
         // Twice: the second answer reuses the kept-alive connection and its channel.
         let got = client.get(&url).send().await.unwrap();
@@ -53,6 +56,8 @@ async fn every_byte_of_a_read_a_range_and_a_download_arrives() {
         .unwrap();
     assert_eq!(got.status(), 200);
     assert_eq!(got.bytes().await.unwrap().as_ref(), bytes.as_slice());
+    let whole = 3 * len + (end - start + 1);
+    assert_eq!(sent_here() - sent, whole as u64, "sent by the connection");
 }
 
 #[tokio::test]
@@ -68,6 +73,8 @@ async fn over_http2_the_answer_is_streamed_and_whole() {
         .send()
         .await
         .unwrap();
+    let sent = sent_here();
     assert_eq!(got.version(), http::Version::HTTP_2);
     assert_eq!(got.bytes().await.unwrap().as_ref(), bytes.as_slice());
+    assert_eq!(sent_here(), sent, "no channel over HTTP/2");
 }

@@ -11,12 +11,11 @@ use crate::wire::{
     EntryInfo, EntryList, Exists, LIST_DEPTH_MAX, MkdirBody, MoveBody, PathQuery, Removed,
     WriteQuery, watch_events,
 };
-use crate::zero_copy::{self, FileChannel};
-use axum::extract::ConnectInfo;
+use crate::zero_copy::{self, Channel};
+use axum::Json;
 use axum::response::{IntoResponse, Response};
 use axum::routing::on;
-use axum::{Extension, Json};
-use http::{HeaderMap, Method, Version};
+use http::{HeaderMap, Method};
 
 fn required(path: Option<String>) -> Result<String, EngineError> {
     path.filter(|p| !p.is_empty()).ok_or_else(|| {
@@ -31,11 +30,9 @@ pub async fn read(
     sb: Sandboxed,
     Query(query): Query<PathQuery>,
     method: Method,
-    version: Version,
-    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+    Channel(channel): Channel,
 ) -> Result<Response, EngineError> {
     let path = required(query.path)?;
-    let channel = zero_copy::usable(version, channel);
     // A socket body only for a connection that splices it (else it would be read through
     // buffers, where a provider's own streaming read may do better), and never for a HEAD:
     // its body is never written, and the remote's connection would wait on the channel.
@@ -73,14 +70,12 @@ pub async fn read(
 pub async fn write(
     sb: Sandboxed,
     Query(query): Query<WriteQuery>,
-    version: Version,
-    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+    Channel(channel): Channel,
     headers: HeaderMap,
     body: axum::body::Body,
 ) -> Result<Response, EngineError> {
     required(query.path.clone())?;
     let sandbox = sb.sandbox().await?;
-    let channel = zero_copy::usable(version, channel);
     let body = zero_copy::upload_body(channel.clone(), &headers, body);
     let written = sandbox.write_upload(query, body).await.map(Json);
     Ok(zero_copy::upload_answer(channel.as_ref(), written))

@@ -8,10 +8,11 @@ use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Json, Path};
 use crate::server::openapi::op::{Answer, Doc, json_schema};
+use crate::server::route::{Bound, on};
 use crate::services::commands::{CommandError, Ran};
 use axum::Extension;
 use axum::extract::State;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use serde_json::{Map, Value, json};
 
 impl ErrorCode for CommandError {
@@ -83,7 +84,7 @@ pub async fn run(
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         CommandsList => on(f, list),

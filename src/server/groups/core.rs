@@ -5,10 +5,11 @@ use crate::server::capabilities::{self, CheckRequest};
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::Json;
 use crate::server::openapi::op::{Answer, Doc, json_schema};
+use crate::server::route::{Bound, on};
 use axum::Extension;
 use axum::extract::State;
 use axum::response::IntoResponse;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use serde_json::Value;
 
 /// The health answer, serialized straight from its fields: the most called route builds
@@ -45,7 +46,7 @@ pub async fn check(
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         Health => on(f, health),

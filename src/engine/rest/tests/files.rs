@@ -69,6 +69,7 @@ async fn a_body_of_declared_length_is_passed_on_byte_for_byte() {
     let id = pair.sandbox().await;
     let content = format!("/sandboxes/{id}/files/content");
     let placed_before = crate::zero_copy::placed_here();
+    let sent_before = crate::zero_copy::sent_here();
     // Empty, small, and past the 8 MiB from which the upload follows the splicing thread.
     for len in [0, 70_000, 9 * 1024 * 1024 + 7] {
         let bytes = noise(len);
@@ -95,6 +96,13 @@ async fn a_body_of_declared_length_is_passed_on_byte_for_byte() {
     assert!(
         placed - placed_before >= 2 * 9 * 1024 * 1024,
         "{placed_before} then {placed}"
+    );
+    // The remote (a `local` engine) sent every file it was asked for with `sendfile`.
+    let sent = crate::zero_copy::sent_here() - sent_before;
+    assert_eq!(
+        sent,
+        70_000 + 9 * 1024 * 1024 + 7,
+        "bytes sent by the remote's connections"
     );
     // The remote's refusal passes through, its body unread.
     let again = pair

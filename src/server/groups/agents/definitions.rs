@@ -13,10 +13,11 @@ use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Doc, json_schema};
 use crate::server::openapi::shared::page_query;
+use crate::server::route::{Bound, on};
 use crate::services::paging::{PageQuery, envelope};
 use axum::Extension;
 use axum::extract::State;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use http::HeaderMap;
 use serde_json::Value;
 
@@ -141,7 +142,7 @@ pub async fn files_create(
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         AgentsDefinitionsCreate => on(f, definitions_create),

@@ -18,9 +18,10 @@ use crate::server::openapi::op::{
     Answer, Code, Doc, PATH_WRITE, Schema, SchemaGenerator, json_schema,
 };
 use crate::server::openapi::shared::page_query;
+use crate::server::route::{Bound, on};
 use crate::services::paging::PageQuery;
 use axum::extract::State;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use axum::{Extension, Json};
 use serde_json::Value;
 
@@ -136,7 +137,7 @@ fn environment_create(g: &mut SchemaGenerator) -> Schema {
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         AgentsEnvironmentsCreate => on(f, environments_create),

@@ -13,11 +13,12 @@ use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Code, Doc};
 use crate::server::openapi::shared::{list_of as page_of, page_query};
+use crate::server::route::{Bound, on};
 use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::IntoResponse;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -260,7 +261,7 @@ pub async fn subagents_turns_items_list(
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         AgentsSessionsItemsList => on(f, items_list),

@@ -14,17 +14,17 @@ mod stream;
 mod vaults;
 mod webhooks;
 
-use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::openapi::op::Doc;
-use axum::routing::{MethodFilter, MethodRouter};
+use crate::server::route::Bound;
+use axum::routing::MethodFilter;
 pub use refusals::refusal;
 
 /// How a file binds its rows.
-type Bind = fn(EndpointId, MethodFilter) -> Option<MethodRouter<SharedState>>;
+type Bind = fn(EndpointId, MethodFilter) -> Option<Bound>;
 
 /// The handler of an agents row: each file binds its own.
-pub fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     let files: [Bind; 9] = [
         sessions::handler,
         stream::handler,

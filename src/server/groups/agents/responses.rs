@@ -14,12 +14,13 @@ use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Doc, Event as SseEvent, json_schema};
 use crate::server::openapi::shared::{list_of, page_query};
+use crate::server::route::{Bound, on};
 use crate::services::event_log::{Event, EventLog};
 use crate::services::paging::PageQuery;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
 use serde::Deserialize;
@@ -206,7 +207,7 @@ pub async fn responses_compact(
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         AgentsResponsesCreate => on(f, responses_create),

@@ -9,13 +9,14 @@ use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::openapi::op::{Answer, Doc};
 use crate::server::pipeline::ConnectionPermit;
+use crate::server::route::{Bound, on};
 use axum::Extension;
 use axum::extract::State;
 use axum::extract::ws::{
     Message, WebSocket, WebSocketUpgrade, rejection::WebSocketUpgradeRejection,
 };
 use axum::response::Response;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -130,7 +131,7 @@ async fn send(socket: &mut WebSocket, frame: Value) -> Result<(), axum::Error> {
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         AgentsResponsesConnect => on(f, responses_connect),

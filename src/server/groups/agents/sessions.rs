@@ -12,11 +12,12 @@ use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Code, Doc, PATH_WRITE};
 use crate::server::openapi::shared::page_query;
+use crate::server::route::{Bound, on};
 use crate::services::paging::{PageQuery, envelope};
 use axum::Extension;
 use axum::extract::State;
 use axum::response::IntoResponse;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
@@ -126,7 +127,7 @@ pub fn empty_list() -> Value {
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         AgentsRuntimesList => on(f, runtimes_list),

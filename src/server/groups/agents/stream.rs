@@ -12,12 +12,13 @@ use crate::server::auth::Identity;
 use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Doc, Event as SseEvent, json_schema};
+use crate::server::route::{Bound, on};
 use crate::services::event_log::{Event, EventLog};
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use bytes::Bytes;
 use http::HeaderMap;
 use serde::Deserialize;
@@ -248,7 +249,7 @@ fn gap(session_id: &str, from: u64, to: u64) -> Bytes {
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         AgentsSessionsEventsStream => on(f, events_stream),

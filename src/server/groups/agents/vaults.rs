@@ -14,9 +14,10 @@ use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Code, Doc};
 use crate::server::openapi::shared::page_query;
+use crate::server::route::{Bound, on};
 use crate::services::paging::PageQuery;
 use axum::extract::State;
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodFilter;
 use axum::{Extension, Json};
 use serde_json::Value;
 
@@ -118,7 +119,7 @@ pub async fn credentials_delete(
 }
 
 /// Binds this file's handlers to their endpoint rows (the router asks each group).
-pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<MethodRouter<SharedState>> {
+pub(super) fn handler(id: EndpointId, f: MethodFilter) -> Option<Bound> {
     use EndpointId::*;
     Some(match id {
         AgentsVaultsCreate => on(f, vaults_create),

@@ -8,8 +8,8 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::openapi::op::{Answer, Code, Doc, json_schema};
+use crate::server::route::on;
 use axum::extract::State;
-use axum::routing::on;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {

@@ -8,9 +8,9 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema};
+use crate::server::route::on;
 use axum::extract::State;
 use axum::response::IntoResponse;
-use axum::routing::on;
 use serde::Deserialize;
 
 pub(super) const ROUTE: Route = Route {

@@ -8,8 +8,8 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::openapi::op::{Answer, Doc};
+use crate::server::route::on;
 use axum::extract::State;
-use axum::routing::on;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {

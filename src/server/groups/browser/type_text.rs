@@ -10,8 +10,8 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema};
+use crate::server::route::on;
 use axum::extract::State;
-use axum::routing::on;
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -9,8 +9,8 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_WRITE, json_schema};
+use crate::server::route::on;
 use axum::extract::State;
-use axum::routing::on;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

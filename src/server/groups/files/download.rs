@@ -10,12 +10,11 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ};
-use crate::zero_copy::{self, FileChannel};
-use axum::Extension;
-use axum::extract::{ConnectInfo, State};
+use crate::server::route::on;
+use crate::zero_copy::Channel;
+use axum::extract::State;
 use axum::response::Response;
-use axum::routing::on;
-use http::{HeaderValue, Version};
+use http::HeaderValue;
 
 pub(super) const ROUTE: Route = Route {
     bind: |f| on(f, download),
@@ -51,18 +50,13 @@ pub(super) const DOC: Doc = Doc::new(EndpointId::FilesDownload, "Download a file
 async fn download(
     State(app): State<SharedState>,
     Query(query): Query<PathQuery>,
-    version: Version,
-    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+    Channel(channel): Channel,
 ) -> Result<Response, ApiError> {
     let path = required(query.path, "path")?;
     let files = service(&app);
     let file = blocking(move || files.read(&path, None)).await?;
     let disposition = attachment(&file.name);
-    Ok(file_response(
-        file,
-        Some(disposition),
-        zero_copy::usable(version, channel),
-    ))
+    Ok(file_response(file, Some(disposition), channel))
 }
 
 /// `attachment; filename="<name>"`: `"` and `\` escaped, anything but printable ASCII

@@ -9,8 +9,8 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Doc, JsonSchema, PATH_READ, json_schema};
+use crate::server::route::on;
 use axum::extract::State;
-use axum::routing::on;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {

@@ -10,9 +10,9 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ, json_schema};
+use crate::server::route::on;
 use crate::wire::EntryInfo;
 use axum::extract::State;
-use axum::routing::on;
 use serde::{Deserialize, Serialize};
 
 pub(super) const ROUTE: Route = Route {

@@ -9,9 +9,9 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_WRITE};
+use crate::server::route::on;
 use crate::wire::EntryInfo;
 use axum::extract::State;
-use axum::routing::on;
 use serde::Deserialize;
 
 pub(super) const ROUTE: Route = Route {

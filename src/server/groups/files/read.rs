@@ -9,13 +9,12 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Doc, JsonSchema, PATH_READ};
+use crate::server::route::on;
 use crate::services::files::{ByteRange, FileError, ReadFile};
-use crate::zero_copy::{self, FileChannel};
-use axum::Extension;
-use axum::extract::{ConnectInfo, State};
+use crate::zero_copy::{self, Channel, FileChannel};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::routing::on;
-use http::{HeaderMap, HeaderValue, StatusCode, Version, header};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde::Deserialize;
 
 pub(super) const ROUTE: Route = Route {
@@ -66,8 +65,7 @@ async fn read(
     State(app): State<SharedState>,
     Query(query): Query<PathQuery>,
     headers: HeaderMap,
-    version: Version,
-    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+    Channel(channel): Channel,
 ) -> Result<Response, ApiError> {
     let path = required(query.path, "path")?;
     let range = headers
@@ -76,11 +74,7 @@ async fn read(
         .and_then(parse_range);
     let files = service(&app);
     match blocking(move || files.read(&path, range)).await {
-        Ok(file) => Ok(file_response(
-            file,
-            None,
-            zero_copy::usable(version, channel),
-        )),
+        Ok(file) => Ok(file_response(file, None, channel)),
         Err(FileError::RangeNotSatisfiable { size }) => Ok(unsatisfiable(size)),
         Err(e) => Err(e.into()),
     }

@@ -11,9 +11,9 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ, json_schema};
+use crate::server::route::on;
 use crate::services::files::{SearchQuery, SearchResult};
 use axum::extract::State;
-use axum::routing::on;
 use serde::Deserialize;
 
 pub(super) const ROUTE: Route = Route {

@@ -13,15 +13,14 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Body as RequestBody, Code, Doc, JsonSchema, PATH_WRITE};
+use crate::server::route::on;
 use crate::services::files::WriteOptions;
 use crate::wire::EntryInfo;
-use crate::zero_copy::{self, FileChannel};
-use axum::Extension;
+use crate::zero_copy::{self, Channel};
 use axum::body::Body;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::response::Response;
-use axum::routing::on;
-use http::{HeaderMap, Version};
+use http::HeaderMap;
 use serde::Deserialize;
 
 pub(super) const ROUTE: Route = Route {
@@ -75,15 +74,13 @@ fn yes() -> bool {
 async fn write(
     State(app): State<SharedState>,
     Query(query): Query<WriteQuery>,
-    version: Version,
-    channel: Option<Extension<ConnectInfo<FileChannel>>>,
+    Channel(channel): Channel,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
     let path = required(query.path, "path")?;
     // Over HTTP/1 the connection puts the body's bytes into the temp file itself
     // (`splice`), once the service has made it.
-    let channel = zero_copy::usable(version, channel);
     let body = zero_copy::upload_body(channel.clone(), &headers, body);
     let options = WriteOptions {
         overwrite: query.overwrite,

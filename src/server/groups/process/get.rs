@@ -13,9 +13,9 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, json_schema};
+use crate::server::route::on;
 use axum::Extension;
 use axum::extract::State;
-use axum::routing::on;
 use serde::Deserialize;
 use serde_json::Value;
 

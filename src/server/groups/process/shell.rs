@@ -16,10 +16,10 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::openapi::op::{Answer, Doc, LAUNCH};
+use crate::server::route::on;
 use crate::services::supervisor;
 use axum::Extension;
 use axum::extract::State;
-use axum::routing::on;
 use serde_json::{Map, Value};
 
 pub(super) const ROUTE: Route = Route {

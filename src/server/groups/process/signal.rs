@@ -12,10 +12,10 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::{Json, Path};
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema};
+use crate::server::route::on;
 use crate::services::supervisor::Signal;
 use axum::Extension;
 use axum::extract::State;
-use axum::routing::on;
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -15,9 +15,9 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Json;
 use crate::server::openapi::op::{Answer, Doc, LAUNCH};
+use crate::server::route::on;
 use axum::Extension;
 use axum::extract::State;
-use axum::routing::on;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {

@@ -10,10 +10,10 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Query;
 use crate::server::openapi::op::{Answer, Code, Doc, JsonSchema, PATH_READ, json_schema};
+use crate::server::route::on;
 use crate::services::paths::Op;
 use crate::services::system;
 use axum::extract::State;
-use axum::routing::on;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

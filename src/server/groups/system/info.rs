@@ -7,9 +7,9 @@ use crate::server::SharedState;
 use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::openapi::op::{Answer, Doc, json_schema};
+use crate::server::route::on;
 use crate::services::system;
 use axum::extract::State;
-use axum::routing::on;
 use serde_json::{Value, json};
 
 pub(super) const ROUTE: Route = Route {

@@ -11,9 +11,9 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::Path;
 use crate::server::openapi::op::{Answer, Code, Doc};
+use crate::server::route::on;
 use axum::Extension;
 use axum::extract::State;
-use axum::routing::on;
 use serde_json::Value;
 
 pub(super) const ROUTE: Route = Route {

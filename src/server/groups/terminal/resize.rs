@@ -11,10 +11,10 @@ use crate::server::endpoints::EndpointId;
 use crate::server::example::{Example, ExampleBody};
 use crate::server::extract::{Json, Path};
 use crate::server::openapi::op::{Answer, Code, Doc};
+use crate::server::route::on;
 use crate::services::pty::Size;
 use axum::Extension;
 use axum::extract::State;
-use axum::routing::on;
 use serde::Deserialize;
 use serde_json::Value;
 
