@@ -32,6 +32,15 @@ fn real_cgroups() -> Option<Cgroups> {
     }
 }
 
+/// A cgroup name no other test run takes: the process and the clock's nanoseconds.
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
@@ -41,11 +50,7 @@ fn a_fork_bomb_stays_inside_its_pids_limit_and_the_group_freezes_and_dies() {
     let Some(cgroups) = real_cgroups() else {
         return;
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let name = format!("test-{}-{nanos}", std::process::id());
+    let name = unique("test");
     let limits = Limits {
         cpus: Some(1),
         memory_mb: Some(64),
@@ -148,11 +153,7 @@ fn the_highest_limits_the_engine_takes_are_taken_by_the_kernel() {
     let Some(cgroups) = real_cgroups() else {
         return;
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let name = format!("test-top-{}-{nanos}", std::process::id());
+    let name = unique("test-top");
     let limits = Limits {
         cpus: Some(65_536),
         memory_mb: Some(u64::MAX),
