@@ -238,7 +238,7 @@ impl Captured {
 /// and dropped (so the child never blocks on a full pipe) and marked `truncated`.
 pub async fn run(spec: &Spec) -> std::io::Result<Outcome> {
     let started = Instant::now();
-    let process = process::spawn_with(spec, Retention::First, process::Tap::None)?;
+    let (process, _) = process::spawn_with(spec, Retention::First, process::Tap::None)?;
     let exit = process.wait().await;
     let status = exit.status()?;
     Ok(Outcome {
@@ -264,13 +264,14 @@ pub struct Line {
 /// `output_bytes`.
 pub struct Streaming {
     process: Process,
-    lines: tokio::sync::mpsc::Receiver<Line>,
+    lines: process::Lines,
 }
 
 impl Streaming {
     pub fn spawn(spec: &Spec) -> std::io::Result<Streaming> {
-        let (tx, lines) = tokio::sync::mpsc::channel(256);
-        let process = process::spawn_with(spec, Retention::Newest, process::Tap::Lines(tx))?;
+        let (process, lines) = process::spawn_with(spec, Retention::Newest, process::Tap::Lines)?;
+        let lines =
+            lines.ok_or_else(|| std::io::Error::other("the child's stdout was not given"))?;
         Ok(Streaming { process, lines })
     }
 
@@ -284,7 +285,7 @@ impl Streaming {
 
     /// The next stdout line, or `None` once stdout is closed.
     pub async fn next_line(&mut self) -> Option<Line> {
-        self.lines.recv().await
+        self.lines.next().await
     }
 
     /// Waits for the exit; whatever the child left in its group is ended.

@@ -77,8 +77,8 @@ pub struct Chunk {
 /// Who else reads the output as it arrives, besides the rings.
 pub(super) enum Tap {
     None,
-    /// Stdout split into lines (agent runtimes).
-    Lines(mpsc::Sender<Line>),
+    /// Stdout split into lines (agent runtimes), read by the caller itself ([`Lines`]).
+    Lines,
     /// Both streams in the order they were read (a streamed shell).
     Chunks(mpsc::Sender<Chunk>),
 }
@@ -321,7 +321,7 @@ impl Drop for Process {
 impl Process {
     /// Spawns `spec` with both streams in rings that keep the newest bytes.
     pub fn spawn(spec: &Spec) -> std::io::Result<Process> {
-        spawn_with(spec, Retention::Newest, Tap::None)
+        Ok(spawn_with(spec, Retention::Newest, Tap::None)?.0)
     }
 
     /// Spawns `spec` and hands every piece of output to the receiver as it is read, stdout
@@ -329,7 +329,7 @@ impl Process {
     /// dropping the receiver lets it run on into the rings alone).
     pub fn spawn_followed(spec: &Spec) -> std::io::Result<(Process, mpsc::Receiver<Chunk>)> {
         let (tx, rx) = mpsc::channel(64);
-        Ok((spawn_with(spec, Retention::Newest, Tap::Chunks(tx))?, rx))
+        Ok((spawn_with(spec, Retention::Newest, Tap::Chunks(tx))?.0, rx))
     }
 
     pub fn handle(&self) -> ProcessHandle {
@@ -338,8 +338,13 @@ impl Process {
 }
 
 /// The spawn under every user: `retention` for both rings; a `tap` also gets the output as
-/// it is read (with back-pressure: the child waits for a slow reader).
-pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io::Result<Process> {
+/// it is read (with back-pressure: the child waits for a slow reader). With [`Tap::Lines`]
+/// the caller is given stdout's [`Lines`] to read.
+pub(super) fn spawn_with(
+    spec: &Spec,
+    retention: Retention,
+    tap: Tap,
+) -> std::io::Result<(Process, Option<Lines>)> {
     let mut command = command(spec, child_user(spec));
     // Where the process keeps trees, every child of it is one (a child it did not count
     // as its own would be taken for a leftover and killed).
@@ -401,23 +406,26 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
         Stream::Stderr,
         chunks.clone(),
     ))];
-    match tap {
-        Tap::Lines(tx) => {
-            // Not waited for at the exit: its reader may have stopped reading.
-            tokio::spawn(read_lines(
+    let lines = match tap {
+        // Not waited for at the exit: its reader may have stopped reading.
+        Tap::Lines => Some(Lines {
+            reader: tokio::io::BufReader::with_capacity(64 * 1024, stdout),
+            shared: shared.clone(),
+            max_line: spec.limits.max_line_bytes,
+            line: Vec::new(),
+            cut: false,
+            ended: false,
+        }),
+        _ => {
+            drained.push(tokio::spawn(pump(
                 stdout,
-                tx,
-                spec.limits.max_line_bytes,
                 shared.clone(),
-            ));
+                Stream::Stdout,
+                chunks,
+            )));
+            None
         }
-        _ => drained.push(tokio::spawn(pump(
-            stdout,
-            shared.clone(),
-            Stream::Stdout,
-            chunks,
-        ))),
-    }
+    };
     live().push((pid, Arc::downgrade(&shared)));
     tokio::spawn(reap(
         child,
@@ -427,9 +435,12 @@ pub(super) fn spawn_with(spec: &Spec, retention: Retention, tap: Tap) -> std::io
         tree,
         drained,
     ));
-    Ok(Process {
-        handle: ProcessHandle { shared },
-    })
+    Ok((
+        Process {
+            handle: ProcessHandle { shared },
+        },
+        lines,
+    ))
 }
 
 /// Every child: its own process group (so it can be stopped as a whole), piped output,
@@ -583,69 +594,74 @@ async fn pump(
     shared.close(stream);
 }
 
-/// Splits stdout into lines of at most `max_line` bytes (a longer one is cut and marked,
-/// and the rest of it consumed so the child never blocks), copying every byte into the
-/// stdout ring as well.
-async fn read_lines(
-    stdout: impl AsyncRead + Unpin,
-    tx: mpsc::Sender<Line>,
-    max_line: usize,
+/// A child's stdout split into lines of at most `max_line` bytes (a longer one is cut and
+/// marked, and the rest of it consumed so the child never blocks), every byte copied into
+/// the stdout ring as well. Read by its caller's own task, not a reader task of its own:
+/// an agent's line then reaches the turn without a hop between tasks, which was the first
+/// of the hops between the runtime printing a delta and the client receiving it.
+pub(super) struct Lines {
+    reader: tokio::io::BufReader<pipe::Receiver>,
     shared: Arc<Shared>,
-) {
-    read_lines_into(stdout, &tx, max_line, &shared).await;
-    shared.close(Stream::Stdout);
+    max_line: usize,
+    /// The line read so far: kept here, so a `next` dropped half-way (a `select!` that took
+    /// another branch) loses nothing.
+    line: Vec<u8>,
+    cut: bool,
+    ended: bool,
 }
 
-async fn read_lines_into(
-    stdout: impl AsyncRead + Unpin,
-    tx: &mpsc::Sender<Line>,
-    max_line: usize,
-    shared: &Shared,
-) {
-    use tokio::io::AsyncBufReadExt;
-    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let mut cut = false;
-        // Read one line, keeping at most `max_line` bytes of it.
-        loop {
-            let buf = match reader.fill_buf().await {
+impl Lines {
+    /// The next line (an empty one is skipped), or `None` once stdout is closed. A last
+    /// line without its newline is still a line.
+    pub(super) async fn next(&mut self) -> Option<Line> {
+        use tokio::io::AsyncBufReadExt;
+        while !self.ended {
+            // Nothing is taken from the buffer before it is in `line`: cancel-safe.
+            let buf = match self.reader.fill_buf().await {
                 Ok(buf) => buf,
-                Err(_) => return,
+                Err(_) => &[],
             };
             if buf.is_empty() {
-                break;
+                self.ended = true;
+                self.shared.close(Stream::Stdout);
+                return self.take();
             }
             let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
                 Some(i) => (&buf[..i], Some(i + 1)),
                 None => (buf, None),
             };
-            let room = max_line.saturating_sub(line.len());
-            cut |= chunk.len() > room;
-            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            let room = self.max_line.saturating_sub(self.line.len());
+            self.cut |= chunk.len() > room;
+            self.line.extend_from_slice(&chunk[..chunk.len().min(room)]);
             let used = done.unwrap_or(buf.len());
-            shared.append(Stream::Stdout, &buf[..used]);
-            reader.consume(used);
-            if done.is_some() {
-                break;
-            }
-        }
-        if line.is_empty() && !cut {
-            // Either EOF or an empty line; only EOF ends the loop.
-            if reader
-                .fill_buf()
-                .await
-                .map(|b| b.is_empty())
-                .unwrap_or(true)
+            self.shared.append(Stream::Stdout, &buf[..used]);
+            self.reader.consume(used);
+            if done.is_some()
+                && let Some(line) = self.take()
             {
-                return;
+                return Some(line);
             }
-            continue;
         }
-        let text = String::from_utf8_lossy(&line).into_owned();
-        if tx.send(Line { text, cut }).await.is_err() {
-            return;
+        None
+    }
+
+    /// The line read so far, unless it is empty and whole.
+    fn take(&mut self) -> Option<Line> {
+        if self.line.is_empty() && !self.cut {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&self.line).into_owned();
+        self.line.clear();
+        let cut = std::mem::take(&mut self.cut);
+        Some(Line { text, cut })
+    }
+}
+
+impl Drop for Lines {
+    /// Nobody reads stdout any more: its ring says it ended, as at the child's close.
+    fn drop(&mut self) {
+        if !self.ended {
+            self.shared.close(Stream::Stdout);
         }
     }
 }

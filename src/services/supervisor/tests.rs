@@ -111,6 +111,31 @@ async fn streaming_lines_arrive_while_the_child_runs_and_stop_ends_the_group() {
     assert_eq!(child.stderr_tail(), "warn");
 }
 
+/// The turn reads lines in a `select!` beside its stop and its deadline, so a read may be
+/// dropped half-way through a line: the part already read is kept for the next one.
+#[tokio::test]
+async fn a_line_read_half_way_and_dropped_is_whole_at_the_next_read() {
+    let spec = script("printf hel; sleep 0.3; printf 'lo\\n'; echo next");
+    let mut child = Streaming::spawn(&spec).unwrap();
+    let mut dropped = 0;
+    let line = loop {
+        match tokio::time::timeout(Duration::from_millis(20), child.next_line()).await {
+            Ok(line) => break line,
+            Err(_) => dropped += 1,
+        }
+    };
+    assert!(
+        dropped > 0,
+        "a read was dropped while the line was half read"
+    );
+    assert_eq!(line.map(|l| l.text).as_deref(), Some("hello"));
+    assert_eq!(
+        child.next_line().await.map(|l| l.text).as_deref(),
+        Some("next")
+    );
+    assert_eq!(child.next_line().await, None);
+}
+
 #[tokio::test]
 async fn streaming_reads_stdin_and_huge_lines() {
     let spec = Spec {
