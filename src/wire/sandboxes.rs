@@ -99,7 +99,7 @@ pub struct CreateSandbox {
     pub metadata: Option<BTreeMap<String, String>>,
     /// Cores, 1-65536.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 65_536))]
+    #[schemars(range(min = 1, max = CPU_MAX))]
     pub cpu: Option<u32>,
     /// MB, at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,7 +124,7 @@ pub struct CreateSandbox {
     /// The most processes the sandbox holds at once, 1-4194304 (Linux's own ceiling),
     /// default 4096 (a fork bomb stays inside).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 4_194_304))]
+    #[schemars(range(min = 1, max = MAX_PROCESSES_MAX))]
     pub max_processes: Option<u32>,
 }
 
