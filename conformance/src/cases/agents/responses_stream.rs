@@ -52,6 +52,17 @@ fn check_order(events: &[Value], rt: &str) -> anyhow::Result<String> {
         "{rt}: response.created carries the response: {}",
         events[0]
     );
+    // The opening events show the response as it opened: running, with no output yet. The
+    // OpenAI SDKs' stream helpers refuse an `output_item.added` whose index `created`
+    // already showed ("Duplicate response output index 0").
+    for opening in &events[..2] {
+        let response = &opening["response"];
+        ensure!(
+            response["status"] == "in_progress" && response["output"] == json!([]),
+            "{rt}: {} shows the response as it opened (in_progress, no output): {response}",
+            opening["type"]
+        );
+    }
     for e in events {
         let ty = e["type"].as_str().unwrap_or_default();
         if LIFECYCLE.contains(&ty) {

@@ -4,6 +4,8 @@
 
 pub mod request;
 mod shape;
+#[cfg(test)]
+mod translate_tests;
 pub mod wire;
 
 use crate::error::{ApiError, Code};

@@ -63,18 +63,34 @@ pub fn output_item(item: &Value) -> Value {
     }
 }
 
+/// The response as it stands now: its turn's status, output and usage.
 pub fn response(handle: &ResponseHandle) -> Value {
+    shaped(handle, None)
+}
+
+/// The response as it opened (`response.created`, `response.in_progress`): `status`, no
+/// output, no usage. The session's state cannot say this: the runtime may have printed
+/// items, or finished, before the translation writes the opening events, and the OpenAI
+/// SDKs' stream helpers refuse an `output_item.added` whose index `created` already showed.
+fn opening(handle: &ResponseHandle, status: TurnStatus) -> Value {
+    shaped(handle, Some(status))
+}
+
+fn shaped(handle: &ResponseHandle, opening: Option<TurnStatus>) -> Value {
     let state = handle.session.lock();
-    let turn = state.turn(&handle.turn_id);
-    let turn_status = turn.map_or(TurnStatus::Failed, |t| t.status);
+    let turn = state.turn(&handle.turn_id).filter(|_| opening.is_none());
+    let turn_status = opening.unwrap_or(turn.map_or(TurnStatus::Failed, |t| t.status));
     let truncated =
         turn.is_some_and(|t| t.output_truncated) && turn_status == TurnStatus::Completed;
-    let output: Vec<Value> = state
-        .items
-        .iter()
-        .filter(|i| i["turn_id"] == handle.turn_id.as_str() && i["role"] != "user")
-        .map(output_item)
-        .collect();
+    let output: Vec<Value> = match opening {
+        Some(_) => Vec::new(),
+        None => state
+            .items
+            .iter()
+            .filter(|i| i["turn_id"] == handle.turn_id.as_str() && i["role"] != "user")
+            .map(output_item)
+            .collect(),
+    };
     let agent = &state.agent;
     let request = &handle.request;
     to_json(&ResponseObject {
@@ -149,7 +165,7 @@ pub async fn translate(responses: Arc<Responses>, handle: Arc<ResponseHandle>, m
             }
             if !announced && event.kind == "agent.session.turn.in_progress" {
                 announced = true;
-                let snapshot = response(&handle);
+                let snapshot = opening(&handle, TurnStatus::InProgress);
                 handle
                     .log
                     .push("response.created", json!({"response": snapshot}));
@@ -160,9 +176,10 @@ pub async fn translate(responses: Arc<Responses>, handle: Arc<ResponseHandle>, m
             if let Some(terminal) = step(&handle, &event.kind, &data) {
                 if !announced {
                     // Cancelled while still queued: the stream still opens with `created`.
+                    let snapshot = opening(&handle, TurnStatus::Queued);
                     handle
                         .log
-                        .push("response.created", json!({"response": response(&handle)}));
+                        .push("response.created", json!({"response": snapshot}));
                 }
                 handle
                     .log
