@@ -15,6 +15,15 @@ pub trait EventSink: Send + Sync {
     fn event(&self, kind: &str, event: &Value);
 }
 
+/// Follows a log from a position, handed each event in order as it is appended, until it
+/// answers `false`. It runs in the pusher's task, under the log's lock: no task and no
+/// wake stand between an event and what the follower makes of it (a response's
+/// translation of its session's events). So it must never block, nor take a lock that
+/// anyone holds while pushing to this log. A follower that panics is logged and dropped.
+pub trait Follower: Send {
+    fn event(&mut self, kind: &str, event: &Value) -> bool;
+}
+
 pub struct EventLog {
     inner: Mutex<Inner>,
     sink: OnceLock<Arc<dyn EventSink>>,
@@ -45,6 +54,7 @@ impl Drop for Burst<'_> {
 struct Inner {
     events: VecDeque<Arc<Event>>,
     next_seq: u64,
+    followers: Vec<Box<dyn Follower>>,
 }
 
 #[derive(Debug)]
@@ -84,6 +94,7 @@ impl EventLog {
             inner: Mutex::new(Inner {
                 events: VecDeque::new(),
                 next_seq: 1,
+                followers: Vec::new(),
             }),
             sink: OnceLock::new(),
             newest,
@@ -120,6 +131,9 @@ impl EventLog {
         if let Some(sink) = self.sink.get() {
             hand_to(sink.as_ref(), kind, &event);
         }
+        inner
+            .followers
+            .retain_mut(|follower| goes_on(follower.as_mut(), kind, &event));
         let head = format!("id: {seq}\nevent: {kind}\ndata: ");
         let data = event.to_string();
         let range = head.len()..head.len() + data.len();
@@ -170,10 +184,28 @@ impl EventLog {
         }
     }
 
+    /// Hands `follower` the kept events after `after`, then every event appended, until it
+    /// answers `false`. Under the lock throughout, so it misses none and sees none twice.
+    pub fn follow(&self, after: u64, mut follower: Box<dyn Follower>) {
+        let mut inner = self.lock();
+        let skip = usize::try_from((after + 1).saturating_sub(oldest(&inner)))
+            .unwrap_or(usize::MAX)
+            .min(inner.events.len());
+        for e in inner.events.range(skip..) {
+            let Ok(event) = serde_json::from_str::<Value>(e.data()) else {
+                continue;
+            };
+            if !goes_on(follower.as_mut(), &e.kind, &event) {
+                return;
+            }
+        }
+        inner.followers.push(follower);
+    }
+
     /// Events with a sequence number above `after`.
     pub fn after(&self, after: u64) -> Slice {
         let inner = self.lock();
-        let oldest = inner.events.front().map_or(inner.next_seq, |e| e.seq);
+        let oldest = oldest(&inner);
         let dropped = (after + 1 < oldest).then_some((after + 1, oldest - 1));
         // Sequence numbers are contiguous: the first event to send is found by arithmetic,
         // so a live reader's wake costs nothing for the history it already has.
@@ -202,6 +234,23 @@ impl EventLog {
     }
 }
 
+/// The sequence number of the oldest event kept (the next one when none is).
+fn oldest(inner: &Inner) -> u64 {
+    inner.events.front().map_or(inner.next_seq, |e| e.seq)
+}
+
+/// Hands an event to a follower: whether it goes on following (a panic ends it).
+fn goes_on(follower: &mut dyn Follower, kind: &str, event: &Value) -> bool {
+    catch_unwind(AssertUnwindSafe(|| follower.event(kind, event))).unwrap_or_else(|_| {
+        tracing::error!(
+            kind,
+            sequence_number = event["sequence_number"].as_u64(),
+            "an event log's follower panicked; it follows no more"
+        );
+        false
+    })
+}
+
 /// Hands an event to the sink; a panic in it is logged and the event skipped for the sink,
 /// so it neither poisons the log nor reaches the caller that pushed.
 fn hand_to(sink: &dyn EventSink, kind: &str, event: &Value) {
@@ -217,6 +266,80 @@ fn hand_to(sink: &dyn EventSink, kind: &str, event: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records the sequence numbers it is handed; stops after an event of kind `stop`, and
+    /// panics at one of kind `boom`.
+    struct Recorder(Arc<Mutex<Vec<u64>>>);
+
+    impl Follower for Recorder {
+        fn event(&mut self, kind: &str, event: &Value) -> bool {
+            assert_ne!(kind, "boom", "a follower's bug");
+            let seq = event["sequence_number"].as_u64().expect("numbered");
+            self.0.lock().unwrap().push(seq);
+            kind != "stop"
+        }
+    }
+
+    fn recorder() -> (Box<Recorder>, Arc<Mutex<Vec<u64>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        (Box::new(Recorder(seen.clone())), seen)
+    }
+
+    #[test]
+    fn a_follower_sees_what_came_after_its_position_then_each_push_until_it_stops() {
+        let log = EventLog::new("agsess_f", 100);
+        for _ in 0..3 {
+            log.push("t", json!({}));
+        }
+        let (follower, seen) = recorder();
+        log.follow(1, follower);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [2, 3],
+            "the kept events after 1, at once"
+        );
+        log.push("t", json!({}));
+        log.push("stop", json!({}));
+        log.push("t", json!({}));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [2, 3, 4, 5],
+            "nothing after it stopped"
+        );
+        assert!(
+            log.lock().followers.is_empty(),
+            "a stopped follower is let go"
+        );
+
+        // One that stops among the kept events is never kept.
+        let (follower, seen) = recorder();
+        let log = EventLog::new("agsess_g", 100);
+        log.push("stop", json!({}));
+        log.follow(0, follower);
+        assert_eq!(*seen.lock().unwrap(), [1]);
+        assert!(log.lock().followers.is_empty());
+    }
+
+    #[test]
+    fn a_follower_that_panics_is_dropped_and_the_log_and_others_go_on() {
+        let log = EventLog::new("agsess_p", 100);
+        let (first, first_seen) = recorder();
+        let (second, second_seen) = recorder();
+        log.follow(0, first);
+        log.push("boom", json!({}));
+        log.follow(0, second);
+        assert_eq!(
+            *second_seen.lock().unwrap(),
+            Vec::<u64>::new(),
+            "its panic on the kept event ends it too"
+        );
+        let (third, third_seen) = recorder();
+        log.follow(1, third);
+        log.push("t", json!({}));
+        assert_eq!(*first_seen.lock().unwrap(), Vec::<u64>::new());
+        assert_eq!(*third_seen.lock().unwrap(), [2]);
+        assert_eq!(log.after(0).events.len(), 2, "the log kept both events");
+    }
 
     #[tokio::test]
     async fn a_burst_wakes_readers_once_at_its_end() {

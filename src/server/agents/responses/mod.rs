@@ -165,7 +165,8 @@ impl Responses {
             conversation,
         });
         self.lock().insert(id, handle.clone());
-        tokio::spawn(shape::translate(self.clone(), handle.clone(), from));
+        let translation = shape::Translation::new(self.clone(), handle.clone());
+        handle.session.log.follow(from, Box::new(translation));
         Ok(handle)
     }
 

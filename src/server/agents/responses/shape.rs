@@ -1,5 +1,5 @@
 //! How a response looks on the wire (the OpenAI SDK's `Response` and its stream events),
-//! and the task that turns a conversation's session events into `response.*` events.
+//! and the translation that turns a conversation's session events into `response.*` events.
 
 use super::wire::{
     IncompleteDetails, ResponseLocal, ResponseObject, ResponseReasoning, ResponseToolShown,
@@ -7,6 +7,7 @@ use super::wire::{
 use super::{ResponseHandle, Responses};
 use crate::server::agents::model::{TurnStatus, usage_json};
 use crate::server::agents::wire::{ErrorObject, TextFormat, to_json};
+use crate::services::event_log::Follower;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -148,52 +149,71 @@ fn shaped(handle: &ResponseHandle, opening: Option<TurnStatus>) -> Value {
     })
 }
 
-/// Follows the conversation's session log from `position` and writes this response's
-/// events, ending with its terminal event.
-pub async fn translate(responses: Arc<Responses>, handle: Arc<ResponseHandle>, mut position: u64) {
-    let mut newest = handle.session.log.subscribe();
-    let mut announced = false;
-    loop {
-        let slice = handle.session.log.after(position);
-        for event in &slice.events {
-            position = event.seq;
-            let Ok(data) = serde_json::from_str::<Value>(event.data()) else {
-                continue;
-            };
-            if data["turn_id"] != handle.turn_id.as_str() {
-                continue;
-            }
-            if !announced && event.kind == "agent.session.turn.in_progress" {
-                announced = true;
-                let snapshot = opening(&handle, TurnStatus::InProgress);
-                handle
-                    .log
-                    .push("response.created", json!({"response": snapshot}));
-                handle
-                    .log
-                    .push("response.in_progress", json!({"response": snapshot}));
-            }
-            if let Some(terminal) = step(&handle, &event.kind, &data) {
-                if !announced {
-                    // Cancelled while still queued: the stream still opens with `created`.
-                    let snapshot = opening(&handle, TurnStatus::Queued);
-                    handle
-                        .log
-                        .push("response.created", json!({"response": snapshot}));
-                }
-                handle
-                    .log
-                    .push(terminal, json!({"response": response(&handle)}));
-                handle.done.send_replace(true);
-                if !handle.request.store {
-                    responses.lock().remove(&handle.id);
-                }
-                return;
-            }
+/// A response's translation: follows its conversation's session log
+/// ([`EventLog::follow`](crate::services::event_log::EventLog::follow)) and writes the
+/// response's events as the session's are appended, in the task that appends them (the
+/// turn's, for what the runtime prints), with no task of its own between the two. It never
+/// takes the session's lock, which is held while the session's events are pushed: the
+/// opening snapshot is made before it follows, and the terminal one, which needs the
+/// session's final state, is written by a task of its own once the turn has ended.
+pub struct Translation {
+    responses: Arc<Responses>,
+    handle: Arc<ResponseHandle>,
+    /// The response as it opened (see [`opening`]).
+    opening: Value,
+    announced: bool,
+    /// Where the terminal event's task runs (a session event may be pushed from a thread
+    /// outside the runtime).
+    runtime: tokio::runtime::Handle,
+}
+
+impl Translation {
+    /// Must be made in the runtime, outside the session's lock.
+    pub fn new(responses: Arc<Responses>, handle: Arc<ResponseHandle>) -> Translation {
+        Translation {
+            opening: opening(&handle, TurnStatus::InProgress),
+            responses,
+            handle,
+            announced: false,
+            runtime: tokio::runtime::Handle::current(),
         }
-        if newest.changed().await.is_err() {
-            return;
+    }
+}
+
+impl Follower for Translation {
+    fn event(&mut self, kind: &str, data: &Value) -> bool {
+        let handle = &self.handle;
+        if data["turn_id"] != handle.turn_id.as_str() {
+            return true;
         }
+        if !self.announced && kind == "agent.session.turn.in_progress" {
+            self.announced = true;
+            let snapshot = json!({"response": self.opening});
+            handle.log.push("response.created", snapshot.clone());
+            handle.log.push("response.in_progress", snapshot);
+        }
+        let Some(terminal) = step(handle, kind, data) else {
+            return true;
+        };
+        let (responses, handle, announced) =
+            (self.responses.clone(), handle.clone(), self.announced);
+        self.runtime.spawn(async move {
+            if !announced {
+                // Cancelled while still queued: the stream still opens with `created`.
+                let queued = opening(&handle, TurnStatus::Queued);
+                handle
+                    .log
+                    .push("response.created", json!({"response": queued}));
+            }
+            handle
+                .log
+                .push(terminal, json!({"response": response(&handle)}));
+            handle.done.send_replace(true);
+            if !handle.request.store {
+                responses.lock().remove(&handle.id);
+            }
+        });
+        false
     }
 }
 

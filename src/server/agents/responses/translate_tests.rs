@@ -57,8 +57,17 @@ fn handle(session: Arc<SessionHandle>, turn_id: &str) -> Arc<ResponseHandle> {
 /// A whole turn as the worker and the mapper leave it: one message, in the state and in
 /// the log.
 fn run_turn(session: &SessionHandle, turn_id: &str) {
-    let item = json!({"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
-                      "content": [{"type": "text", "text": "hello"}], "turn_id": turn_id});
+    begin_turn(session, turn_id);
+    end_turn(session, turn_id);
+}
+
+fn message(turn_id: &str) -> Value {
+    json!({"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+           "content": [{"type": "text", "text": "hello"}], "turn_id": turn_id})
+}
+
+/// The turn up to its first text delta: in progress, its message in the state.
+fn begin_turn(session: &SessionHandle, turn_id: &str) {
     {
         let mut state = session.lock();
         state.turns.push(Turn {
@@ -66,15 +75,15 @@ fn run_turn(session: &SessionHandle, turn_id: &str) {
             prompt: "hi".into(),
             created_at: 0,
             started_at: Some(0),
-            completed_at: Some(0),
-            status: TurnStatus::Completed,
+            completed_at: None,
+            status: TurnStatus::InProgress,
             usage: None,
             error: None,
             queued_not_steered: false,
-            exit_code: Some(0),
+            exit_code: None,
             output_truncated: false,
         });
-        state.items.push(item.clone());
+        state.items.push(message(turn_id));
     }
     let log = &session.log;
     log.push(
@@ -83,20 +92,30 @@ fn run_turn(session: &SessionHandle, turn_id: &str) {
     );
     log.push(
         "agent.session.turn.item.added",
-        json!({"turn_id": turn_id, "item": item, "output_index": 1}),
+        json!({"turn_id": turn_id, "item": message(turn_id), "output_index": 1}),
     );
     log.push(
         "agent.session.turn.output_text.delta",
         json!({"turn_id": turn_id, "item_id": "msg_1", "output_index": 1, "delta": "hello"}),
     );
+}
+
+/// The rest of the turn: its text and message done, the turn completed (in the state
+/// first, under the lock the push is made under, as the worker does).
+fn end_turn(session: &SessionHandle, turn_id: &str) {
+    let log = &session.log;
     log.push(
         "agent.session.turn.output_text.done",
         json!({"turn_id": turn_id, "item_id": "msg_1", "output_index": 1, "text": "hello"}),
     );
     log.push(
         "agent.session.turn.item.done",
-        json!({"turn_id": turn_id, "item": item, "output_index": 1}),
+        json!({"turn_id": turn_id, "item": message(turn_id), "output_index": 1}),
     );
+    let mut state = session.lock();
+    let turn = state.turn_mut(turn_id).expect("begun");
+    turn.status = TurnStatus::Completed;
+    turn.completed_at = Some(0);
     log.push(
         "agent.session.turn.completed",
         json!({"turn_id": turn_id, "turn": {}}),
@@ -130,7 +149,9 @@ async fn the_opening_events_show_no_output_when_the_session_ran_ahead() {
     run_turn(&session, "turn_1");
     let handle = handle(session, "turn_1");
 
-    shape::translate(Arc::new(Responses::default()), handle.clone(), from).await;
+    let translation = shape::Translation::new(Arc::new(Responses::default()), handle.clone());
+    handle.session.log.follow(from, Box::new(translation));
+    handle.finished().await;
 
     let events = events(&handle);
     let kinds: Vec<&str> = events.iter().map(|(k, _)| k.as_str()).collect();
@@ -151,4 +172,84 @@ async fn the_opening_events_show_no_output_when_the_session_ran_ahead() {
     assert_eq!(kind, "response.completed");
     assert_eq!(last["response"]["status"], "completed");
     assert_eq!(last["response"]["output"][0]["id"], "msg_1", "{last}");
+}
+
+/// The response's events are written as the session's are pushed, by the pusher: the
+/// first text delta is in the response's log when the push returns, with no task to wait
+/// for (before, a task of the translation's own woke to write it: one more hop between
+/// the runtime's line and the client's frame). The terminal push is made under the
+/// session's lock, as the worker makes it: the translation must not need that lock.
+#[tokio::test]
+async fn a_session_delta_is_a_response_delta_when_its_push_returns() {
+    let agents = Agents::new(Default::default());
+    let session = agents.open("owner", spec(), Map::new(), Default::default());
+    let handle = handle(session.clone(), "turn_1");
+    let translation = shape::Translation::new(Arc::new(Responses::default()), handle.clone());
+    session
+        .log
+        .follow(session.log.newest(), Box::new(translation));
+
+    begin_turn(&session, "turn_1");
+    let kinds: Vec<String> = events(&handle).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.content_part.added",
+            "response.output_text.delta"
+        ],
+        "written with no await between the pushes and this check"
+    );
+
+    end_turn(&session, "turn_1");
+    tokio::time::timeout(std::time::Duration::from_secs(10), handle.finished())
+        .await
+        .expect("the terminal event is written once the session's lock is let go");
+    let (kind, last) = events(&handle).pop().expect("a terminal event");
+    assert_eq!(kind, "response.completed", "{last}");
+    assert_eq!(last["response"]["output"][0]["id"], "msg_1", "{last}");
+}
+
+/// A turn cancelled while still queued never ran: its stream still opens with `created`,
+/// showing the response queued, and ends with `failed` whose response says `cancelled`.
+#[tokio::test]
+async fn a_response_cancelled_while_queued_opens_queued_and_ends_cancelled() {
+    let agents = Agents::new(Default::default());
+    let session = agents.open("owner", spec(), Map::new(), Default::default());
+    let handle = handle(session.clone(), "turn_1");
+    let translation = shape::Translation::new(Arc::new(Responses::default()), handle.clone());
+    session
+        .log
+        .follow(session.log.newest(), Box::new(translation));
+    {
+        let mut state = session.lock();
+        state.turns.push(Turn {
+            id: "turn_1".into(),
+            prompt: "hi".into(),
+            created_at: 0,
+            started_at: None,
+            completed_at: Some(0),
+            status: TurnStatus::Cancelled,
+            usage: None,
+            error: None,
+            queued_not_steered: true,
+            exit_code: None,
+            output_truncated: false,
+        });
+        session.log.push(
+            "agent.session.turn.cancelled",
+            json!({"turn_id": "turn_1", "turn": {}}),
+        );
+    }
+    tokio::time::timeout(std::time::Duration::from_secs(10), handle.finished())
+        .await
+        .expect("the terminal event is written");
+    let events = events(&handle);
+    let kinds: Vec<&str> = events.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds, ["response.created", "response.failed"]);
+    assert_eq!(events[0].1["response"]["status"], "queued");
+    assert_eq!(events[0].1["response"]["output"], json!([]));
+    assert_eq!(events[1].1["response"]["status"], "cancelled");
 }
