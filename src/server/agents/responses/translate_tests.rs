@@ -54,6 +54,49 @@ fn handle(session: Arc<SessionHandle>, turn_id: &str) -> Arc<ResponseHandle> {
     })
 }
 
+/// A conversation's session, as a response opens one.
+fn session() -> Arc<SessionHandle> {
+    Agents::new(Default::default()).open("owner", spec(), Map::new(), Default::default())
+}
+
+/// The response's translation follows its session from `from`, as a created response's does.
+fn follow(handle: &Arc<ResponseHandle>, from: u64) {
+    let translation = shape::Translation::new(Arc::new(Responses::default()), handle.clone());
+    handle.session.log.follow(from, Box::new(translation));
+}
+
+/// A session and the response of its turn `turn_id`, translated from now on.
+fn translated(turn_id: &str) -> (Arc<SessionHandle>, Arc<ResponseHandle>) {
+    let session = session();
+    let handle = handle(session.clone(), turn_id);
+    follow(&handle, session.log.newest());
+    (session, handle)
+}
+
+/// Waits for the response's terminal event, written by a task once the session's lock
+/// is let go.
+async fn ended(handle: &ResponseHandle) {
+    tokio::time::timeout(std::time::Duration::from_secs(10), handle.finished())
+        .await
+        .expect("the terminal event is written");
+}
+
+fn turn(id: &str, status: TurnStatus) -> Turn {
+    Turn {
+        id: id.into(),
+        prompt: "hi".into(),
+        created_at: 0,
+        started_at: None,
+        completed_at: None,
+        status,
+        usage: None,
+        error: None,
+        queued_not_steered: false,
+        exit_code: None,
+        output_truncated: false,
+    }
+}
+
 /// A whole turn as the worker and the mapper leave it: one message, in the state and in
 /// the log.
 fn run_turn(session: &SessionHandle, turn_id: &str) {
@@ -70,19 +113,7 @@ fn message(turn_id: &str) -> Value {
 fn begin_turn(session: &SessionHandle, turn_id: &str) {
     {
         let mut state = session.lock();
-        state.turns.push(Turn {
-            id: turn_id.into(),
-            prompt: "hi".into(),
-            created_at: 0,
-            started_at: Some(0),
-            completed_at: None,
-            status: TurnStatus::InProgress,
-            usage: None,
-            error: None,
-            queued_not_steered: false,
-            exit_code: None,
-            output_truncated: false,
-        });
+        state.turns.push(turn(turn_id, TurnStatus::InProgress));
         state.items.push(message(turn_id));
     }
     let log = &session.log;
@@ -143,15 +174,13 @@ fn events(handle: &ResponseHandle) -> Vec<(String, Value)> {
 /// response as it opened, whatever the session holds by the time they are written.
 #[tokio::test]
 async fn the_opening_events_show_no_output_when_the_session_ran_ahead() {
-    let agents = Agents::new(Default::default());
-    let session = agents.open("owner", spec(), Map::new(), Default::default());
+    let session = session();
     let from = session.log.newest();
     run_turn(&session, "turn_1");
     let handle = handle(session, "turn_1");
 
-    let translation = shape::Translation::new(Arc::new(Responses::default()), handle.clone());
-    handle.session.log.follow(from, Box::new(translation));
-    handle.finished().await;
+    follow(&handle, from);
+    ended(&handle).await;
 
     let events = events(&handle);
     let kinds: Vec<&str> = events.iter().map(|(k, _)| k.as_str()).collect();
@@ -181,13 +210,7 @@ async fn the_opening_events_show_no_output_when_the_session_ran_ahead() {
 /// session's lock, as the worker makes it: the translation must not need that lock.
 #[tokio::test]
 async fn a_session_delta_is_a_response_delta_when_its_push_returns() {
-    let agents = Agents::new(Default::default());
-    let session = agents.open("owner", spec(), Map::new(), Default::default());
-    let handle = handle(session.clone(), "turn_1");
-    let translation = shape::Translation::new(Arc::new(Responses::default()), handle.clone());
-    session
-        .log
-        .follow(session.log.newest(), Box::new(translation));
+    let (session, handle) = translated("turn_1");
 
     begin_turn(&session, "turn_1");
     let kinds: Vec<String> = events(&handle).into_iter().map(|(k, _)| k).collect();
@@ -204,9 +227,7 @@ async fn a_session_delta_is_a_response_delta_when_its_push_returns() {
     );
 
     end_turn(&session, "turn_1");
-    tokio::time::timeout(std::time::Duration::from_secs(10), handle.finished())
-        .await
-        .expect("the terminal event is written once the session's lock is let go");
+    ended(&handle).await;
     let (kind, last) = events(&handle).pop().expect("a terminal event");
     assert_eq!(kind, "response.completed", "{last}");
     assert_eq!(last["response"]["output"][0]["id"], "msg_1", "{last}");
@@ -216,36 +237,16 @@ async fn a_session_delta_is_a_response_delta_when_its_push_returns() {
 /// showing the response queued, and ends with `failed` whose response says `cancelled`.
 #[tokio::test]
 async fn a_response_cancelled_while_queued_opens_queued_and_ends_cancelled() {
-    let agents = Agents::new(Default::default());
-    let session = agents.open("owner", spec(), Map::new(), Default::default());
-    let handle = handle(session.clone(), "turn_1");
-    let translation = shape::Translation::new(Arc::new(Responses::default()), handle.clone());
-    session
-        .log
-        .follow(session.log.newest(), Box::new(translation));
+    let (session, handle) = translated("turn_1");
     {
         let mut state = session.lock();
-        state.turns.push(Turn {
-            id: "turn_1".into(),
-            prompt: "hi".into(),
-            created_at: 0,
-            started_at: None,
-            completed_at: Some(0),
-            status: TurnStatus::Cancelled,
-            usage: None,
-            error: None,
-            queued_not_steered: true,
-            exit_code: None,
-            output_truncated: false,
-        });
+        state.turns.push(turn("turn_1", TurnStatus::Cancelled));
         session.log.push(
             "agent.session.turn.cancelled",
             json!({"turn_id": "turn_1", "turn": {}}),
         );
     }
-    tokio::time::timeout(std::time::Duration::from_secs(10), handle.finished())
-        .await
-        .expect("the terminal event is written");
+    ended(&handle).await;
     let events = events(&handle);
     let kinds: Vec<&str> = events.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(kinds, ["response.created", "response.failed"]);
