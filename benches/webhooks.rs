@@ -173,7 +173,7 @@ async fn throughput(
     for _ in 0..endpoints {
         ids.push(endpoint(client, base, &url, &["agent.session.idle"]).await);
     }
-    let sink = state.agents.webhooks.sink("anonymous");
+    let mut sink = state.agents.webhooks.sink("anonymous");
     let event = json!({"session": {"id": "agsess_bench", "environment": {"type": "none"}}});
     let started = Instant::now();
     for _ in 0..events {
@@ -279,7 +279,7 @@ fn main() {
 
         let (url, _rx) = receiver(Duration::from_secs(3600)).await;
         endpoint(&client, &base, &url, &["agent.session.idle"]).await;
-        let sink = state.agents.webhooks.sink("anonymous");
+        let mut sink = state.agents.webhooks.sink("anonymous");
         let event = json!({"session": {"id": "agsess_bench", "environment": {"type": "none"}}});
         let calls = 20_000;
         let started = Instant::now();

@@ -5,28 +5,21 @@
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::watch;
 
-/// Sees every event of a log, in order, as it is appended (webhooks). Called under the
-/// log's lock, so it must never block. A sink that panics is logged and skipped for that
-/// event; the log and its readers go on.
-pub trait EventSink: Send + Sync {
-    fn event(&self, kind: &str, event: &Value);
-}
-
 /// Follows a log from a position, handed each event in order as it is appended, until it
-/// answers `false`. It runs in the pusher's task, under the log's lock: no task and no
-/// wake stand between an event and what the follower makes of it (a response's
-/// translation of its session's events). So it must never block, nor take a lock that
-/// anyone holds while pushing to this log. A follower that panics is logged and dropped.
+/// answers `false` (a session's webhook deliveries, a response's translation of its
+/// session's events). It runs in the pusher's task, under the log's lock: no task and no
+/// wake stand between an event and what the follower makes of it. So it must never block,
+/// nor take a lock that anyone holds while pushing to this log. A follower that panics is
+/// logged and skipped for that event; it, the log and its readers go on.
 pub trait Follower: Send {
     fn event(&mut self, kind: &str, event: &Value) -> bool;
 }
 
 pub struct EventLog {
     inner: Mutex<Inner>,
-    sink: OnceLock<Arc<dyn EventSink>>,
     newest: watch::Sender<u64>,
     /// Added to every event of a session's log; `None` for response streams.
     session_id: Option<String>,
@@ -96,7 +89,6 @@ impl EventLog {
                 next_seq: 1,
                 followers: Vec::new(),
             }),
-            sink: OnceLock::new(),
             newest,
             session_id: Some(session_id.to_owned()),
             cap: cap.max(1),
@@ -127,9 +119,6 @@ impl EventLog {
         };
         if let (Some(obj), Some(extra)) = (event.as_object_mut(), body.as_object_mut()) {
             obj.append(extra);
-        }
-        if let Some(sink) = self.sink.get() {
-            hand_to(sink.as_ref(), kind, &event);
         }
         inner
             .followers
@@ -168,30 +157,11 @@ impl EventLog {
         Burst(self)
     }
 
-    /// Sets the sink (once; later calls are ignored) and hands it the events already
-    /// logged, so it misses none and sees none twice.
-    pub fn attach(&self, sink: Arc<dyn EventSink>) {
-        let inner = self.lock();
-        if self.sink.set(sink).is_err() {
-            return;
-        }
-        if let Some(sink) = self.sink.get() {
-            for e in &inner.events {
-                if let Ok(event) = serde_json::from_str::<Value>(e.data()) {
-                    hand_to(sink.as_ref(), &e.kind, &event);
-                }
-            }
-        }
-    }
-
     /// Hands `follower` the kept events after `after`, then every event appended, until it
     /// answers `false`. Under the lock throughout, so it misses none and sees none twice.
     pub fn follow(&self, after: u64, mut follower: Box<dyn Follower>) {
         let mut inner = self.lock();
-        let skip = usize::try_from((after + 1).saturating_sub(oldest(&inner)))
-            .unwrap_or(usize::MAX)
-            .min(inner.events.len());
-        for e in inner.events.range(skip..) {
+        for e in kept_after(&inner, after) {
             let Ok(event) = serde_json::from_str::<Value>(e.data()) else {
                 continue;
             };
@@ -207,20 +177,13 @@ impl EventLog {
         let inner = self.lock();
         let oldest = oldest(&inner);
         let dropped = (after + 1 < oldest).then_some((after + 1, oldest - 1));
-        // Sequence numbers are contiguous: the first event to send is found by arithmetic,
-        // so a live reader's wake costs nothing for the history it already has.
-        let skip = usize::try_from((after + 1).saturating_sub(oldest)).unwrap_or(usize::MAX);
-        let events = inner
-            .events
-            .range(skip.min(inner.events.len())..)
-            .cloned()
-            .collect();
+        let events = kept_after(&inner, after).cloned().collect();
         Slice { events, dropped }
     }
 
     /// The log's lock. A panic while it was held (none of our code panics under it, and a
-    /// sink's panic is caught) cannot have left the log half-written: every change under it
-    /// is one push or pop, so a poisoned lock is taken as it is.
+    /// follower's panic is caught) cannot have left the log half-written: every change
+    /// under it is one push or pop, so a poisoned lock is taken as it is.
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -239,28 +202,26 @@ fn oldest(inner: &Inner) -> u64 {
     inner.events.front().map_or(inner.next_seq, |e| e.seq)
 }
 
-/// Hands an event to a follower: whether it goes on following (a panic ends it).
+/// The kept events with a sequence number above `after`. Sequence numbers are contiguous:
+/// the first is found by arithmetic, so a live reader's wake costs nothing for the history
+/// it already has.
+fn kept_after(inner: &Inner, after: u64) -> impl Iterator<Item = &Arc<Event>> {
+    let skip = usize::try_from((after + 1).saturating_sub(oldest(inner))).unwrap_or(usize::MAX);
+    inner.events.range(skip.min(inner.events.len())..)
+}
+
+/// Hands an event to a follower: whether it goes on following. A panic is logged and the
+/// event skipped for it, so it neither poisons the log nor reaches the caller that pushed,
+/// and the follower (a response still to be ended, webhooks still to be delivered) goes on.
 fn goes_on(follower: &mut dyn Follower, kind: &str, event: &Value) -> bool {
     catch_unwind(AssertUnwindSafe(|| follower.event(kind, event))).unwrap_or_else(|_| {
         tracing::error!(
             kind,
             sequence_number = event["sequence_number"].as_u64(),
-            "an event log's follower panicked; it follows no more"
+            "an event log's follower panicked; the event is skipped for it"
         );
-        false
+        true
     })
-}
-
-/// Hands an event to the sink; a panic in it is logged and the event skipped for the sink,
-/// so it neither poisons the log nor reaches the caller that pushed.
-fn hand_to(sink: &dyn EventSink, kind: &str, event: &Value) {
-    if catch_unwind(AssertUnwindSafe(|| sink.event(kind, event))).is_err() {
-        tracing::error!(
-            kind,
-            sequence_number = event["sequence_number"].as_u64(),
-            "an event sink panicked; the event is skipped for it"
-        );
-    }
 }
 
 #[cfg(test)]
@@ -321,7 +282,7 @@ mod tests {
     }
 
     #[test]
-    fn a_follower_that_panics_is_dropped_and_the_log_and_others_go_on() {
+    fn a_follower_that_panics_while_it_catches_up_goes_on_live() {
         let log = EventLog::new("agsess_p", 100);
         let (first, first_seen) = recorder();
         let (second, second_seen) = recorder();
@@ -331,13 +292,11 @@ mod tests {
         assert_eq!(
             *second_seen.lock().unwrap(),
             Vec::<u64>::new(),
-            "its panic on the kept event ends it too"
+            "the kept event it panicked on is skipped for it"
         );
-        let (third, third_seen) = recorder();
-        log.follow(1, third);
         log.push("t", json!({}));
-        assert_eq!(*first_seen.lock().unwrap(), Vec::<u64>::new());
-        assert_eq!(*third_seen.lock().unwrap(), [2]);
+        assert_eq!(*first_seen.lock().unwrap(), [2]);
+        assert_eq!(*second_seen.lock().unwrap(), [2]);
         assert_eq!(log.after(0).events.len(), 2, "the log kept both events");
     }
 
@@ -393,47 +352,48 @@ mod tests {
     }
 
     #[test]
-    fn a_sink_sees_every_event_once_in_order() {
-        struct Seen(Mutex<Vec<String>>);
-        impl EventSink for Seen {
-            fn event(&self, kind: &str, event: &Value) {
+    fn a_follower_from_the_start_sees_every_event_once_in_order() {
+        struct Seen(Arc<Mutex<Vec<String>>>);
+        impl Follower for Seen {
+            fn event(&mut self, kind: &str, event: &Value) -> bool {
                 self.0
                     .lock()
                     .unwrap()
                     .push(format!("{kind}:{}", event["n"]));
+                true
             }
         }
         let log = EventLog::new("agsess_x", 10);
         log.push("a", json!({"n": 1}));
-        let seen = Arc::new(Seen(Mutex::new(Vec::new())));
-        log.attach(seen.clone());
-        log.attach(Arc::new(Seen(Mutex::new(Vec::new()))));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        log.follow(0, Box::new(Seen(seen.clone())));
         log.push("b", json!({"n": 2}));
-        assert_eq!(*seen.0.lock().unwrap(), ["a:1", "b:2"]);
+        assert_eq!(*seen.lock().unwrap(), ["a:1", "b:2"]);
     }
 
     #[test]
-    fn a_panicking_sink_neither_poisons_the_log_nor_loses_events() {
-        struct PanicsFirst(Mutex<Vec<u64>>);
-        impl EventSink for PanicsFirst {
-            fn event(&self, _: &str, event: &Value) {
+    fn a_panicking_follower_neither_poisons_the_log_nor_loses_events() {
+        struct PanicsFirst(Arc<Mutex<Vec<u64>>>);
+        impl Follower for PanicsFirst {
+            fn event(&mut self, _: &str, event: &Value) -> bool {
                 let seq = event["sequence_number"].as_u64().unwrap_or_default();
                 if seq == 1 {
-                    panic!("the sink fails on its first event");
+                    panic!("the follower fails on its first event");
                 }
                 self.0.lock().unwrap().push(seq);
+                true
             }
         }
         let log = EventLog::new("agsess_x", 10);
-        let sink = Arc::new(PanicsFirst(Mutex::new(Vec::new())));
-        log.attach(sink.clone());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        log.follow(0, Box::new(PanicsFirst(seen.clone())));
         for n in 1..=3 {
             assert_eq!(log.push("t", json!({"n": n})), n, "push {n} still works");
         }
         assert_eq!(
-            *sink.0.lock().unwrap(),
+            *seen.lock().unwrap(),
             [2, 3],
-            "the sink goes on after its panic"
+            "the follower goes on after its panic"
         );
         assert_eq!(
             log.after(0)

@@ -163,7 +163,7 @@ impl Agents {
         )?;
 
         let handle = self.open(owner, spec, metadata, setup);
-        handle.log.attach(self.webhooks.sink(owner));
+        handle.log.follow(0, self.webhooks.sink(owner));
         let id = handle.id.clone();
         self.map().insert(id, handle.clone());
         if let Some(text) = first_input {

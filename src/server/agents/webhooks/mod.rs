@@ -1,6 +1,6 @@
 //! Webhook endpoints (agents spec 2.11, 4.10, 6), in memory: each owner's endpoints, their
 //! one-time secrets, and deliveries of session events signed per Standard Webhooks.
-//! Sessions hand their events to a sink (see `sink`) that only queues; all sending
+//! A session's log is followed by a sink (see `sink`) that only queues; all sending
 //! happens on each endpoint's own task.
 
 mod address;
@@ -13,7 +13,7 @@ use crate::error::{ApiError, Code};
 use crate::server::agents::input::{invalid, not_found};
 use crate::server::agents::settings::AgentsSettings;
 use crate::server::agents::wire::Deleted;
-use crate::services::event_log::EventSink;
+use crate::services::event_log::Follower;
 use crate::services::ids;
 pub use address::Rules;
 use bytes::Bytes;
@@ -300,9 +300,9 @@ impl Webhooks {
         }
     }
 
-    /// What a session of `owner` hands its events to.
-    pub fn sink(&self, owner: &str) -> Arc<dyn EventSink> {
-        Arc::new(OwnerSink {
+    /// What follows a session of `owner` from its first event, to deliver them.
+    pub fn sink(&self, owner: &str) -> Box<dyn Follower> {
+        Box::new(OwnerSink {
             owner: owner.to_owned(),
             inner: self.inner.clone(),
         })
@@ -325,10 +325,17 @@ struct OwnerSink {
     inner: Arc<Inner>,
 }
 
-impl EventSink for OwnerSink {
+impl Follower for OwnerSink {
     /// Runs under the session's log lock: it only looks up the subscribed endpoints and
-    /// queues, never waits.
-    fn event(&self, kind: &str, event: &Value) {
+    /// queues, never waits. It follows the session for its whole life.
+    fn event(&mut self, kind: &str, event: &Value) -> bool {
+        self.deliver(kind, event);
+        true
+    }
+}
+
+impl OwnerSink {
+    fn deliver(&self, kind: &str, event: &Value) {
         let Some(kind) = events::ACCEPTED.iter().find(|k| **k == kind) else {
             return;
         };

@@ -212,7 +212,7 @@ async fn deliveries_are_signed_and_retried_until_accepted() {
     .await
     .unwrap();
     let secret = created["signing_secret"].as_str().unwrap();
-    let sink = w.sink(OWNER);
+    let mut sink = w.sink(OWNER);
     let session = json!({"id": "agsess_1", "environment": {"type": "none"}});
     sink.event("agent.session.in_progress", &json!({"session": session}));
     sink.event("agent.session.idle", &json!({"session": session}));
@@ -281,7 +281,7 @@ async fn a_full_queue_drops_without_waiting() {
     .await
     .unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let sink = w.sink(OWNER);
+    let mut sink = w.sink(OWNER);
     let event = json!({"session": {"id": "agsess_1"}});
     let started = std::time::Instant::now();
     for _ in 0..QUEUE_CAPACITY + 10 {
