@@ -3,14 +3,15 @@
 //!
 //! - overhead per turn: POST events to the turn's last SSE frame (`agent.session.idle`),
 //!   minus the same fake runtime run directly; medians over `--turns N` (default 30).
-//! - streamed response: the first `response.output_text.delta` against rt-two run directly
-//!   and against a bare axum server that spawns it and sends its lines as SSE
-//!   (`response_floor/mod.rs`), the same client reading both.
+//! - streamed response: the first `response.output_text.delta` against rt-two run directly,
+//!   against a bare axum server that spawns it and sends its lines as SSE, and against the
+//!   physical floor under that, a thread per connection with no framework and no async
+//!   runtime (`response_floor/mod.rs`), the same client reading all three.
 //! - fan-out: SSE followers of one session; the time from POST to each subscriber receiving
 //!   the `turn.created` frame. Raw-socket subscribers as a curve, 100, 1,000 and 5,000
 //!   (`--subscribers N` for one point), reqwest subscribers at 1,000 (or N); median of
-//!   `--rounds N` (default 5) rounds per point, each beside its floor (bare axum waking as
-//!   many streams, `fan_out/mod.rs`).
+//!   `--rounds N` (default 5) rounds per point, each beside its floors (bare axum waking as
+//!   many streams, and one task writing the frame to as many raw sockets, `fan_out/mod.rs`).
 //! - memory: heap growth over idle sessions (counting allocator), per session, at 1,000 and
 //!   10,000 sessions (`--sessions N` for one point).
 //!
@@ -159,6 +160,7 @@ fn main() {
         // The 2-core VM's scheduler makes single rounds noisy: median of the rounds.
         let rounds = arg_quick("--rounds", 5, 1).max(1) as usize;
         let floor = fan_out::floor_server().await;
+        let (raw_floor, raw_trigger) = fan_out::raw_floor_server().await;
         let raw = fan_out_points.iter().map(|&n| (Followers::RawSocket, n));
         for (followers, count) in raw.chain([(Followers::Reqwest, subscribers)]) {
             let kind = followers.name();
@@ -174,6 +176,7 @@ fn main() {
             // svc and the floor in turns, round by round, so both see the same machine.
             let (mut p50s, mut p99s, mut floor_p50s, mut floor_p99s) =
                 (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let (mut raw_p50s, mut raw_p99s) = (Vec::new(), Vec::new());
             for _ in 0..rounds {
                 let id = create(&client, &base).await;
                 let target = fan_out::Target {
@@ -194,6 +197,14 @@ fn main() {
                 let times = fan_out::round(target, followers, count).await;
                 floor_p50s.push(percentile(times.clone(), 0.50));
                 floor_p99s.push(percentile(times, 0.99));
+                let target = fan_out::Target {
+                    authority: raw_floor.clone(),
+                    path: "/events".to_owned(),
+                    trigger: client.post(&raw_trigger),
+                };
+                let times = fan_out::round(target, followers, count).await;
+                raw_p50s.push(percentile(times.clone(), 0.50));
+                raw_p99s.push(percentile(times, 0.99));
             }
             let worst = p99s.iter().cloned().fold(0.0, f64::max);
             let (p50, p99) = (median(p50s), median(p99s));
@@ -205,6 +216,10 @@ fn main() {
                 "  floor, bare axum waking {count} streams of one 572-byte frame, same followers: p50 {floor_p50:.2} ms, p99 {floor_p99:.2} ms; svc adds p50 {:+.2} ms, p99 {:+.2} ms",
                 p50 - floor_p50,
                 p99 - floor_p99
+            );
+            let (raw_p50, raw_p99) = (median(raw_p50s), median(raw_p99s));
+            println!(
+                "  physical floor, one task writing the frame to {count} raw sockets (no HTTP framework), same followers: p50 {raw_p50:.2} ms, p99 {raw_p99:.2} ms",
             );
             if followers == Followers::RawSocket {
                 println!(
@@ -301,15 +316,19 @@ async fn served_stream(client: &reqwest::Client, base: &str, prompt: &str) -> (f
 async fn responses_figures(client: &reqwest::Client, base: &str, workspace: &PathBuf, runs: usize) {
     let prompt = "bench [[scenario:stream:5]]";
     let floor = response_floor::serve(workspace.clone()).await;
+    let raw_floor = response_floor::serve_raw(workspace.clone());
     direct_stream(workspace, prompt);
     served_stream(client, base, prompt).await;
     served_stream(client, &floor, prompt).await;
-    let (mut direct, mut served, mut floored) = (Vec::new(), Vec::new(), Vec::new());
+    served_stream(client, &raw_floor, prompt).await;
+    let (mut direct, mut served, mut floored, mut raw) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     // In turns, run by run, so the three see the same machine.
     for _ in 0..runs {
         direct.push(direct_stream(workspace, prompt));
         served.push(served_stream(client, base, prompt).await);
         floored.push(served_stream(client, &floor, prompt).await);
+        raw.push(served_stream(client, &raw_floor, prompt).await);
     }
     let medians = |runs: &[(f64, f64)]| {
         (
@@ -318,6 +337,7 @@ async fn responses_figures(client: &reqwest::Client, base: &str, workspace: &Pat
         )
     };
     let ((df, dt), (sf, st), (ff, ft)) = (medians(&direct), medians(&served), medians(&floored));
+    let (rf, _) = medians(&raw);
     println!("streamed response (rt-two, 5 deltas 5 ms apart), medians of {runs}:");
     println!(
         "  first text delta: fake alone {df:.2} ms, through svc {sf:.2} ms: +{:.2} ms  (target < 0.5 ms)",
@@ -327,6 +347,10 @@ async fn responses_figures(client: &reqwest::Client, base: &str, workspace: &Pat
         "  floor, bare axum spawning rt-two and sending its lines as SSE to the same client: first delta {ff:.2} ms (+{:.2} ms over the fake alone); svc adds +{:.2} ms over it",
         ff - df,
         sf - ff
+    );
+    println!(
+        "  physical floor, a thread per connection spawning rt-two and writing its lines as chunked SSE (no HTTP framework, no async runtime), same client: first delta {rf:.2} ms (+{:.2} ms over the fake alone)",
+        rf - df
     );
     println!(
         "  whole response:   fake alone {dt:.2} ms, through svc {st:.2} ms: +{:.2} ms; floor {ft:.2} ms (+{:.2} ms)",

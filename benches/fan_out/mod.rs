@@ -5,7 +5,9 @@
 //! The floor is a bare axum server with one route whose body waits on a watch and then
 //! yields one fixed frame of the size of svc's (572 bytes), and one route that sends on the
 //! watch: what any tokio/hyper server pays to wake a thousand streams and write to them,
-//! with nothing of svc's. Both are followed by the same clients in the same way.
+//! with nothing of svc's. Under it the physical floor ([`raw_floor_server`]): no HTTP
+//! framework, one task writing the frame to every socket in a loop. All are followed by the
+//! same clients in the same way.
 //!
 //! The followers run on a thread and runtime of their own, as separate client processes
 //! would. Each follower's reader is started, its buffer allocated, before the POST: a
@@ -198,4 +200,57 @@ fn floor_frame() -> Vec<u8> {
     frame.resize(572 - 4, b'x');
     frame.extend_from_slice(b"\"}\n\n");
     frame
+}
+
+/// The physical floor under the bare server: no HTTP framework at all. Each follower's
+/// request head is read and a fixed response head written when it connects; the trigger
+/// then writes the same frame to every socket in one loop on one task, one `send` each.
+/// What the kernel and the followers cost for a thousand writes on this machine, which no
+/// server built on per-connection tasks can go under. Returns `(events authority, trigger URL)`.
+pub async fn raw_floor_server() -> (String, String) {
+    use axum::routing::post;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let followers = std::sync::Arc::new(std::sync::Mutex::new(Vec::<tokio::net::TcpStream>::new()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let authority = listener.local_addr().unwrap().to_string();
+    let waiting = followers.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let waiting = waiting.clone();
+            tokio::spawn(async move {
+                tcp.set_nodelay(true).unwrap();
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let n = tcp.read(&mut buf).await.unwrap();
+                    assert!(n > 0, "follower left before its request head");
+                    head.extend_from_slice(&buf[..n]);
+                }
+                tcp.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+                    .await
+                    .unwrap();
+                waiting.lock().unwrap().push(tcp);
+            });
+        }
+    });
+    let frame = floor_frame();
+    let app = axum::Router::new().route(
+        "/go",
+        post(move || {
+            let (followers, frame) = (followers.clone(), frame.clone());
+            async move {
+                let sockets = std::mem::take(&mut *followers.lock().unwrap());
+                for mut tcp in sockets {
+                    // An empty socket buffer takes 572 bytes at once; the await is a fallback.
+                    let sent = tcp.try_write(&frame).unwrap_or(0);
+                    if sent < frame.len() {
+                        tcp.write_all(&frame[sent..]).await.unwrap();
+                    }
+                }
+            }
+        }),
+    );
+    let trigger = format!("{}/go", crate::server::serve_bare(app).await);
+    (authority, trigger)
 }

@@ -66,3 +66,72 @@ fn tokio_stream_lines(
         |mut lines| async move { lines.next_line().await.ok().flatten().map(|l| (l, lines)) },
     )
 }
+
+/// The physical floor under [`serve`]: no HTTP framework and no async runtime. A thread per
+/// connection reads the request, spawns rt-two as the direct run does (`std::process`, a
+/// blocking read of its pipe) and writes each line as one chunked SSE frame the moment it is
+/// read; the connection is kept for the next request. What a network hop and HTTP/1 framing
+/// cost on this machine over the CLI alone, which nothing built on an async runtime goes
+/// under. Its base URL.
+pub fn serve_raw(workspace: std::path::PathBuf) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for tcp in listener.incoming() {
+            let (tcp, workspace) = (tcp.unwrap(), workspace.clone());
+            std::thread::spawn(move || {
+                tcp.set_nodelay(true).unwrap();
+                let mut reader = BufReader::new(tcp.try_clone().unwrap());
+                let mut out = tcp;
+                loop {
+                    // The head, then a body of its Content-Length.
+                    let mut length = 0;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        let lower = line.to_ascii_lowercase();
+                        if let Some(value) = lower.strip_prefix("content-length:") {
+                            length = value.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                    let prompt = body["input"].as_str().unwrap_or_default();
+                    let mut child = std::process::Command::new("rt-two")
+                        .args(RT_TWO_STREAM)
+                        .arg(prompt)
+                        .current_dir(&workspace)
+                        .stdout(std::process::Stdio::piped())
+                        .spawn()
+                        .expect("rt-two on PATH");
+                    out.write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+                    )
+                    .unwrap();
+                    let stdout = child.stdout.take().expect("piped");
+                    for line in BufReader::new(stdout).lines() {
+                        let line = line.unwrap_or_default();
+                        let kind = if line.contains("text_delta") {
+                            "response.output_text.delta"
+                        } else {
+                            "runtime.line"
+                        };
+                        let frame = format!("event: {kind}\ndata: {line}\n\n");
+                        out.write_all(format!("{:x}\r\n{frame}\r\n", frame.len()).as_bytes())
+                            .unwrap();
+                    }
+                    out.write_all(b"0\r\n\r\n").unwrap();
+                    child.wait().unwrap();
+                }
+            });
+        }
+    });
+    base
+}
