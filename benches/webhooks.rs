@@ -10,6 +10,9 @@
 //!   such an endpoint subscribed, against none, and the cost of handing an event to a full
 //!   queue (dropped and counted).
 //!
+//! Each of the first, third and last beside its floor from the same run, a bare server or
+//! loop doing the same with none of svc's (`webhook_floor/mod.rs`).
+//!
 //! `--quick`: 10 sessions, 3 turns, 100 events.
 
 // Shared with the other benches; this one uses only part of it.
@@ -19,6 +22,8 @@ mod server;
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
+#[path = "webhook_floor/mod.rs"]
+mod webhook_floor;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -125,6 +130,22 @@ async fn created_latency(client: &reqwest::Client, base: &str, n: usize) -> Vec<
     out
 }
 
+/// [`created_latency`]'s floor: a bare server's POST to the delivery of its id arriving.
+async fn created_floor(client: &reqwest::Client, n: usize) -> Vec<f64> {
+    let (url, mut rx) = receiver(Duration::ZERO).await;
+    let base = webhook_floor::serve_creator(url).await;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        let created = post(client, format!("{base}/sessions"), json!({})).await;
+        let sid = created["id"].as_str().expect("floor id").to_owned();
+        out.push(ms(
+            arrival(&mut rx, "agent.session.created", &sid).await - started
+        ));
+    }
+    out
+}
+
 /// How long after the SSE `agent.session.idle` frame the same change arrives by webhook.
 async fn idle_lag(client: &reqwest::Client, base: &str, turns: usize) -> Vec<f64> {
     let (url, mut rx) = receiver(Duration::ZERO).await;
@@ -189,6 +210,19 @@ async fn throughput(
     rate
 }
 
+/// [`throughput`]'s floor: the same number of signed POSTs of a body of the same shape,
+/// each endpoint's one at a time, to a receiver of the same kind.
+async fn throughput_floor(endpoints: usize, events: usize) -> f64 {
+    let (url, mut rx) = receiver(Duration::ZERO).await;
+    let body = webhook_floor::body("agent.session.idle", "agsess_bench");
+    let started = Instant::now();
+    webhook_floor::send_signed(&url, endpoints, events, body).await;
+    for _ in 0..events * endpoints {
+        rx.recv().await.expect("receiver alive");
+    }
+    (events * endpoints) as f64 / started.elapsed().as_secs_f64()
+}
+
 /// Session creation times (ms) with an endpoint on a receiver taking `slow` per answer,
 /// and the rate at which that receiver then gets its deliveries (per second, over 20, or
 /// over all but the first of `n` when fewer: one delivery per session).
@@ -240,11 +274,18 @@ fn main() {
         println!("webhooks benchmark (release build, receiver in the same process)");
 
         created_latency(&client, &base, 10).await;
+        created_floor(&client, 10).await;
         let created = created_latency(&client, &base, sessions).await;
+        let floor = created_floor(&client, sessions).await;
         println!(
             "session create -> created delivery   p50 {:>7.2} ms  p99 {:>7.2} ms  ({sessions} sessions)",
             median(created.clone()),
             percentile(created, 0.99)
+        );
+        println!(
+            "  floor, a bare route answering a POST and handing a delivery to a task: p50 {:.2} ms  p99 {:.2} ms",
+            median(floor.clone()),
+            percentile(floor, 0.99)
         );
         let lag = idle_lag(&client, &base, turns).await;
         println!(
@@ -254,7 +295,11 @@ fn main() {
         );
         for endpoints in [1, 4] {
             let rate = throughput(&client, &base, &state, endpoints, events).await;
-            println!("signed deliveries, {endpoints} endpoint(s)       {rate:>9.0} /s  ({events} events each)");
+            let floor = throughput_floor(endpoints, events).await;
+            println!(
+                "signed deliveries, {endpoints} endpoint(s)       {rate:>9.0} /s  ({events} events each); floor, bare signed POSTs one at a time per endpoint: {floor:.0} /s, svc at {:.2} of it",
+                rate / floor
+            );
         }
 
         let mut baseline = Vec::with_capacity(sessions);
@@ -291,6 +336,10 @@ fn main() {
             "hand-off to a stuck endpoint         {per_call:>7.0} ns per event  ({} of {calls} dropped, queue {})",
             state.agents.webhooks.dropped(),
             svc::server::agents::webhooks::QUEUE_CAPACITY
+        );
+        let floor = webhook_floor::hand_off(&event, svc::server::agents::webhooks::QUEUE_CAPACITY, calls);
+        println!(
+            "  floor, rendering the body and a try_send into a full queue, counted: {floor:.0} ns per event"
         );
     });
 }

@@ -1,7 +1,8 @@
 //! Where a webhook may go: https only, no userinfo, no query, and never a private or
 //! loopback address, whether written literally or reached through a name. Names are
-//! resolved again for every delivery and the connection goes only to the addresses
-//! checked then, so a name that re-resolves to a private host (DNS rebinding) is caught.
+//! resolved again for every new connection and it goes only to the addresses checked
+//! then, so a name that re-resolves to a private host (DNS rebinding) is caught; a kept
+//! connection still goes to the address checked when it was made.
 
 use crate::error::ApiError;
 use crate::server::agents::input::invalid;

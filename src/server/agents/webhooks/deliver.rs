@@ -17,6 +17,8 @@ pub const ATTEMPTS: u32 = 5;
 const BACKOFF_FACTOR: u32 = 4;
 /// One attempt, from connecting to the receiver's status line.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection to a receiver is kept unused for the next delivery.
+const KEEP_IDLE: Duration = Duration::from_secs(30);
 
 /// One event for one endpoint. The id stays the same across retries so the receiver can
 /// drop duplicates; the timestamp and signature are made anew for each attempt.
@@ -67,8 +69,11 @@ impl Delivery {
                     // A redirect or a proxy would send the request somewhere never checked.
                     .redirect(reqwest::redirect::Policy::none())
                     .no_proxy()
-                    // No pooled connections: every delivery resolves and checks afresh.
-                    .pool_max_idle_per_host(0)
+                    // Kept connections: each was made to addresses the resolver checked
+                    // (or a literal the rules checked) and a kept one still goes there, so
+                    // only a new connection needs a new lookup. One connection per
+                    // delivery cost a handshake each: 0.33 to 0.59 of a bare sender's rate.
+                    .pool_idle_timeout(KEEP_IDLE)
                     .timeout(ATTEMPT_TIMEOUT)
                     .user_agent(concat!("svc-webhooks/", env!("CARGO_PKG_VERSION")))
                     .build()

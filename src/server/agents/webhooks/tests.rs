@@ -347,3 +347,51 @@ async fn a_name_resolving_to_a_private_address_is_never_connected() {
     assert_eq!(status, Ok(200));
     assert_eq!(got.lock().unwrap().len(), 1);
 }
+
+/// Deliveries to one receiver go over one kept connection (a handshake each cost a third
+/// of the rate); the name is looked up and checked for the connection, once.
+#[tokio::test]
+async fn deliveries_to_one_receiver_share_a_checked_connection() {
+    use axum::serve::{Listener, ListenerExt};
+    let (connections, lookups) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let counted = connections.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .tap_io(move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        });
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new().route("/hook", axum::routing::post(|| async { "ok" }));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    static LOOKUPS: std::sync::OnceLock<Arc<AtomicUsize>> = std::sync::OnceLock::new();
+    LOOKUPS.set(lookups.clone()).unwrap();
+    fn counting(name: String) -> BoxFuture<'static, Result<Vec<SocketAddr>, String>> {
+        LOOKUPS.get().unwrap().fetch_add(1, Ordering::SeqCst);
+        rebinding(name)
+    }
+    let endpoint = Endpoint {
+        id: "we_1".into(),
+        owner: OWNER.into(),
+        created_at: 0,
+        config: Mutex::new(Config {
+            name: "n".into(),
+            url: format!("http://rebind.example:{port}/hook"),
+            event_types: vec![],
+            secret: sign::new_secret().unwrap(),
+            updated_at: 0,
+        }),
+        closed: AtomicBool::new(false),
+    };
+    let dev = Rules {
+        allow_http: true,
+        allow_private: true,
+    };
+    let delivery = Delivery::with_lookup(dev, Duration::ZERO, counting);
+    for _ in 0..3 {
+        let job = Job::new(Bytes::from_static(b"{}"));
+        assert_eq!(delivery.attempt(&endpoint, &job).await, Ok(200));
+    }
+    assert_eq!(connections.load(Ordering::SeqCst), 1);
+    assert_eq!(lookups.load(Ordering::SeqCst), 1);
+}
