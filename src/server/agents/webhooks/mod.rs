@@ -47,6 +47,8 @@ struct Entry {
     endpoint: Arc<Endpoint>,
     /// Dropping it (on delete) ends the endpoint's worker once its queue is drained.
     queue: mpsc::Sender<Job>,
+    /// Deliveries dropped because this endpoint's queue was full.
+    dropped: Arc<AtomicU64>,
 }
 
 pub struct Endpoint {
@@ -174,7 +176,11 @@ impl Webhooks {
             self.inner.delivery.clone(),
         ));
         let answer = endpoint.answer_with_secret();
-        self.entries().push(Entry { endpoint, queue });
+        self.entries().push(Entry {
+            endpoint,
+            queue,
+            dropped: Arc::default(),
+        });
         Ok(answer)
     }
 
@@ -339,26 +345,39 @@ impl OwnerSink {
         let Some(kind) = events::ACCEPTED.iter().find(|k| **k == kind) else {
             return;
         };
-        let queues: Vec<(String, mpsc::Sender<Job>)> = self
+        let queues: Vec<(String, mpsc::Sender<Job>, Arc<AtomicU64>)> = self
             .inner
             .entries()
             .iter()
             .filter(|e| {
                 e.endpoint.owner == self.owner && e.endpoint.config().event_types.contains(kind)
             })
-            .map(|e| (e.endpoint.id.clone(), e.queue.clone()))
+            .map(|e| (e.endpoint.id.clone(), e.queue.clone(), e.dropped.clone()))
             .collect();
         if queues.is_empty() {
             return;
         }
         let body = Bytes::from(events::body(kind, &event["session"]).to_string());
-        for (id, queue) in queues {
-            if queue.try_send(Job::new(body.clone())).is_err() {
-                let dropped = self.inner.dropped.fetch_add(1, Ordering::Relaxed) + 1;
-                tracing::warn!(endpoint = %id, "webhook queue full: `{kind}` dropped ({dropped} dropped since start)");
-            }
+        for (id, queue, dropped_here) in queues {
+            // The slot first: a full queue costs no delivery id.
+            let Ok(slot) = queue.try_reserve() else {
+                let in_all = self.inner.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                let here = dropped_here.fetch_add(1, Ordering::Relaxed) + 1;
+                if worth_a_warning(here) {
+                    tracing::warn!(endpoint = %id, "webhook queue full: `{kind}` dropped ({here} dropped for this endpoint, {in_all} in all; warned at the 1st, 2nd, 4th, 8th... drop of each endpoint)");
+                }
+                continue;
+            };
+            slot.send(Job::new(body.clone()));
         }
     }
+}
+
+/// Whether the `n`th drop of one endpoint is logged: a receiver that stays stuck would
+/// otherwise write a line for every event, so the lines thin out as the count grows (the
+/// 1st, 2nd, 4th, 8th...), each with the count so far; `dropped()` has the exact total.
+fn worth_a_warning(n: u64) -> bool {
+    n.is_power_of_two()
 }
 
 /// `name`: a non-empty string when given.

@@ -395,3 +395,61 @@ async fn deliveries_to_one_receiver_share_a_checked_connection() {
     assert_eq!(connections.load(Ordering::SeqCst), 1);
     assert_eq!(lookups.load(Ordering::SeqCst), 1);
 }
+
+/// A receiver that stays stuck writes a thinning trail of warnings, not one per event:
+/// the 1st, 2nd, 4th... drop of the endpoint, each with its count.
+#[tokio::test]
+async fn a_stuck_receiver_is_warned_about_at_powers_of_two() {
+    let w = service(true, 3_600_000);
+    create(
+        &w,
+        &json!({"url": "http://127.0.0.1:1/", "event_types": ["idle"], "name": "n"}),
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let log = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_writer(move || Writer(writer.clone()))
+        .finish();
+    let mut sink = w.sink(OWNER);
+    let event = json!({"session": {"id": "agsess_1"}});
+    tracing::subscriber::with_default(subscriber, || {
+        for _ in 0..QUEUE_CAPACITY + 200 {
+            sink.event("agent.session.idle", &event);
+        }
+    });
+    let dropped = w.dropped();
+    assert!((199..=200).contains(&dropped), "{dropped}");
+    let log = String::from_utf8(log.lock().unwrap().clone()).unwrap();
+    let counts: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("webhook queue full"))
+        .filter_map(|l| {
+            l.split(" dropped for this endpoint")
+                .next()?
+                .rsplit('(')
+                .next()
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        ["1", "2", "4", "8", "16", "32", "64", "128"],
+        "{log}"
+    );
+}
+
+/// A log line sink for a test's subscriber.
+struct Writer(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Writer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
