@@ -269,10 +269,10 @@ async fn the_test_route_reports_the_receivers_status() {
     assert_eq!(param(err), "url");
 }
 
-#[tokio::test]
-async fn a_full_queue_drops_without_waiting() {
-    // Nothing listens on port 1 and the first retry is an hour away: the worker holds one
-    // job and the queue fills.
+/// Webhooks with one `idle` endpoint whose queue will fill: nothing listens on port 1 and
+/// the first retry is an hour away, so the worker holds one job. Its owner's sink and an
+/// event for it.
+async fn stuck_endpoint() -> (Webhooks, Box<dyn Follower>, Value) {
     let w = service(true, 3_600_000);
     create(
         &w,
@@ -281,8 +281,13 @@ async fn a_full_queue_drops_without_waiting() {
     .await
     .unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let mut sink = w.sink(OWNER);
-    let event = json!({"session": {"id": "agsess_1"}});
+    let sink = w.sink(OWNER);
+    (w, sink, json!({"session": {"id": "agsess_1"}}))
+}
+
+#[tokio::test]
+async fn a_full_queue_drops_without_waiting() {
+    let (w, mut sink, event) = stuck_endpoint().await;
     let started = std::time::Instant::now();
     for _ in 0..QUEUE_CAPACITY + 10 {
         sink.event("agent.session.idle", &event);
@@ -305,22 +310,27 @@ fn rebinding(name: String) -> BoxFuture<'static, Result<Vec<SocketAddr>, String>
     })
 }
 
-#[tokio::test]
-async fn a_name_resolving_to_a_private_address_is_never_connected() {
-    let (url, got) = receiver(&[200]).await;
-    let endpoint = Endpoint {
+/// An endpoint of the test's owner that points at `url`.
+fn endpoint_at(url: String) -> Endpoint {
+    Endpoint {
         id: "we_1".into(),
         owner: OWNER.into(),
         created_at: 0,
         config: Mutex::new(Config {
             name: "n".into(),
-            url: url.replace("127.0.0.1", "rebind.example"),
+            url,
             event_types: vec![],
             secret: sign::new_secret().unwrap(),
             updated_at: 0,
         }),
         closed: AtomicBool::new(false),
-    };
+    }
+}
+
+#[tokio::test]
+async fn a_name_resolving_to_a_private_address_is_never_connected() {
+    let (url, got) = receiver(&[200]).await;
+    let endpoint = endpoint_at(url.replace("127.0.0.1", "rebind.example"));
     let job = Job::new(Bytes::from_static(b"{}"));
     let strict = Rules {
         allow_http: true,
@@ -370,19 +380,7 @@ async fn deliveries_to_one_receiver_share_a_checked_connection() {
         LOOKUPS.get().unwrap().fetch_add(1, Ordering::SeqCst);
         rebinding(name)
     }
-    let endpoint = Endpoint {
-        id: "we_1".into(),
-        owner: OWNER.into(),
-        created_at: 0,
-        config: Mutex::new(Config {
-            name: "n".into(),
-            url: format!("http://rebind.example:{port}/hook"),
-            event_types: vec![],
-            secret: sign::new_secret().unwrap(),
-            updated_at: 0,
-        }),
-        closed: AtomicBool::new(false),
-    };
+    let endpoint = endpoint_at(format!("http://rebind.example:{port}/hook"));
     let dev = Rules {
         allow_http: true,
         allow_private: true,
@@ -400,22 +398,13 @@ async fn deliveries_to_one_receiver_share_a_checked_connection() {
 /// the 1st, 2nd, 4th... drop of the endpoint, each with its count.
 #[tokio::test]
 async fn a_stuck_receiver_is_warned_about_at_powers_of_two() {
-    let w = service(true, 3_600_000);
-    create(
-        &w,
-        &json!({"url": "http://127.0.0.1:1/", "event_types": ["idle"], "name": "n"}),
-    )
-    .await
-    .unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (w, mut sink, event) = stuck_endpoint().await;
     let log = Arc::new(Mutex::new(Vec::<u8>::new()));
     let writer = log.clone();
     let subscriber = tracing_subscriber::fmt()
         .with_ansi(false)
         .with_writer(move || Writer(writer.clone()))
         .finish();
-    let mut sink = w.sink(OWNER);
-    let event = json!({"session": {"id": "agsess_1"}});
     tracing::subscriber::with_default(subscriber, || {
         for _ in 0..QUEUE_CAPACITY + 200 {
             sink.event("agent.session.idle", &event);
