@@ -200,7 +200,7 @@ fn main() {
                 let target = fan_out::Target {
                     authority: raw_floor.clone(),
                     path: "/events".to_owned(),
-                    trigger: client.post(&raw_trigger),
+                    trigger: client.post(format!("{raw_trigger}?followers={count}")),
                 };
                 let times = fan_out::round(target, followers, count).await;
                 raw_p50s.push(percentile(times.clone(), 0.50));

@@ -206,7 +206,8 @@ fn floor_frame() -> Vec<u8> {
 /// request head is read and a fixed response head written when it connects; the trigger
 /// then writes the same frame to every socket in one loop on one task, one `send` each.
 /// What the kernel and the followers cost for a thousand writes on this machine, which no
-/// server built on per-connection tasks can go under. Returns `(events authority, trigger URL)`.
+/// server built on per-connection tasks can go under. Returns `(events authority, trigger
+/// URL)`; the trigger takes the round's number of followers (`?followers=N`).
 pub async fn raw_floor_server() -> (String, String) {
     use axum::routing::post;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -237,9 +238,14 @@ pub async fn raw_floor_server() -> (String, String) {
     let frame = floor_frame();
     let app = axum::Router::new().route(
         "/go",
-        post(move || {
+        post(move |axum::extract::Query(go): axum::extract::Query<Go>| {
             let (followers, frame) = (followers.clone(), frame.clone());
             async move {
+                // A follower reads its head a moment before its socket is listed: wait for
+                // every one of the round's (never more than that moment).
+                while followers.lock().unwrap().len() < go.followers {
+                    tokio::task::yield_now().await;
+                }
                 let sockets = std::mem::take(&mut *followers.lock().unwrap());
                 for mut tcp in sockets {
                     // An empty socket buffer takes 572 bytes at once; the await is a fallback.
@@ -253,4 +259,10 @@ pub async fn raw_floor_server() -> (String, String) {
     );
     let trigger = format!("{}/go", crate::server::serve_bare(app).await);
     (authority, trigger)
+}
+
+/// The raw floor's trigger: how many followers the round has (`/go?followers=N`).
+#[derive(serde::Deserialize)]
+struct Go {
+    followers: usize,
 }
