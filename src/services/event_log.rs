@@ -294,9 +294,16 @@ mod tests {
             Vec::<u64>::new(),
             "the kept event it panicked on is skipped for it"
         );
+        let (third, third_seen) = recorder();
+        log.follow(1, third);
         log.push("t", json!({}));
         assert_eq!(*first_seen.lock().unwrap(), [2]);
         assert_eq!(*second_seen.lock().unwrap(), [2]);
+        assert_eq!(
+            *third_seen.lock().unwrap(),
+            [2],
+            "a follower that came later goes on"
+        );
         assert_eq!(log.after(0).events.len(), 2, "the log kept both events");
     }
 
