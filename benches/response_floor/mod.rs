@@ -38,14 +38,7 @@ pub async fn serve(workspace: std::path::PathBuf) -> String {
                 let stdout = child.stdout.take().expect("piped");
                 let lines = tokio_stream_lines(stdout).map(move |line| {
                     let _keep = &child;
-                    let kind = if line.contains("text_delta") {
-                        "response.output_text.delta"
-                    } else {
-                        "runtime.line"
-                    };
-                    Ok::<_, std::convert::Infallible>(bytes::Bytes::from(format!(
-                        "event: {kind}\ndata: {line}\n\n"
-                    )))
+                    Ok::<_, std::convert::Infallible>(bytes::Bytes::from(frame(&line)))
                 });
                 (
                     [(http::header::CONTENT_TYPE, "text/event-stream")],
@@ -55,6 +48,17 @@ pub async fn serve(workspace: std::path::PathBuf) -> String {
         }),
     );
     crate::server::serve_bare(app).await
+}
+
+/// One line of rt-two as one SSE frame: its text deltas named as svc names them, so the
+/// same client finds the first one in every server's stream.
+fn frame(line: &str) -> String {
+    let kind = if line.contains("text_delta") {
+        "response.output_text.delta"
+    } else {
+        "runtime.line"
+    };
+    format!("event: {kind}\ndata: {line}\n\n")
 }
 
 /// The child's stdout as lines, until it closes.
@@ -117,13 +121,7 @@ pub fn serve_raw(workspace: std::path::PathBuf) -> String {
                     .unwrap();
                     let stdout = child.stdout.take().expect("piped");
                     for line in BufReader::new(stdout).lines() {
-                        let line = line.unwrap_or_default();
-                        let kind = if line.contains("text_delta") {
-                            "response.output_text.delta"
-                        } else {
-                            "runtime.line"
-                        };
-                        let frame = format!("event: {kind}\ndata: {line}\n\n");
+                        let frame = frame(&line.unwrap_or_default());
                         out.write_all(format!("{:x}\r\n{frame}\r\n", frame.len()).as_bytes())
                             .unwrap();
                     }
