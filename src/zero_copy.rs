@@ -76,6 +76,8 @@ pub struct FileChannel {
     intake: upload::IntakeSlot,
     /// The answer body being passed on from another socket, if any (see [`socket`]).
     splice: socket::Slot,
+    /// Chunks written from outside hyper (see [`direct`]).
+    direct: direct::Slot,
 }
 
 impl FileChannel {
@@ -98,6 +100,11 @@ impl FileChannel {
             Ok::<_, io::Error>(Bytes::from_static(&PLACEHOLDER[..n]))
         });
         Body::from_stream(futures::stream::iter(chunks))
+    }
+
+    /// The connection's slot for chunks written from outside hyper ([`direct`]).
+    pub fn direct(&self) -> &direct::Slot {
+        &self.direct
     }
 
     /// Whether the connection closes after the current answer: an upload on it took its
@@ -277,6 +284,7 @@ pub struct Stream {
 
 impl Stream {
     fn new(tcp: TcpStream, channel: FileChannel) -> Stream {
+        channel.direct.open(std::os::fd::AsRawFd::as_raw_fd(&tcp));
         Stream { tcp, channel }
     }
 
@@ -401,6 +409,7 @@ impl AsyncWrite for Stream {
             Some(first) => &bufs[first..],
             None => return Poll::Ready(Ok(0)),
         };
+        ready!(this.channel.direct.poll_before_write(&mut this.tcp, cx))?;
         if is_placeholder(&bufs[0]) {
             let want = bufs
                 .iter()
@@ -424,14 +433,29 @@ impl AsyncWrite for Stream {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+        let this = self.get_mut();
+        ready!(this.channel.direct.poll_flush(&mut this.tcp, cx))?;
+        Pin::new(&mut this.tcp).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
+        let this = self.get_mut();
+        this.channel.direct.close();
+        Pin::new(&mut this.tcp).poll_shutdown(cx)
     }
 }
 
+impl Drop for Stream {
+    /// The slot lets go of the socket before it is closed.
+    fn drop(&mut self) {
+        self.channel.direct.close();
+    }
+}
+
+/// Chunks written into a streamed answer from outside hyper's task.
+pub mod direct;
+#[cfg(test)]
+mod direct_tests;
 /// Shared with the engine's client, which receives a downloaded file the same way.
 pub(crate) mod drain;
 /// The HTTP/1.1 framing around a body the engine's client or the `rest` provider moves
