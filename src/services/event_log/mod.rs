@@ -1,12 +1,17 @@
 //! A session's event log: every event gets the next sequence number and is kept (up to a
 //! cap) for replay; live readers wait on a watch of the newest number and read from the
-//! log, so a slow reader costs no memory beyond the capped log itself.
+//! log, so a slow reader costs no memory beyond the capped log itself. A live reader with
+//! nothing left to send may instead take a seat ([`seats`]): the log writes its frames.
 
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::watch;
+
+pub mod seats;
+#[cfg(test)]
+mod seats_tests;
 
 /// Follows a log from a position, handed each event in order as it is appended, until it
 /// answers `false` (a session's webhook deliveries, a response's translation of its
@@ -26,6 +31,8 @@ pub struct EventLog {
     cap: usize,
     /// Open bursts: while any is open, pushes wait to wake readers until it closes.
     bursts: std::sync::atomic::AtomicUsize,
+    /// Readers whose frames the log writes itself ([`seats`]).
+    seats: seats::Seats,
 }
 
 /// Events pushed together wake each reader once (see `EventLog::burst`).
@@ -93,6 +100,7 @@ impl EventLog {
             session_id: Some(session_id.to_owned()),
             cap: cap.max(1),
             bursts: Default::default(),
+            seats: Default::default(),
         }
     }
 
@@ -186,6 +194,12 @@ impl EventLog {
     /// under it is one push or pop, so a poisoned lock is taken as it is.
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Batches the log wrote to seated readers' sinks ([`seats`]).
+    #[cfg(test)]
+    pub(crate) fn seated_batches(&self) -> u64 {
+        self.seats.written()
     }
 
     pub fn newest(&self) -> u64 {
