@@ -23,6 +23,8 @@ pub mod policy;
 pub mod registry;
 pub mod route;
 pub mod router;
+#[cfg(test)]
+mod seated_stream_tests;
 mod serve;
 mod state;
 #[cfg(test)]

@@ -18,6 +18,14 @@ pub struct SessionHandle {
     pub log: EventLog,
 }
 
+/// The session's log, for the seats of its followers (`event_log::seats`), whose writer
+/// holds the session while any is seated.
+impl AsRef<EventLog> for SessionHandle {
+    fn as_ref(&self) -> &EventLog {
+        &self.log
+    }
+}
+
 impl SessionHandle {
     pub fn lock(&self) -> MutexGuard<'_, SessionState> {
         self.state

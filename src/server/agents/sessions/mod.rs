@@ -172,6 +172,13 @@ impl Agents {
         Ok(handle)
     }
 
+    /// Lists a session opened without [`Agents::create`]'s checks: tests that drive a
+    /// session's log without a runtime installed.
+    #[cfg(test)]
+    pub(crate) fn register(&self, handle: Arc<SessionHandle>) {
+        self.map().insert(handle.id.clone(), handle);
+    }
+
     pub fn list(&self, owner: &str, agent_id: Option<&str>) -> Vec<Value> {
         let handles: Vec<Arc<SessionHandle>> = self
             .map()

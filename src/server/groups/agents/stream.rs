@@ -13,7 +13,9 @@ use crate::server::endpoints::EndpointId;
 use crate::server::extract::{Path, Query};
 use crate::server::openapi::op::{Answer, Doc, Event as SseEvent, json_schema};
 use crate::server::route::{Bound, on};
+use crate::services::event_log::seats::{self, Offered, Seat, Sink};
 use crate::services::event_log::{Event, EventLog};
+use crate::zero_copy::{Channel, direct};
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::State;
@@ -59,6 +61,7 @@ pub async fn events_stream(
     Extension(identity): Extension<Identity>,
     Path(id): Path<String>,
     Query(query): Query<StreamQuery>,
+    Seating(slot): Seating,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let handle = app.agents.get(&identity.id, &id)?;
@@ -68,8 +71,29 @@ pub async fn events_stream(
         (None, None) => None,
     };
     let position = after.unwrap_or_else(|| handle.log.newest());
-    let reader = Reader::new(handle, position, after.is_some());
+    let mut reader = Reader::new(handle, position, after.is_some());
+    reader.seat_on(slot);
     Ok(sse(reader))
+}
+
+/// The connection's slot for chunks written from outside hyper, when the answer to this
+/// request is a chunked body the log may write chunks into: HTTP/1.1 (an HTTP/1.0 answer
+/// runs to the close), a GET (a HEAD has no body), over a connection that has one.
+pub struct Seating(Option<direct::Slot>);
+
+impl<S: Sync> axum::extract::FromRequestParts<S> for Seating {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        state: &S,
+    ) -> Result<Seating, Self::Rejection> {
+        if parts.version != http::Version::HTTP_11 || parts.method != http::Method::GET {
+            return Ok(Seating(None));
+        }
+        let Channel(channel) = Channel::from_request_parts(parts, state).await?;
+        Ok(Seating(channel.map(|c| c.direct().clone())))
+    }
 }
 
 /// The streaming response for a reader.
@@ -99,6 +123,11 @@ pub trait Source: Send + Sync + 'static {
     fn ends_with(&self, event: &Event) -> bool;
     /// The gap signal for dropped positions `from..=to`.
     fn gap(&self, from: u64, to: u64) -> Bytes;
+    /// A seat for a reader at `position` whose frames `sink` takes, where the source's log
+    /// seats readers (`event_log::seats`).
+    fn seat(&self, _position: u64, _sink: Box<dyn Sink>) -> Option<Arc<Seat>> {
+        None
+    }
 }
 
 impl Source for Arc<SessionHandle> {
@@ -117,6 +146,30 @@ impl Source for Arc<SessionHandle> {
     fn gap(&self, from: u64, to: u64) -> Bytes {
         gap(&self.id, from, to)
     }
+
+    fn seat(&self, position: u64, sink: Box<dyn Sink>) -> Option<Arc<Seat>> {
+        Some(seats::seat(self, position, sink, Event::settles))
+    }
+}
+
+/// A reader's connection as its seat's sink: a batch is one chunk of the answer's body.
+struct Chunks(direct::Slot);
+
+impl Sink for Chunks {
+    fn offer(&self, events: &[Arc<Event>]) -> Offered {
+        let mut frames: [&[u8]; seats::MAX_BATCH] = [&[]; seats::MAX_BATCH];
+        for (frame, event) in frames.iter_mut().zip(events) {
+            *frame = &event.frame;
+        }
+        match self
+            .0
+            .send_chunk(&frames[..events.len().min(seats::MAX_BATCH)])
+        {
+            direct::Sent::Written => Offered::Written,
+            direct::Sent::Owed => Offered::Owed,
+            direct::Sent::Refused => Offered::Refused,
+        }
+    }
 }
 
 pub struct Reader<S: Source> {
@@ -129,6 +182,9 @@ pub struct Reader<S: Source> {
     /// One timer for the reader's life, not one per wait: with a thousand followers, arming
     /// a timer on every event would cost more than the event.
     keepalive: tokio::time::Interval,
+    /// Where a live reader waits seated: its connection, when the log may write into it.
+    chunks: Option<direct::Slot>,
+    seat: Option<Arc<Seat>>,
 }
 
 impl<S: Source> Reader<S> {
@@ -148,7 +204,16 @@ impl<S: Source> Reader<S> {
                 every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 every
             },
+            chunks: None,
+            seat: None,
         }
+    }
+
+    /// A live reader waits seated on its connection's `slot` (`None`: the connection has
+    /// none, as over HTTP/2): the log writes its frames until the stream ends or the
+    /// connection cannot take them, and the reader's task is not woken for each.
+    pub fn seat_on(&mut self, slot: Option<direct::Slot>) {
+        self.chunks = slot.filter(|_| !self.replay_only);
     }
 
     async fn next(&mut self) -> Option<Bytes> {
@@ -166,6 +231,16 @@ impl<S: Source> Reader<S> {
             if self.source.gone() {
                 return None;
             }
+            if let Some(seat) = self.take_seat() {
+                tokio::select! {
+                    () = seat.returned() => {}
+                    _ = self.keepalive.tick() => {
+                        self.pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
+                    }
+                }
+                self.leave_seat();
+                continue;
+            }
             // A version pushed since the last read makes `changed` return at once: no
             // event is missed between reading the log and waiting.
             tokio::select! {
@@ -178,6 +253,25 @@ impl<S: Source> Reader<S> {
                     self.pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
                 }
             }
+        }
+    }
+
+    /// A seat at the reader's position (it has sent everything up to it), when its
+    /// connection can take chunks and the source seats readers.
+    fn take_seat(&mut self) -> Option<Arc<Seat>> {
+        let slot = self.chunks.clone()?;
+        let seat = self.source.seat(self.position, Box::new(Chunks(slot)))?;
+        self.seat = Some(Arc::clone(&seat));
+        Some(seat)
+    }
+
+    /// Back from the seat: the log's writes are the reader's position, and the stream ends
+    /// when one of them was its end.
+    fn leave_seat(&mut self) {
+        if let Some(seat) = self.seat.take() {
+            let left = seat.leave();
+            self.position = left.position;
+            self.done |= left.ended;
         }
     }
 
@@ -230,6 +324,13 @@ impl<S: Source> Reader<S> {
         if self.replay_only {
             self.done = true;
         }
+    }
+}
+
+impl<S: Source> Drop for Reader<S> {
+    /// A stream dropped while seated (its client went) leaves its seat.
+    fn drop(&mut self) {
+        self.leave_seat();
     }
 }
 

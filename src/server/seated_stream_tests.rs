@@ -1,0 +1,116 @@
+//! A session's live followers over the server's real listener wait seated
+//! (`event_log::seats`): the log writes their frames into their connections as chunks of
+//! the answer hyper streams. Each follower reads exactly the session's frames, in order,
+//! and its stream ends after the event that settles the session, as when it sent them
+//! itself.
+
+use super::config::{LoadOptions, Settings};
+use super::{AppState, serve_main};
+use crate::server::agents::agent_spec;
+use crate::server::agents::runtimes::{RUNTIMES, Selection};
+use crate::server::auth::ANONYMOUS;
+use futures::StreamExt;
+use serde_json::Map;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+#[tokio::test]
+async fn seated_followers_read_every_frame_in_order_and_end_where_the_session_settles() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = BTreeMap::from([
+        ("SVC_SERVER_ENABLED_GROUPS".to_owned(), "agents".to_owned()),
+        (
+            "SVC_AGENTS_WORKSPACE".to_owned(),
+            dir.path().display().to_string(),
+        ),
+    ]);
+    let settings = Settings::load_with_env(&LoadOptions::default(), &env).unwrap();
+    let state = AppState::with_settings(settings);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(serve_main(listener, state.clone()).into_future());
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    // Opened here rather than created over HTTP, which wants the runtime installed: only
+    // the session's log matters.
+    let selection = Selection {
+        runtime: &RUNTIMES[0],
+        model: None,
+    };
+    let spec = agent_spec::build(&Map::new(), "", selection, None, None).unwrap();
+    let handle = state
+        .agents
+        .open(ANONYMOUS, spec, Map::new(), Default::default());
+    state.agents.register(handle.clone());
+    let id = handle.id.clone();
+
+    let mut followers = Vec::new();
+    for _ in 0..3 {
+        let answer = client
+            .get(format!("{base}/v1/agents/sessions/{id}/events"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        followers.push(answer.bytes_stream());
+    }
+    let from = handle.log.newest();
+    // Each follower is seated once it has sent what it had (nothing): wait for the first
+    // push to reach all of them through their seats.
+    handle.log.push("agent.session.test.first", json!({"n": 0}));
+    for follower in &mut followers {
+        read_frames(follower, 1).await;
+    }
+    for n in 1..=20 {
+        let _burst = (n % 4 == 0).then(|| handle.log.burst());
+        handle.log.push(
+            "agent.session.test.more",
+            json!({"n": n, "text": "x".repeat(n * 50)}),
+        );
+    }
+    handle.log.push("agent.session.idle", json!({}));
+    handle
+        .log
+        .push("agent.session.test.after_the_end", json!({}));
+    let want: Vec<u8> = handle
+        .log
+        .after(from + 1)
+        .events
+        .iter()
+        .take_while(|e| e.kind != "agent.session.test.after_the_end")
+        .flat_map(|e| e.frame.to_vec())
+        .collect();
+    for follower in followers {
+        let rest = tokio::time::timeout(Duration::from_secs(10), async {
+            follower.map(|chunk| chunk.unwrap().to_vec()).concat().await
+        })
+        .await
+        .expect("the stream ends after the settling event");
+        assert!(
+            rest == want,
+            "every frame once, in order, up to the settling event:\n{}",
+            String::from_utf8_lossy(&rest)
+        );
+    }
+    assert!(
+        handle.log.seated_batches() >= 3,
+        "the frames went through the seats ({} batches)",
+        handle.log.seated_batches()
+    );
+}
+
+/// Reads until `count` frames have come (frames end with a blank line).
+async fn read_frames(
+    stream: &mut (impl futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin),
+    count: usize,
+) {
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while seen.windows(2).filter(|w| w == b"\n\n").count() < count {
+            seen.extend_from_slice(&stream.next().await.unwrap().unwrap());
+        }
+    })
+    .await
+    .expect("the frames in time");
+}
