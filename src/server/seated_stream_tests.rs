@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-#[tokio::test]
+// Two worker threads: the log's writer and the followers' connections run at once, as in
+// a server, so a chunk written while hyper still held bytes would show out of order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seated_followers_read_every_frame_in_order_and_end_where_the_session_settles() {
     let dir = tempfile::tempdir().unwrap();
     let env = BTreeMap::from([
@@ -62,12 +64,16 @@ async fn seated_followers_read_every_frame_in_order_and_end_where_the_session_se
     for follower in &mut followers {
         read_frames(follower, 1).await;
     }
-    for n in 1..=20 {
+    for n in 1..=200 {
         let _burst = (n % 4 == 0).then(|| handle.log.burst());
         handle.log.push(
             "agent.session.test.more",
             json!({"n": n, "text": "x".repeat(n * 50)}),
         );
+        if n % 7 == 0 {
+            // The writer and the connections run between pushes, at varying points.
+            tokio::task::yield_now().await;
+        }
     }
     handle.log.push("agent.session.idle", json!({}));
     handle

@@ -3,9 +3,11 @@
 //! (`services::event_log::seats`), written by one task for all of them.
 //!
 //! The chunks go between hyper's own and the body stays well framed, because a chunk is
-//! written here only when hyper holds no byte it has not written (it asks the stream to
-//! flush only once its own buffer is empty, and every write of its own marks the stream
-//! busy again), and what the socket does not take of a chunk is owed: the connection writes
+//! written here only when hyper holds no byte it has not written: the body's reader marks
+//! the slot busy ([`Slot::busy`]) before it waits for chunks to be written here, hyper's
+//! next flush (which it asks of the stream only once its own buffer is empty, and does
+//! after every poll of a body that had nothing more) clears it, and every write of hyper's
+//! own marks it busy again. What the socket does not take of a chunk is owed: the connection writes
 //! it before any later byte of hyper's, from its own task, which the seat's reader wakes.
 //! The descriptor is written only under the slot's lock and while the stream is open (its
 //! drop closes the slot first), so a number reused by a later connection is never written.
@@ -127,6 +129,15 @@ impl Slot {
         Sent::Owed
     }
 
+    /// The answer's body is about to give hyper nothing more for a while (its reader takes a
+    /// seat): no chunk is written here until hyper next flushes. hyper may still hold bytes
+    /// it queued and has not written (the answer's head, the body's last chunk), and it
+    /// touches the stream only when it writes them; it flushes once the body has nothing
+    /// more, so from its next flush on everything before is on the socket.
+    pub fn busy(&self) {
+        self.lock().clear = false;
+    }
+
     /// Before hyper writes: what is owed goes first, and hyper is busy from here.
     pub(super) fn poll_before_write(
         &self,
@@ -150,6 +161,19 @@ impl Slot {
         ready!(poll_owed(&mut state, tcp, cx))?;
         state.clear = true;
         Poll::Ready(Ok(()))
+    }
+
+    /// A slot on `fd` as a stream leaves it after hyper's flush (clear), for tests of what
+    /// writes into it.
+    #[cfg(test)]
+    pub(crate) fn flushed_on(fd: RawFd) -> Slot {
+        let slot = Slot::default();
+        {
+            let mut state = slot.lock();
+            state.fd = Some(fd);
+            state.clear = true;
+        }
+        slot
     }
 
     /// Chunks written here so far.

@@ -112,13 +112,22 @@ async fn written_chunks_go_between_hyper_s_own_in_order() {
     answer.chunks.send(Bytes::from_static(b"one;")).unwrap();
     // hyper has written (and so flushed) its chunk: the slot is clear.
     read_until(&mut tcp, &mut raw, b"one;").await;
+    answer.slot.busy();
+    assert_eq!(
+        answer.slot.send_chunk(&[b"early"]),
+        Sent::Refused,
+        "busy until hyper flushes"
+    );
+    // hyper flushes after each poll of the body: a chunk of its own makes it poll again.
+    answer.chunks.send(Bytes::from_static(b"two:")).unwrap();
+    read_until(&mut tcp, &mut raw, b"two:").await;
     let sent = answer.slot.send_chunk(&[b"two", b"-and-", b"a-half;"]);
     assert_eq!(sent, Sent::Written);
     assert_eq!(answer.slot.chunks(), 1);
     answer.chunks.send(Bytes::from_static(b"three")).unwrap();
     drop(answer.chunks);
     read_until(&mut tcp, &mut raw, b"0\r\n\r\n").await;
-    assert_eq!(decode(&raw), b"one;two-and-a-half;three");
+    assert_eq!(decode(&raw), b"one;two:two-and-a-half;three");
 }
 
 #[tokio::test]

@@ -96,6 +96,9 @@ pub(super) struct Seats {
     list: Mutex<SeatList>,
     /// A seat was taken: the writer looks at once (it may be behind the log).
     poke: tokio::sync::Notify,
+    /// Batches sinks took whole, for the tests' proof that readers were seated.
+    #[cfg(test)]
+    written: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Default)]
@@ -104,9 +107,6 @@ struct SeatList {
     /// Taken since the writer last looked.
     fresh: Vec<Arc<Seat>>,
     writing: bool,
-    /// Batches sinks took whole, for the tests' proof that readers were seated.
-    #[cfg(test)]
-    written: u64,
 }
 
 impl Seats {
@@ -116,7 +116,7 @@ impl Seats {
 
     #[cfg(test)]
     pub(super) fn written(&self) -> u64 {
-        self.lock().written
+        self.written.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     #[cfg(test)]
@@ -236,9 +236,9 @@ fn write_to(log: &EventLog, seat: &Seat, batch: &mut Option<(u64, super::Slice)>
     match seat.sink.offer(events) {
         Offered::Written => {
             #[cfg(test)]
-            {
-                log.seats.lock().written += 1;
-            }
+            log.seats
+                .written
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             state.position = last.seq;
             if end.is_some() {
                 state.ended = true;

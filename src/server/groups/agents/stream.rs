@@ -260,6 +260,9 @@ impl<S: Source> Reader<S> {
     /// connection can take chunks and the source seats readers.
     fn take_seat(&mut self) -> Option<Arc<Seat>> {
         let slot = self.chunks.clone()?;
+        // Whatever hyper holds of this answer (its head, the chunk just handed to it) is
+        // written before any chunk of the seat's.
+        slot.busy();
         let seat = self.source.seat(self.position, Box::new(Chunks(slot)))?;
         self.seat = Some(Arc::clone(&seat));
         Some(seat)
@@ -590,5 +593,60 @@ mod tests {
             .flat_map(|c| c.iter().copied())
             .collect();
         assert_eq!(&after_big[..big.len()], &big[..]);
+    }
+
+    /// A log whose readers may take seats.
+    struct SeatingLog(Arc<SeatingOwner>);
+
+    struct SeatingOwner(EventLog);
+
+    impl AsRef<EventLog> for SeatingOwner {
+        fn as_ref(&self) -> &EventLog {
+            &self.0
+        }
+    }
+
+    impl Source for SeatingLog {
+        fn log(&self) -> &EventLog {
+            &self.0.0
+        }
+
+        fn gone(&self) -> bool {
+            false
+        }
+
+        fn ends_with(&self, _: &Event) -> bool {
+            false
+        }
+
+        fn gap(&self, from: u64, to: u64) -> Bytes {
+            gap("test", from, to)
+        }
+
+        fn seat(&self, position: u64, sink: Box<dyn Sink>) -> Option<Arc<Seat>> {
+            Some(seats::seat(&self.0, position, sink, |_| false))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reader_marks_its_connection_busy_before_it_takes_a_seat() {
+        // hyper may still hold the answer's head or the chunk the reader just handed it:
+        // nothing may be written into the connection before hyper's next flush.
+        let (ours, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let slot = direct::Slot::flushed_on(std::os::fd::AsRawFd::as_raw_fd(&ours));
+        let owner = Arc::new(SeatingOwner(EventLog::plain(100)));
+        owner.0.push("first", json!({}));
+        let mut reader = Reader::new(SeatingLog(Arc::clone(&owner)), 0, false);
+        reader.seat_on(Some(slot.clone()));
+        let first = reader.next().await.expect("the kept event");
+        assert!(first.starts_with(b"id: 1\n"));
+        let waiting = futures::FutureExt::now_or_never(reader.next());
+        assert!(waiting.is_none(), "seated, waiting");
+        assert!(reader.seat.is_some());
+        assert_eq!(
+            slot.send_chunk(&[b"x"]),
+            direct::Sent::Refused,
+            "busy until hyper flushes"
+        );
     }
 }
