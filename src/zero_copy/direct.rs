@@ -144,10 +144,7 @@ impl Slot {
         tcp: &mut TcpStream,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<()>> {
-        let mut state = self.lock();
-        ready!(poll_owed(&mut state, tcp, cx))?;
-        state.clear = false;
-        Poll::Ready(Ok(()))
+        self.poll_owed_then(tcp, cx, false)
     }
 
     /// hyper flushes, which it does only with nothing of its own left: what is owed goes
@@ -157,9 +154,19 @@ impl Slot {
         tcp: &mut TcpStream,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<()>> {
+        self.poll_owed_then(tcp, cx, true)
+    }
+
+    /// Writes what is owed, then marks whether hyper holds bytes it has not written.
+    fn poll_owed_then(
+        &self,
+        tcp: &mut TcpStream,
+        cx: &mut Context<'_>,
+        clear: bool,
+    ) -> Poll<io::Result<()>> {
         let mut state = self.lock();
         ready!(poll_owed(&mut state, tcp, cx))?;
-        state.clear = true;
+        state.clear = clear;
         Poll::Ready(Ok(()))
     }
 

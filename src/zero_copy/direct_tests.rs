@@ -63,6 +63,18 @@ async fn client(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
     tcp
 }
 
+/// An answer under way: a client that asked, the answer's slot and feed, and what the
+/// client has read, which holds hyper's first chunk (`one;`) already, so hyper has flushed.
+async fn answering() -> (tokio::net::TcpStream, Answer, Vec<u8>) {
+    let (addr, mut answers) = server().await;
+    let mut tcp = client(addr).await;
+    let answer = answers.recv().await.unwrap();
+    let mut raw = Vec::new();
+    answer.chunks.send(Bytes::from_static(b"one;")).unwrap();
+    read_until(&mut tcp, &mut raw, b"one;").await;
+    (tcp, answer, raw)
+}
+
 /// Reads until `raw` holds `want` (or fails after a while).
 async fn read_until(tcp: &mut tokio::net::TcpStream, raw: &mut Vec<u8>, want: &[u8]) {
     // Only the new bytes (and the few before them a match could start in) are searched.
@@ -105,13 +117,8 @@ fn decode(raw: &[u8]) -> Vec<u8> {
 
 #[tokio::test]
 async fn written_chunks_go_between_hyper_s_own_in_order() {
-    let (addr, mut answers) = server().await;
-    let mut tcp = client(addr).await;
-    let answer = answers.recv().await.unwrap();
-    let mut raw = Vec::new();
-    answer.chunks.send(Bytes::from_static(b"one;")).unwrap();
     // hyper has written (and so flushed) its chunk: the slot is clear.
-    read_until(&mut tcp, &mut raw, b"one;").await;
+    let (mut tcp, answer, mut raw) = answering().await;
     answer.slot.busy();
     assert_eq!(
         answer.slot.send_chunk(&[b"early"]),
@@ -132,12 +139,7 @@ async fn written_chunks_go_between_hyper_s_own_in_order() {
 
 #[tokio::test]
 async fn the_rest_of_a_chunk_the_socket_did_not_take_goes_before_hyper_s_next() {
-    let (addr, mut answers) = server().await;
-    let mut tcp = client(addr).await;
-    let answer = answers.recv().await.unwrap();
-    let mut raw = Vec::new();
-    answer.chunks.send(Bytes::from_static(b"one;")).unwrap();
-    read_until(&mut tcp, &mut raw, b"one;").await;
+    let (mut tcp, answer, mut raw) = answering().await;
     // Far more than the socket buffers hold while the client does not read.
     let big = crate::zero_copy::tests::pattern(16 << 20);
     assert_eq!(answer.slot.send_chunk(&[&big]), Sent::Owed);
@@ -163,12 +165,7 @@ async fn nothing_is_written_before_hyper_flushed_nor_after_the_connection_closed
         Sent::Refused,
         "a slot no stream opened"
     );
-    let (addr, mut answers) = server().await;
-    let mut tcp = client(addr).await;
-    let answer = answers.recv().await.unwrap();
-    let mut raw = Vec::new();
-    answer.chunks.send(Bytes::from_static(b"one;")).unwrap();
-    read_until(&mut tcp, &mut raw, b"one;").await;
+    let (tcp, answer, _) = answering().await;
     drop(tcp);
     // The server finds the connection gone at its next write and drops the stream.
     let _ = answer.chunks.send(Bytes::from_static(b"more"));

@@ -73,6 +73,13 @@ async fn until(what: &str, done: impl Fn() -> bool) {
     panic!("never: {what}");
 }
 
+/// Waits until the writer hands the seat back (or fails after a while).
+async fn handed_back(seat: &seats::Seat) {
+    tokio::time::timeout(Duration::from_secs(5), seat.returned())
+        .await
+        .expect("handed back");
+}
+
 /// Whether the seat was handed back (without waiting).
 fn returned(seat: &seats::Seat) -> bool {
     futures::FutureExt::now_or_never(seat.returned()).is_some()
@@ -121,9 +128,7 @@ async fn a_seat_behind_the_log_is_caught_up_at_once_and_the_end_hands_it_back() 
     until("caught up", || sink.batches() == [vec![2]]).await;
     owner.0.push("stop", json!({}));
     owner.0.push("after", json!({}));
-    tokio::time::timeout(Duration::from_secs(5), seat.returned())
-        .await
-        .expect("handed back at the end");
+    handed_back(&seat).await;
     assert_eq!(
         sink.batches(),
         [vec![2], vec![3]],
@@ -139,9 +144,7 @@ async fn a_refused_batch_hands_the_seat_back_where_it_was() {
     let sink = Recorder::new(Offered::Refused);
     let seat = seats::seat(&owner, 0, Box::new(sink.clone()), never_ends);
     owner.0.push("a", json!({}));
-    tokio::time::timeout(Duration::from_secs(5), seat.returned())
-        .await
-        .expect("handed back");
+    handed_back(&seat).await;
     let left = seat.leave();
     assert_eq!(
         (left.position, left.ended),
@@ -156,9 +159,7 @@ async fn an_owed_batch_counts_as_sent_and_hands_the_seat_back() {
     let sink = Recorder::new(Offered::Owed);
     let seat = seats::seat(&owner, 0, Box::new(sink.clone()), never_ends);
     owner.0.push("a", json!({}));
-    tokio::time::timeout(Duration::from_secs(5), seat.returned())
-        .await
-        .expect("handed back");
+    handed_back(&seat).await;
     assert_eq!(
         seat.leave().position,
         1,
@@ -174,9 +175,7 @@ async fn a_position_older_than_the_kept_history_is_the_readers_to_tell() {
     }
     let sink = Recorder::new(Offered::Written);
     let seat = seats::seat(&owner, 0, Box::new(sink.clone()), never_ends);
-    tokio::time::timeout(Duration::from_secs(5), seat.returned())
-        .await
-        .expect("handed back");
+    handed_back(&seat).await;
     assert_eq!(seat.leave().position, 0);
     assert!(
         sink.batches().is_empty(),

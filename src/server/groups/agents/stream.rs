@@ -488,11 +488,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    struct Log(EventLog);
+    /// A log that never ends, whose live readers may take seats.
+    struct Log(Arc<Owner>);
+
+    struct Owner(EventLog);
+
+    impl AsRef<EventLog> for Owner {
+        fn as_ref(&self) -> &EventLog {
+            &self.0
+        }
+    }
 
     impl Source for Log {
         fn log(&self) -> &EventLog {
-            &self.0
+            &self.0.0
         }
 
         fn gone(&self) -> bool {
@@ -505,6 +514,10 @@ mod tests {
 
         fn gap(&self, from: u64, to: u64) -> Bytes {
             gap("test", from, to)
+        }
+
+        fn seat(&self, position: u64, sink: Box<dyn Sink>) -> Option<Arc<Seat>> {
+            Some(seats::seat(&self.0, position, sink, |_| false))
         }
     }
 
@@ -540,7 +553,7 @@ mod tests {
         let small_before: usize = frames[..500].iter().map(Bytes::len).sum();
         let largest_small = frames[..500].iter().map(Bytes::len).max().unwrap_or(0);
 
-        let mut reader = Reader::new(Log(log), 0, true);
+        let mut reader = Reader::new(Log(Arc::new(Owner(log))), 0, true);
         let mut chunks = Vec::new();
         while let Some(chunk) = reader.next().await {
             chunks.push(chunk);
@@ -595,48 +608,15 @@ mod tests {
         assert_eq!(&after_big[..big.len()], &big[..]);
     }
 
-    /// A log whose readers may take seats.
-    struct SeatingLog(Arc<SeatingOwner>);
-
-    struct SeatingOwner(EventLog);
-
-    impl AsRef<EventLog> for SeatingOwner {
-        fn as_ref(&self) -> &EventLog {
-            &self.0
-        }
-    }
-
-    impl Source for SeatingLog {
-        fn log(&self) -> &EventLog {
-            &self.0.0
-        }
-
-        fn gone(&self) -> bool {
-            false
-        }
-
-        fn ends_with(&self, _: &Event) -> bool {
-            false
-        }
-
-        fn gap(&self, from: u64, to: u64) -> Bytes {
-            gap("test", from, to)
-        }
-
-        fn seat(&self, position: u64, sink: Box<dyn Sink>) -> Option<Arc<Seat>> {
-            Some(seats::seat(&self.0, position, sink, |_| false))
-        }
-    }
-
     #[tokio::test]
     async fn a_reader_marks_its_connection_busy_before_it_takes_a_seat() {
         // hyper may still hold the answer's head or the chunk the reader just handed it:
         // nothing may be written into the connection before hyper's next flush.
         let (ours, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
         let slot = direct::Slot::flushed_on(std::os::fd::AsRawFd::as_raw_fd(&ours));
-        let owner = Arc::new(SeatingOwner(EventLog::plain(100)));
+        let owner = Arc::new(Owner(EventLog::plain(100)));
         owner.0.push("first", json!({}));
-        let mut reader = Reader::new(SeatingLog(Arc::clone(&owner)), 0, false);
+        let mut reader = Reader::new(Log(Arc::clone(&owner)), 0, false);
         reader.seat_on(Some(slot.clone()));
         let first = reader.next().await.expect("the kept event");
         assert!(first.starts_with(b"id: 1\n"));
