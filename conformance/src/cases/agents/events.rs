@@ -278,6 +278,59 @@ async fn gap(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Live followers of one session: each receives the whole turn, exactly the frames a replay
+/// from where they joined gives (id, event, data), in order, and is closed after the event
+/// that settles the session. A server that writes to many followers at once (svc writes
+/// them from the session's log, one task for all) must lose, repeat or reorder nothing.
+async fn many_followers(ctx: &Ctx, rt: &str) -> anyhow::Result<()> {
+    const FOLLOWERS: usize = 50;
+    let api = Api::new(ctx);
+    let sid = api.create_on(rt, None).await?;
+    let joined = api.replay(&sid, "after=0").await?.len();
+    let mut streams = Vec::new();
+    for _ in 0..FOLLOWERS {
+        let rb = api
+            .get(&spath(&sid, "/events"))
+            .timeout(Duration::from_secs(30));
+        streams.push(ctx.sse(rb).await?);
+    }
+    api.input(&sid, "[[scenario:stream:20]] many followers").await?;
+    let mut received = Vec::new();
+    for stream in &mut streams {
+        let mut frames = Vec::new();
+        while let Some(f) = stream.next_event_within(Duration::from_secs(15)).await? {
+            // Keep-alive comments are not events.
+            if f.data.is_some() {
+                frames.push((f.id, f.event, f.data));
+            }
+        }
+        received.push(frames);
+    }
+    let replayed: Vec<_> = api
+        .replay(&sid, &format!("after={joined}"))
+        .await?
+        .into_iter()
+        .map(|f| (f.id, f.event, f.data))
+        .collect();
+    let kinds = |frames: &[(Option<String>, Option<String>, Option<String>)]| {
+        frames.iter().map(|f| f.1.clone().unwrap_or_default()).collect::<Vec<_>>()
+    };
+    ensure!(
+        kinds(&replayed).last().map(String::as_str) == Some("agent.session.idle"),
+        "{rt}: the turn settled: {:?}",
+        kinds(&replayed)
+    );
+    for (i, frames) in received.iter().enumerate() {
+        ensure!(
+            *frames == replayed,
+            "{rt}: follower {i} of {FOLLOWERS} got {:?}, the replay after {joined} is {:?}",
+            kinds(frames),
+            kinds(&replayed)
+        );
+    }
+    Ok(())
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         case! {
@@ -389,6 +442,20 @@ pub fn cases() -> Vec<Case> {
                     .map(|f| Ok(json!({"id": f.id, "event": f.event, "data": f.json()?})))
                     .collect::<anyhow::Result<_>>()?;
                 ctx.snapshot("agents__events__plain_turn", &pre_redact(&json!(seq))?)
+            },
+        },
+        case! {
+            id: "agents/events/008",
+            spec: "50 live followers of one session each receive exactly the frames `after=<where they joined>` replays (id, event, data), in order, and are closed after agent.session.idle (both runtimes).",
+            profile: &profiles::AGENTS_SESSIONS,
+            tags: ["needs:fake-runtimes"],
+            endpoints: ["agents_sessions_events_stream", "agents_sessions_events_create"],
+            codes: [],
+            run: |ctx| async move {
+                for rt in RUNTIMES {
+                    many_followers(&ctx, rt).await?;
+                }
+                Ok(())
             },
         },
     ]
