@@ -34,6 +34,9 @@ pub enum Offered {
 /// The most events offered in one batch (a sink may write each as a slice of its own).
 pub const MAX_BATCH: usize = 32;
 
+/// Seats written to between two yields of the writer.
+const SEATS_PER_TURN: usize = 256;
+
 /// A reader's seat: taken at a position, ended by the reader ([`Seat::leave`]) or by the
 /// log's writer (the reader is woken: [`Seat::returned`]).
 pub struct Seat {
@@ -187,8 +190,13 @@ async fn write_seats<O: AsRef<EventLog> + Send + Sync + 'static>(owner: Arc<O>) 
         // Readers seated together stand at the same position: one read of the log for all.
         let mut batch: Option<(u64, super::Slice)> = None;
         let mut behind = false;
-        for seat in &seats {
+        for (n, seat) in seats.iter().enumerate() {
             behind |= write_to(log, seat, &mut batch);
+            if n % SEATS_PER_TURN == SEATS_PER_TURN - 1 {
+                // A pass over thousands of seats takes tens of milliseconds: the thread's
+                // other tasks get their turn between stretches of it.
+                tokio::task::yield_now().await;
+            }
         }
         if behind {
             // A batch was cut at `MAX_BATCH`: the rest now, not at the next push.
@@ -199,6 +207,9 @@ async fn write_seats<O: AsRef<EventLog> + Send + Sync + 'static>(owner: Arc<O>) 
         all = tokio::select! {
             changed = newest.changed() => {
                 if changed.is_err() {
+                    // Cannot happen (the sender lives in the log, which `owner` keeps);
+                    // if it did, the next seat would start a writer again.
+                    log.seats.lock().writing = false;
                     return;
                 }
                 true
