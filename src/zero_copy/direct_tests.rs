@@ -177,3 +177,40 @@ async fn nothing_is_written_before_hyper_flushed_nor_after_the_connection_closed
     .await
     .expect("refused once the connection closed");
 }
+
+/// The attack: a session's frames written through the slot of a connection that has closed,
+/// whose descriptor number the kernel has since given to another client's connection,
+/// would reach that client (another owner's events). The stream's drop takes the
+/// descriptor out of the slot before closing it, so the old slot writes nowhere.
+#[tokio::test]
+async fn a_closed_connection_s_slot_never_writes_into_the_connection_that_reuses_its_number() {
+    let (addr, mut answers) = server().await;
+    let mut first = client(addr).await;
+    let old = answers.recv().await.unwrap();
+    let mut raw = Vec::new();
+    old.chunks.send(Bytes::from_static(b"one;")).unwrap();
+    read_until(&mut first, &mut raw, b"one;").await;
+    // The client goes; its answer ends; the server closes the connection.
+    drop(first);
+    drop(old.chunks);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A new client, most likely on the descriptor number the first one had.
+    let mut second = client(addr).await;
+    let new = answers.recv().await.unwrap();
+    let mut raw = Vec::new();
+    new.chunks.send(Bytes::from_static(b"mine;")).unwrap();
+    read_until(&mut second, &mut raw, b"mine;").await;
+    assert_eq!(
+        old.slot.send_chunk(&[b"another owner's event;"]),
+        Sent::Refused,
+        "the closed connection's slot writes nothing"
+    );
+    new.chunks.send(Bytes::from_static(b"end")).unwrap();
+    drop(new.chunks);
+    read_until(&mut second, &mut raw, b"0\r\n\r\n").await;
+    assert_eq!(
+        decode(&raw),
+        b"mine;end",
+        "only the second answer's own bytes"
+    );
+}
