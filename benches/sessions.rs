@@ -357,4 +357,20 @@ async fn responses_figures(client: &reqwest::Client, base: &str, workspace: &Pat
         st - dt,
         ft - dt
     );
+    // The machine's speed drifts between runs by more than svc's part (rt-two alone moved
+    // 0.4 ms between two runs of this bench): each run's difference against the run next
+    // to it, whose drift cancels, says more than a difference of medians.
+    let paired = |of: &[(f64, f64)], to: &[(f64, f64)]| {
+        let differences: Vec<f64> = of.iter().zip(to).map(|(a, b)| a.0 - b.0).collect();
+        (
+            percentile(differences.clone(), 0.25),
+            median(differences.clone()),
+            percentile(differences, 0.75),
+        )
+    };
+    let (over_direct, over_bare) = (paired(&served, &direct), paired(&served, &floored));
+    println!(
+        "  first delta, paired run by run: svc over the fake alone median +{:.2} ms (quartiles {:+.2} to {:+.2}); svc over bare axum median {:+.2} ms (quartiles {:+.2} to {:+.2})",
+        over_direct.1, over_direct.0, over_direct.2, over_bare.1, over_bare.0, over_bare.2
+    );
 }
