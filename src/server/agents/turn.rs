@@ -15,9 +15,54 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Takes queued turns until none is left, then settles the session.
-pub async fn work(handle: Arc<SessionHandle>) {
+/// A turn taken off the queue with its runtime already started (or its reason not to be),
+/// by the worker or by the request that queued it on an idle session ([`launch_now`]).
+pub struct Launched {
+    turn_id: String,
+    started: Instant,
+    spawned: Result<Streaming, String>,
+    adapter: &'static dyn Adapter,
+    stop: tokio::sync::watch::Receiver<bool>,
+    limits: Limits,
+    user: serde_json::Value,
+}
+
+/// What the request that queued a turn on an idle session hands its new worker.
+pub enum First {
+    /// Boxed: a launched turn is large, the other case a string.
+    Launched(Box<Launched>),
+    /// Launching panicked: the worker fails the turn as it fails one whose run panicked.
+    Panicked(String),
+}
+
+/// Takes the turn just queued off an idle session's queue and starts its runtime now, in the
+/// request: the runtime's own start-up (milliseconds before it prints anything) then runs
+/// while the request is answered and the turn's start is told, instead of after them. The
+/// caller holds the session's `worker_active` and hands the result to [`work`].
+pub fn launch_now(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<First> {
+    {
+        let mut state = handle.lock();
+        let position = state.queue.iter().position(|id| id == turn_id)?;
+        state.queue.remove(position);
+    }
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| launch(handle, turn_id))) {
+        Ok(launched) => launched.map(|launched| First::Launched(Box::new(launched))),
+        Err(_) => Some(First::Panicked(turn_id.to_owned())),
+    }
+}
+
+/// Takes queued turns until none is left, then settles the session; `first`, when the
+/// request that queued a turn already took it, before them.
+pub async fn work(handle: Arc<SessionHandle>, mut first: Option<First>) {
     loop {
+        if let Some(first) = first.take() {
+            let (turn_id, launched) = match first {
+                First::Launched(launched) => (launched.turn_id.clone(), Some(*launched)),
+                First::Panicked(turn_id) => (turn_id, None),
+            };
+            guarded(&handle, &turn_id, launched).await;
+            continue;
+        }
         let next = {
             let mut state = handle.lock();
             if state.deleted {
@@ -51,21 +96,37 @@ pub async fn work(handle: Arc<SessionHandle>) {
                 }
             }
         };
-        // A bug while mapping a runtime's output must not leave the session running
-        // forever: the turn fails, and the queue goes on.
-        let turn = std::panic::AssertUnwindSafe(run(&handle, &next));
-        if futures::FutureExt::catch_unwind(turn).await.is_err() {
-            tracing::error!(session = %handle.id, turn = %next, "the turn's worker panicked");
-            let mapper = Mapper::new(handle.clone(), next.clone());
-            let message = "internal error while running the turn (see the server log)".to_owned();
-            finish(
-                &handle,
-                &next,
-                Outcome::Failed(message),
-                mapper,
-                Instant::now(),
-            );
+        let launched =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| launch(&handle, &next)));
+        match launched {
+            Ok(None) => {}
+            Ok(Some(launched)) => guarded(&handle, &next, Some(launched)).await,
+            Err(_) => guarded(&handle, &next, None).await,
         }
+    }
+}
+
+/// Runs a launched turn; `None` when launching it panicked. A bug while mapping a runtime's
+/// output must not leave the session running forever: the turn fails, and the queue goes on.
+async fn guarded(handle: &Arc<SessionHandle>, turn_id: &str, launched: Option<Launched>) {
+    let panicked = match launched {
+        None => true,
+        Some(launched) => {
+            let turn = std::panic::AssertUnwindSafe(run(handle, launched));
+            futures::FutureExt::catch_unwind(turn).await.is_err()
+        }
+    };
+    if panicked {
+        tracing::error!(session = %handle.id, turn = %turn_id, "the turn's worker panicked");
+        let mapper = Mapper::new(handle.clone(), turn_id.to_owned());
+        let message = "internal error while running the turn (see the server log)".to_owned();
+        finish(
+            handle,
+            turn_id,
+            Outcome::Failed(message),
+            mapper,
+            Instant::now(),
+        );
     }
 }
 
@@ -75,23 +136,21 @@ enum Outcome {
     Cancelled,
 }
 
-async fn run(handle: &Arc<SessionHandle>, turn_id: &str) {
+/// Marks the turn running and starts its runtime; `None` when the session went away.
+fn launch(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<Launched> {
     let started = Instant::now();
     // Read now, not when the turn was queued: a credential updated meanwhile applies.
     let tokens = credential_tokens(handle);
     let injected = tokens.as_deref().unwrap_or_default();
-    let Some(Begun {
+    let Begun {
         request,
         child_env,
         adapter,
         runtime,
-        mut stop,
+        stop,
         limits,
         user,
-    }) = begin(handle, turn_id, injected)
-    else {
-        return;
-    };
+    } = begin(handle, turn_id, injected)?;
     // The runtime is started before the turn's start is told: its own start-up, which
     // takes milliseconds before it prints anything, then runs while the events are
     // rendered, instead of after them. Its output is read only once they are told.
@@ -99,13 +158,35 @@ async fn run(handle: &Arc<SessionHandle>, turn_id: &str) {
         Err(e) => Err(format!("{} ({})", e.message, e.code.as_str())),
         Ok(_) => start(&request, child_env, adapter, runtime, limits),
     };
-    tell_started(handle, turn_id, user);
-    let mut mapper = Mapper::new(handle.clone(), turn_id.to_owned());
+    Some(Launched {
+        turn_id: turn_id.to_owned(),
+        started,
+        spawned,
+        adapter,
+        stop,
+        limits,
+        user,
+    })
+}
+
+/// Tells the launched turn's start, maps what its runtime prints, and settles it.
+async fn run(handle: &Arc<SessionHandle>, launched: Launched) {
+    let Launched {
+        turn_id,
+        started,
+        spawned,
+        adapter,
+        mut stop,
+        limits,
+        user,
+    } = launched;
+    tell_started(handle, &turn_id, user);
+    let mut mapper = Mapper::new(handle.clone(), turn_id.clone());
     let outcome = match spawned {
         Err(message) => Outcome::Failed(message),
         Ok(child) => follow(child, adapter, &mut stop, &mut mapper, limits).await,
     };
-    finish(handle, turn_id, outcome, mapper, started);
+    finish(handle, &turn_id, outcome, mapper, started);
 }
 
 /// What a turn starts from, read under the one lock that marks it running.
@@ -579,5 +660,83 @@ mod tests {
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["SVC_MCP_0_A_B_HEADER_0", "SVC_MCP_1_A_B_HEADER_0"]);
         assert_ne!(servers[0].headers_from_env, servers[1].headers_from_env);
+    }
+}
+
+#[cfg(test)]
+mod launch_tests {
+    use crate::server::AppState;
+    use crate::server::agents::agent_spec;
+    use crate::server::agents::model::{SessionStatus, TurnStatus};
+    use crate::server::agents::runtimes::{RUNTIMES, Selection};
+    use crate::server::auth::ANONYMOUS;
+    use crate::server::config::{LoadOptions, Settings};
+    use serde_json::Map;
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    // One thread: nothing spawned runs until the test yields, so what `enqueue` did is
+    // what the request did before its answer.
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_idle_session_s_turn_is_running_when_the_request_that_queued_it_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = BTreeMap::from([
+            ("SVC_SERVER_ENABLED_GROUPS".to_owned(), "agents".to_owned()),
+            (
+                "SVC_AGENTS_WORKSPACE".to_owned(),
+                dir.path().display().to_string(),
+            ),
+        ]);
+        let state = AppState::with_settings(
+            Settings::load_with_env(&LoadOptions::default(), &env).unwrap(),
+        );
+        let selection = Selection {
+            runtime: &RUNTIMES[0],
+            model: None,
+        };
+        let spec = agent_spec::build(&Map::new(), "", selection, None, None).unwrap();
+        let handle = state
+            .agents
+            .open(ANONYMOUS, spec, Map::new(), Default::default());
+
+        let first = state.agents.enqueue(&handle, "first".into());
+        {
+            let session = handle.lock();
+            let running = session.running.as_ref().map(|(id, _)| id.as_str());
+            assert_eq!(running, Some(first.as_str()), "launched in the request");
+            assert!(session.queue.is_empty());
+            // Its start is told by the worker, with the events that tell it.
+            assert_eq!(session.turn(&first).unwrap().status, TurnStatus::Queued);
+        }
+        // A turn queued behind a running one waits in the queue for the worker.
+        let second = state.agents.enqueue(&handle, "second".into());
+        {
+            let session = handle.lock();
+            let running = session.running.as_ref().map(|(id, _)| id.as_str());
+            assert_eq!(running, Some(first.as_str()));
+            assert_eq!(session.queue.iter().collect::<Vec<_>>(), [&second]);
+        }
+        // The worker runs both (with or without the runtime on PATH) and settles the session.
+        tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                {
+                    let session = handle.lock();
+                    if !session.worker_active && session.status != SessionStatus::InProgress {
+                        break;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the worker settles the session");
+        let session = handle.lock();
+        for turn in [&first, &second] {
+            let status = session.turn(turn).unwrap().status;
+            assert!(
+                matches!(status, TurnStatus::Completed | TurnStatus::Failed),
+                "{turn}: {status:?}"
+            );
+        }
     }
 }

@@ -364,7 +364,14 @@ impl Agents {
         );
         if !state.worker_active {
             state.worker_active = true;
-            tokio::spawn(turn::work(handle.clone()));
+            drop(state);
+            // An idle session's turn starts its runtime in this request, before it is answered.
+            let first = if busy {
+                None
+            } else {
+                turn::launch_now(handle, &turn_id)
+            };
+            tokio::spawn(turn::work(handle.clone(), first));
         }
         turn_id
     }
