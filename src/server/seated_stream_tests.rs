@@ -4,15 +4,10 @@
 //! and its stream ends after the event that settles the session, as when it sent them
 //! itself.
 
-use super::config::{LoadOptions, Settings};
-use super::{AppState, serve_main};
-use crate::server::agents::agent_spec;
-use crate::server::agents::runtimes::{RUNTIMES, Selection};
-use crate::server::auth::ANONYMOUS;
+use super::serve_main;
+use crate::server::agents::test_support::{agents_state, open_session};
 use futures::StreamExt;
-use serde_json::Map;
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
@@ -21,29 +16,14 @@ use tokio::net::TcpListener;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seated_followers_read_every_frame_in_order_and_end_where_the_session_settles() {
     let dir = tempfile::tempdir().unwrap();
-    let env = BTreeMap::from([
-        ("SVC_SERVER_ENABLED_GROUPS".to_owned(), "agents".to_owned()),
-        (
-            "SVC_AGENTS_WORKSPACE".to_owned(),
-            dir.path().display().to_string(),
-        ),
-    ]);
-    let settings = Settings::load_with_env(&LoadOptions::default(), &env).unwrap();
-    let state = AppState::with_settings(settings);
+    let state = agents_state(dir.path());
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(serve_main(listener, state.clone()).into_future());
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
-    // Opened here rather than created over HTTP, which wants the runtime installed: only
-    // the session's log matters.
-    let selection = Selection {
-        runtime: &RUNTIMES[0],
-        model: None,
-    };
-    let spec = agent_spec::build(&Map::new(), "", selection, None, None).unwrap();
-    let handle = state
-        .agents
-        .open(ANONYMOUS, spec, Map::new(), Default::default());
+    // Opened directly rather than created over HTTP, which wants the runtime installed:
+    // only the session's log matters.
+    let handle = open_session(&state);
     state.agents.register(handle.clone());
     let id = handle.id.clone();
 

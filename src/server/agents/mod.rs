@@ -15,6 +15,8 @@ pub mod runtimes;
 pub mod session_handle;
 pub mod sessions;
 pub mod settings;
+#[cfg(test)]
+pub mod test_support;
 pub mod turn;
 pub mod vaults;
 pub mod webhooks;

@@ -665,14 +665,8 @@ mod tests {
 
 #[cfg(test)]
 mod launch_tests {
-    use crate::server::AppState;
-    use crate::server::agents::agent_spec;
     use crate::server::agents::model::{SessionStatus, TurnStatus};
-    use crate::server::agents::runtimes::{RUNTIMES, Selection};
-    use crate::server::auth::ANONYMOUS;
-    use crate::server::config::{LoadOptions, Settings};
-    use serde_json::Map;
-    use std::collections::BTreeMap;
+    use crate::server::agents::test_support::{agents_state, open_session};
     use std::time::Duration;
 
     // One thread: nothing spawned runs until the test yields, so what `enqueue` did is
@@ -680,24 +674,8 @@ mod launch_tests {
     #[tokio::test(flavor = "current_thread")]
     async fn an_idle_session_s_turn_is_running_when_the_request_that_queued_it_returns() {
         let dir = tempfile::tempdir().unwrap();
-        let env = BTreeMap::from([
-            ("SVC_SERVER_ENABLED_GROUPS".to_owned(), "agents".to_owned()),
-            (
-                "SVC_AGENTS_WORKSPACE".to_owned(),
-                dir.path().display().to_string(),
-            ),
-        ]);
-        let state = AppState::with_settings(
-            Settings::load_with_env(&LoadOptions::default(), &env).unwrap(),
-        );
-        let selection = Selection {
-            runtime: &RUNTIMES[0],
-            model: None,
-        };
-        let spec = agent_spec::build(&Map::new(), "", selection, None, None).unwrap();
-        let handle = state
-            .agents
-            .open(ANONYMOUS, spec, Map::new(), Default::default());
+        let state = agents_state(dir.path());
+        let handle = open_session(&state);
 
         let first = state.agents.enqueue(&handle, "first".into());
         {
