@@ -216,38 +216,26 @@ async fn the_writer_ends_with_its_last_seat_and_a_new_seat_starts_another() {
     assert!(first.batches().is_empty());
 }
 
-/// Counts the batches it takes.
-struct Counting(Arc<std::sync::atomic::AtomicUsize>);
-
-impl Sink for Counting {
-    fn offer(&self, _: &[Arc<Event>]) -> Offered {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Offered::Written
-    }
-}
-
 #[tokio::test]
 async fn a_long_pass_lets_the_thread_s_other_tasks_run_between_stretches() {
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     const SEATED: usize = 600;
     let owner = owner();
-    let written = Arc::new(AtomicUsize::new(0));
+    // One recorder behind every seat: its batches are the seats written so far.
+    let written = Recorder::new(Offered::Written);
     let _seats: Vec<_> = (0..SEATED)
-        .map(|_| seats::seat(&owner, 0, Box::new(Counting(written.clone())), never_ends))
+        .map(|_| seats::seat(&owner, 0, Box::new(written.clone()), never_ends))
         .collect();
     // The writer has looked at its new seats (nothing to write) and waits for a push.
     until("the seats taken", || owner.0.seats.count() == SEATED).await;
     tokio::time::sleep(Duration::from_millis(5)).await;
     owner.0.push("a", json!({}));
     // On this one thread the probe runs after the writer's first stretch, not its end.
-    let seen = Arc::new(AtomicUsize::new(usize::MAX));
     let probe = {
-        let (written, seen) = (written.clone(), seen.clone());
-        tokio::spawn(async move { seen.store(written.load(SeqCst), SeqCst) })
+        let written = written.clone();
+        tokio::spawn(async move { written.batches().len() })
     };
-    until("every seat written", || written.load(SeqCst) == SEATED).await;
-    probe.await.unwrap();
-    let at = seen.load(SeqCst);
+    until("every seat written", || written.batches().len() == SEATED).await;
+    let at = probe.await.unwrap();
     assert!(
         at < SEATED,
         "another task ran during the pass (after {at} of {SEATED} seats)"
