@@ -15,10 +15,9 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A turn taken off the queue with its runtime already started (or its reason not to be),
-/// by the worker or by the request that queued it on an idle session ([`launch_now`]).
-pub struct Launched {
-    turn_id: String,
+/// A turn whose runtime was started (or its reason not to be), by the worker or by the
+/// request that queued it on an idle session ([`launch_now`]).
+struct Launched {
     started: Instant,
     spawned: Result<Streaming, String>,
     adapter: &'static dyn Adapter,
@@ -27,40 +26,46 @@ pub struct Launched {
     user: serde_json::Value,
 }
 
-/// What the request that queued a turn on an idle session hands its new worker.
-pub enum First {
-    /// Boxed: a launched turn is large, the other case a string.
-    Launched(Box<Launched>),
-    /// Launching panicked: the worker fails the turn as it fails one whose run panicked.
-    Panicked(String),
+/// A turn taken off the queue; `launched` is `None` when launching it panicked.
+pub struct Taken {
+    turn_id: String,
+    launched: Option<Box<Launched>>,
+}
+
+/// Launches the turn, a panic while doing so caught; `None` when the session went away.
+fn take(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<Taken> {
+    let launched =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| launch(handle, turn_id)));
+    let launched = match launched {
+        Ok(None) => return None,
+        Ok(Some(launched)) => Some(Box::new(launched)),
+        Err(_) => None,
+    };
+    Some(Taken {
+        turn_id: turn_id.to_owned(),
+        launched,
+    })
 }
 
 /// Takes the turn just queued off an idle session's queue and starts its runtime now, in the
 /// request: the runtime's own start-up (milliseconds before it prints anything) then runs
 /// while the request is answered and the turn's start is told, instead of after them. The
 /// caller holds the session's `worker_active` and hands the result to [`work`].
-pub fn launch_now(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<First> {
+pub fn launch_now(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<Taken> {
     {
         let mut state = handle.lock();
         let position = state.queue.iter().position(|id| id == turn_id)?;
         state.queue.remove(position);
     }
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| launch(handle, turn_id))) {
-        Ok(launched) => launched.map(|launched| First::Launched(Box::new(launched))),
-        Err(_) => Some(First::Panicked(turn_id.to_owned())),
-    }
+    take(handle, turn_id)
 }
 
 /// Takes queued turns until none is left, then settles the session; `first`, when the
 /// request that queued a turn already took it, before them.
-pub async fn work(handle: Arc<SessionHandle>, mut first: Option<First>) {
+pub async fn work(handle: Arc<SessionHandle>, mut first: Option<Taken>) {
     loop {
-        if let Some(first) = first.take() {
-            let (turn_id, launched) = match first {
-                First::Launched(launched) => (launched.turn_id.clone(), Some(*launched)),
-                First::Panicked(turn_id) => (turn_id, None),
-            };
-            guarded(&handle, &turn_id, launched).await;
+        if let Some(taken) = first.take() {
+            guarded(&handle, taken).await;
             continue;
         }
         let next = {
@@ -96,23 +101,21 @@ pub async fn work(handle: Arc<SessionHandle>, mut first: Option<First>) {
                 }
             }
         };
-        let launched =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| launch(&handle, &next)));
-        match launched {
-            Ok(None) => {}
-            Ok(Some(launched)) => guarded(&handle, &next, Some(launched)).await,
-            Err(_) => guarded(&handle, &next, None).await,
+        if let Some(taken) = take(&handle, &next) {
+            guarded(&handle, taken).await;
         }
     }
 }
 
-/// Runs a launched turn; `None` when launching it panicked. A bug while mapping a runtime's
-/// output must not leave the session running forever: the turn fails, and the queue goes on.
-async fn guarded(handle: &Arc<SessionHandle>, turn_id: &str, launched: Option<Launched>) {
+/// Runs a taken turn. A bug while launching it or mapping its runtime's output must not
+/// leave the session running forever: the turn fails, and the queue goes on.
+async fn guarded(handle: &Arc<SessionHandle>, taken: Taken) {
+    let Taken { turn_id, launched } = taken;
+    let turn_id = turn_id.as_str();
     let panicked = match launched {
         None => true,
         Some(launched) => {
-            let turn = std::panic::AssertUnwindSafe(run(handle, launched));
+            let turn = std::panic::AssertUnwindSafe(run(handle, turn_id, *launched));
             futures::FutureExt::catch_unwind(turn).await.is_err()
         }
     };
@@ -159,7 +162,6 @@ fn launch(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<Launched> {
         Ok(_) => start(&request, child_env, adapter, runtime, limits),
     };
     Some(Launched {
-        turn_id: turn_id.to_owned(),
         started,
         spawned,
         adapter,
@@ -170,9 +172,8 @@ fn launch(handle: &Arc<SessionHandle>, turn_id: &str) -> Option<Launched> {
 }
 
 /// Tells the launched turn's start, maps what its runtime prints, and settles it.
-async fn run(handle: &Arc<SessionHandle>, launched: Launched) {
+async fn run(handle: &Arc<SessionHandle>, turn_id: &str, launched: Launched) {
     let Launched {
-        turn_id,
         started,
         spawned,
         adapter,
@@ -180,13 +181,13 @@ async fn run(handle: &Arc<SessionHandle>, launched: Launched) {
         limits,
         user,
     } = launched;
-    tell_started(handle, &turn_id, user);
-    let mut mapper = Mapper::new(handle.clone(), turn_id.clone());
+    tell_started(handle, turn_id, user);
+    let mut mapper = Mapper::new(handle.clone(), turn_id.to_owned());
     let outcome = match spawned {
         Err(message) => Outcome::Failed(message),
         Ok(child) => follow(child, adapter, &mut stop, &mut mapper, limits).await,
     };
-    finish(handle, &turn_id, outcome, mapper, started);
+    finish(handle, turn_id, outcome, mapper, started);
 }
 
 /// What a turn starts from, read under the one lock that marks it running.
