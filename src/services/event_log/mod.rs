@@ -131,14 +131,12 @@ impl EventLog {
         inner
             .followers
             .retain_mut(|follower| goes_on(follower.as_mut(), kind, &event));
-        let head = format!("id: {seq}\nevent: {kind}\ndata: ");
-        let data = event.to_string();
-        let range = head.len()..head.len() + data.len();
+        let (frame, data) = render(seq, kind, &event);
         inner.events.push_back(Arc::new(Event {
             seq,
             kind: kind.to_owned(),
-            frame: bytes::Bytes::from(format!("{head}{data}\n\n")),
-            data: range,
+            frame,
+            data,
         }));
         while inner.events.len() > self.cap {
             inner.events.pop_front();
@@ -209,6 +207,25 @@ impl EventLog {
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.newest.subscribe()
     }
+}
+
+/// The SSE frame of an event and where its JSON lies in it, written into one buffer: every
+/// event of every turn passes here, and JSON made through `Display` and then copied into
+/// a second string cost twice what writing it once in place does.
+fn render(seq: u64, kind: &str, event: &Value) -> (bytes::Bytes, std::ops::Range<usize>) {
+    use std::io::Write;
+    let mut frame = Vec::with_capacity(256);
+    // Writes to a `Vec` cannot fail, nor can a `Value` fail to serialize (its keys are
+    // strings and its numbers finite); were it ever to, the data would read `null`.
+    let _ = write!(frame, "id: {seq}\nevent: {kind}\ndata: ");
+    let start = frame.len();
+    if serde_json::to_writer(&mut frame, event).is_err() {
+        frame.truncate(start);
+        frame.extend_from_slice(b"null");
+    }
+    let data = start..frame.len();
+    frame.extend_from_slice(b"\n\n");
+    (bytes::Bytes::from(frame), data)
 }
 
 /// The sequence number of the oldest event kept (the next one when none is).
