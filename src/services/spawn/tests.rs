@@ -216,3 +216,35 @@ async fn spawns_at_once_on_several_threads_never_share_a_stack() {
     let mut child = sh("echo after").spawn().unwrap();
     assert_eq!(read_all(child.stdout.take()).await, "after\n");
 }
+
+/// The CPUs `pid` may run on (0: this thread).
+fn cpus(pid: i32) -> Vec<usize> {
+    // SAFETY: `cpu_set_t` is plain bits, filled by the call.
+    #[allow(unsafe_code)]
+    unsafe {
+        let mut set: nix::libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<nix::libc::cpu_set_t>();
+        assert_eq!(nix::libc::sched_getaffinity(pid, size, &mut set), 0);
+        (0..nix::libc::CPU_SETSIZE as usize)
+            .filter(|cpu| nix::libc::CPU_ISSET(*cpu, &set))
+            .collect()
+    }
+}
+
+/// The child is kept off its parent's CPU only until it has exec'd: a child left with
+/// fewer CPUs, or a server thread left on one, would be slower for its whole life.
+#[tokio::test]
+async fn parent_and_child_have_all_of_the_servers_cpus_once_the_child_runs() {
+    let before = cpus(0);
+    let mut command = sh("cat");
+    command.stdin(Io::Piped);
+    let mut child = command.spawn().unwrap();
+    assert_eq!(cpus(0), before, "the spawning thread kept fewer CPUs");
+    assert_eq!(
+        cpus(child.id() as i32),
+        before,
+        "the child kept fewer CPUs than the server has"
+    );
+    drop(child.stdin.take());
+    assert!(child.wait().await.unwrap().success());
+}
