@@ -53,6 +53,7 @@ pub struct Command {
     cwd: Option<CString>,
     streams: [Io; 3],
     process_group: bool,
+    apart: bool,
     ids: Option<(u32, u32)>,
     steps: Steps,
     invalid: bool,
@@ -78,6 +79,7 @@ impl Command {
             cwd: None,
             streams: [Io::Null; 3],
             process_group: false,
+            apart: false,
             ids: None,
             steps: Steps::default(),
             invalid,
@@ -130,6 +132,14 @@ impl Command {
 
     pub fn stderr(&mut self, io: Io) -> &mut Command {
         self.streams[2] = io;
+        self
+    }
+
+    /// The child starts on another CPU than the spawning thread's, which is not held up by
+    /// it (see `in_child::Placement`): for a spawner with work to do while the child starts
+    /// (a turn's first events, its answer's head), not for one that only waits for the end.
+    pub fn apart(&mut self) -> &mut Command {
+        self.apart = true;
         self
     }
 

@@ -237,7 +237,7 @@ fn cpus(pid: i32) -> Vec<usize> {
 async fn parent_and_child_have_all_of_the_servers_cpus_once_the_child_runs() {
     let before = cpus(0);
     let mut command = sh("cat");
-    command.stdin(Io::Piped);
+    command.stdin(Io::Piped).apart();
     let mut child = command.spawn().unwrap();
     assert_eq!(cpus(0), before, "the spawning thread kept fewer CPUs");
     assert_eq!(

@@ -346,6 +346,10 @@ pub(super) fn spawn_with(
     tap: Tap,
 ) -> std::io::Result<(Process, Option<Lines>)> {
     let mut command = command(spec, child_user(spec));
+    if matches!(tap, Tap::Lines) {
+        // Its spawner, a turn, tells the turn's start and answers while the runtime starts.
+        command.apart();
+    }
     // Where the process keeps trees, every child of it is one (a child it did not count
     // as its own would be taken for a leftover and killed).
     let birth = Birth::begin();
