@@ -63,8 +63,9 @@ impl<'a> Plan<'a> {
 /// blocked, a median of 0.56 ms after the clone for a turn's runtime. Moving the child
 /// alone is not enough (the wake then pulls the parent after it); kept apart, the parent
 /// is back within a third of a millisecond every time. Only where asked: a spawner that
-/// only waits for the end (`POST /shell` of `true`) gains nothing and measured some 0.05 to
-/// 0.1 ms slower, and a child that walks into a machine 0.2 ms.
+/// only waits for the end (`POST /shell` of `true`) cannot gain (it measured 0.04 and
+/// 0.11 ms slower, about the machine's noise), and a child that walks into a machine
+/// measured 0.2 ms slower.
 #[derive(Clone, Copy)]
 struct Placement {
     /// The parent's CPUs but the one its thread runs on.
