@@ -105,47 +105,34 @@ impl Placement {
 
     /// In the child, first: onto the other CPUs (a refusal leaves it where it is).
     fn leave(&self) {
-        let _ = set_cpus(0, &self.away);
+        set_cpus(&self.away);
     }
 
-    /// In the child, just before its exec: the parent's CPUs again, where it stands. A
-    /// thread may always set its own; were it ever refused, the parent gives them back
-    /// ([`Placement::give_back`]).
+    /// In the child, just before its exec: the parent's CPUs again, where it stands (a
+    /// thread may always set its own, whatever its identity by then).
     fn rejoin(&self) {
-        let _ = set_cpus(0, &self.whole);
+        set_cpus(&self.whole);
     }
 
     /// In the parent, before the clone: its thread stays where it is, so the exec's wake
     /// cannot pull it onto the child's CPU.
     fn stay(&self) {
-        let _ = set_cpus(0, &self.here);
+        set_cpus(&self.here);
     }
 
-    /// In the parent, once the child has exec'd: its thread's CPUs again, and the child's
-    /// as well, should its own [`Placement::rejoin`] have been refused.
-    fn give_back(&self, pid: libc::pid_t) {
-        let _ = set_cpus(0, &self.whole);
-        if pid > 0
-            && let Err(error) = set_cpus(pid, &self.whole)
-            // An ended child (a failed step) has nothing to take back; one that became
-            // another user took them back itself.
-            && !matches!(error.raw_os_error(), Some(libc::ESRCH | libc::EPERM))
-        {
-            tracing::warn!(pid, %error, "a child could not be given back all of the server's CPUs");
-        }
+    /// In the parent, once the child has exec'd (or ended): its thread's CPUs again.
+    fn give_back(&self) {
+        set_cpus(&self.whole);
     }
 }
 
-/// `sched_setaffinity`: a system call only, on a set made before the clone.
-fn set_cpus(pid: libc::pid_t, cpus: &libc::cpu_set_t) -> io::Result<()> {
+/// `sched_setaffinity` of the calling thread: a system call only, on a set made before the
+/// clone. A refusal leaves the thread where it may run already: only speed is at stake.
+fn set_cpus(cpus: &libc::cpu_set_t) {
     // SAFETY: the call reads the set given.
     #[allow(unsafe_code)]
-    let done =
-        unsafe { libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), cpus) };
-    if done == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+    unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), cpus);
     }
 }
 
@@ -276,7 +263,7 @@ pub(super) fn clone(plan: &Plan, failed: &AtomicI32) -> io::Result<u32> {
     };
     let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
     if let Some(placement) = &plan.placement {
-        placement.give_back(pid.as_ref().map_or(0, |p| p.as_raw()));
+        placement.give_back();
     }
     // The child has exec'd or ended (CLONE_VFORK), or never ran: the stack is free.
     SPARE.give_back(stack);

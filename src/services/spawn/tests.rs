@@ -248,3 +248,39 @@ async fn parent_and_child_have_all_of_the_servers_cpus_once_the_child_runs() {
     drop(child.stdin.take());
     assert!(child.wait().await.unwrap().success());
 }
+
+/// The attack on the placement: a program that starts another at once, before its spawner
+/// has run again. What it starts must have every CPU the server has, which only the
+/// child's own give-back before its exec ensures (the spawner's would come too late).
+#[tokio::test]
+async fn what_a_child_starts_at_once_has_all_of_the_servers_cpus() {
+    let before = cpus(0);
+    let mut command = sh("grep Cpus_allowed_list /proc/self/status");
+    command.apart();
+    let mut child = command.spawn().unwrap();
+    let seen = read_all(child.stdout.take()).await;
+    assert!(child.wait().await.unwrap().success());
+    let list = seen
+        .trim()
+        .rsplit('\t')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let expected = before
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    // The kernel writes runs as `a-b`: compared as the CPUs they name.
+    let named: Vec<usize> = list
+        .split(',')
+        .flat_map(|run| match run.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
+            None => vec![run.parse().unwrap()],
+        })
+        .collect();
+    assert_eq!(
+        named, before,
+        "what the child started ran on {list}, not {expected}"
+    );
+}
