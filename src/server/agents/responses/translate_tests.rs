@@ -168,6 +168,16 @@ fn events(handle: &ResponseHandle) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// A conversation's session is reached through its responses alone (no list, route or
+/// webhook follows it), so it records no `agent.session.created`, which would be made in
+/// the request before the runtime starts: its log begins with its first turn.
+#[test]
+fn a_conversation_session_records_nothing_before_its_first_turn() {
+    let session = session();
+    assert_eq!(session.log.newest(), 0);
+    assert!(session.log.after(0).events.is_empty());
+}
+
 /// The OpenAI SDKs' stream helpers refuse an `output_item.added` whose index a
 /// `response.created` already showed ("Duplicate response output index 0"), and take a
 /// `created` that says `completed` as the response's state. So the opening events show the

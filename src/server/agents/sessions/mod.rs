@@ -163,6 +163,10 @@ impl Agents {
         )?;
 
         let handle = self.open(owner, spec, metadata, setup);
+        let created = handle.snapshot();
+        handle
+            .log
+            .push("agent.session.created", json!({"session": created}));
         handle.log.follow(0, self.webhooks.sink(owner));
         let id = handle.id.clone();
         self.map().insert(id, handle.clone());
@@ -278,8 +282,11 @@ impl Agents {
         Ok(())
     }
 
-    /// A new session that no list shows until the caller registers it (responses keep their
-    /// conversations this way).
+    /// A new session that no list shows until the caller registers it, with nothing in its
+    /// log: [`Agents::create`] tells its `created` before anyone can follow it. Responses
+    /// keep their conversations this way and never tell it: no list, route or webhook
+    /// reaches a conversation's session, so the event (the whole session, rendered) would
+    /// be made for no reader, in the request, before the runtime starts.
     pub fn open(
         &self,
         owner: &str,
@@ -319,7 +326,7 @@ impl Agents {
             traces_enabled: self.settings.traces,
             idempotency: HashMap::new(),
         };
-        let handle = Arc::new(SessionHandle {
+        Arc::new(SessionHandle {
             serial: self
                 .next_serial
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -327,12 +334,7 @@ impl Agents {
             id,
             owner: owner.to_owned(),
             state: Mutex::new(state),
-        });
-        let created = handle.snapshot();
-        handle
-            .log
-            .push("agent.session.created", json!({"session": created}));
-        handle
+        })
     }
 
     /// Queues a turn; returns its id.
