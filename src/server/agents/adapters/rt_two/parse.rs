@@ -112,6 +112,16 @@ impl Parser {
             }
             "content_block_start" => {
                 self.open_block = self.streaming_message.clone().zip(index);
+                let block = event.get("content_block").map(|b| str_field_of(b, "type"));
+                if let (Some("text"), Some((message, index))) = (block, &self.open_block) {
+                    return vec![RuntimeEvent::ItemStarted(RuntimeItem {
+                        key: block_key(message, *index),
+                        kind: ItemKind::Message {
+                            text: String::new(),
+                        },
+                        status: ItemStatus::InProgress,
+                    })];
+                }
             }
             "content_block_stop" => self.open_block = None,
             "content_block_delta" => {

@@ -37,6 +37,16 @@ fn started(key: &str, kind: ItemKind) -> RuntimeEvent {
     })
 }
 
+/// A text block opened (`content_block_start`), before its first delta.
+fn opened(key: &str) -> RuntimeEvent {
+    started(
+        key,
+        ItemKind::Message {
+            text: String::new(),
+        },
+    )
+}
+
 fn delta(key: &str, text: &str) -> RuntimeEvent {
     RuntimeEvent::TextDelta {
         key: key.into(),
@@ -151,6 +161,7 @@ fn echo_streams_into_the_message_key() {
         run(fixture!("echo")),
         [
             thread("a6aea0c9-600e-4606-94cc-0070a29ec5cf"),
+            opened("msg_fake_01_0001:0"),
             delta("msg_fake_01_0001:0", "echo (turn 1): hello there"),
             message("msg_fake_01_0001:0", "echo (turn 1): hello there"),
             done(4, 0, 7)
@@ -162,8 +173,9 @@ fn echo_streams_into_the_message_key() {
 fn stream_deltas_share_one_key() {
     let events = run(fixture!("stream"));
     let key = "msg_fake_01_0001:0";
+    assert_eq!(events[1], opened(key));
     assert_eq!(
-        events[1..6],
+        events[2..7],
         [
             "echo (tur",
             "n 1): str",
@@ -174,7 +186,7 @@ fn stream_deltas_share_one_key() {
         .map(|d| delta(key, d))
     );
     assert_eq!(
-        events[6],
+        events[7],
         message(key, "echo (turn 1): streamed [[scenario:stream:0]]")
     );
 }
@@ -182,9 +194,10 @@ fn stream_deltas_share_one_key() {
 #[test]
 fn resume_keeps_the_session_id() {
     assert_eq!(
-        run(fixture!("resume"))[..3],
+        run(fixture!("resume"))[..4],
         [
             thread("a6aea0c9-600e-4606-94cc-0070a29ec5cf"),
+            opened("msg_fake_03_0001:0"),
             delta("msg_fake_03_0001:0", "echo (turn 3): again"),
             message("msg_fake_03_0001:0", "echo (turn 3): again")
         ]
@@ -203,6 +216,7 @@ fn reasoning_then_text_in_one_message() {
                 },
                 ItemStatus::Completed
             ),
+            opened("msg_fake_01_0001:1"),
             delta(
                 "msg_fake_01_0001:1",
                 "echo (turn 1): think [[scenario:reasoning]]"
@@ -334,6 +348,7 @@ fn subagent_internals_stay_out() {
             "ItemStarted(SubagentCall,InProgress)",
             "SubagentStarted",
             "ItemCompleted(SubagentCall,Completed)",
+            "ItemStarted(Message,InProgress)",
             "TextDelta",
             "ItemCompleted(Message,Completed)",
             "TurnCompleted"
@@ -463,6 +478,7 @@ fn malformed_lines_are_kept_not_fatal() {
     assert_eq!(
         shape(&events[2..]),
         [
+            "ItemStarted(Message,InProgress)",
             "TextDelta",
             "ItemCompleted(Message,Completed)",
             "TurnCompleted"
@@ -491,7 +507,7 @@ fn large_output() {
     let RuntimeEvent::ItemCompleted(RuntimeItem {
         kind: ItemKind::Message { text },
         ..
-    }) = &events[2]
+    }) = &events[3]
     else {
         panic!("{events:?}");
     };
@@ -510,6 +526,7 @@ fn real_cli_output_parses_like_the_fake() {
         [
             "ThreadStarted",
             "ItemCompleted(Reasoning,Completed)",
+            "ItemStarted(Message,InProgress)",
             "TextDelta",
             "TextDelta",
             "ItemCompleted(Message,Completed)",
@@ -519,6 +536,7 @@ fn real_cli_output_parses_like_the_fake() {
             "ItemCompleted(McpCall,Completed)",
             "ItemStarted(McpCall,InProgress)",
             "ItemCompleted(McpCall,Failed)",
+            "ItemStarted(Message,InProgress)",
             "TextDelta",
             "TextDelta",
             "ItemCompleted(Message,Completed)",
@@ -526,29 +544,30 @@ fn real_cli_output_parses_like_the_fake() {
         ]
     );
     assert_eq!(
-        real[2..5],
+        real[2..6],
         [
+            opened("msg_1:1"),
             delta("msg_1:1", "I'll r"),
             delta("msg_1:1", "un it."),
             message("msg_1:1", "I'll run it.")
         ]
     );
     assert_eq!(
-        real[6],
+        real[7],
         completed(
             "toolu_01",
             command("echo hi; exit 2", "hi", Some(2)),
             ItemStatus::Failed
         )
     );
-    let ItemKind::McpCall { error, .. } = (match &real[10] {
+    let ItemKind::McpCall { error, .. } = (match &real[11] {
         RuntimeEvent::ItemCompleted(item) => &item.kind,
         other => panic!("{other:?}"),
     }) else {
         panic!("{real:?}");
     };
     assert_eq!(error.as_deref(), Some("MCP error -32000: tool exploded"));
-    assert_eq!(real[14], done(40, 0, 28));
+    assert_eq!(real[16], done(40, 0, 28));
     let fake: Vec<String> = [
         fixture!("reasoning"),
         fixture!("command_fail"),
@@ -565,7 +584,8 @@ fn real_cli_output_parses_like_the_fake() {
     }
     assert_eq!(shape(&run(fixture!("real_subagent"))), {
         let mut fake = shape(&run(fixture!("subagent")));
-        fake.retain(|k| k != "TextDelta"); // captured without partial messages
+        // Captured without partial messages: no text block is opened or streamed.
+        fake.retain(|k| k != "TextDelta" && k != "ItemStarted(Message,InProgress)");
         fake
     });
 }
@@ -582,6 +602,7 @@ fn real_cli_runs_tools_with_the_chosen_permission_mode() {
             .collect::<Vec<_>>(),
         [
             "ThreadStarted",
+            "ItemStarted(Message,InProgress)",
             "ItemCompleted(Message,Completed)",
             "ItemStarted(CommandExecution,InProgress)",
             "ItemCompleted(CommandExecution,Completed)",
@@ -590,6 +611,7 @@ fn real_cli_runs_tools_with_the_chosen_permission_mode() {
             "ItemCompleted(FileChange,Completed)",
             "ItemStarted(McpCall,InProgress)",
             "ItemCompleted(McpCall,Completed)",
+            "ItemStarted(Message,InProgress)",
             "ItemCompleted(Message,Completed)",
             "TurnCompleted"
         ]
