@@ -313,6 +313,19 @@ async fn served_stream(client: &reqwest::Client, base: &str, prompt: &str) -> (f
     )
 }
 
+/// The order of the four kinds of run in run `run`: the 24 orders in turn, so that over 24
+/// runs each kind follows each other kind about equally often (7 or 8 times).
+fn order_of_run(run: usize) -> [usize; 4] {
+    let mut left = vec![0, 1, 2, 3];
+    let mut code = run % 24;
+    let mut order = [0; 4];
+    for (place, radix) in order.iter_mut().zip([6, 2, 1, 1]) {
+        *place = left.remove(code / radix);
+        code %= radix;
+    }
+    order
+}
+
 async fn responses_figures(client: &reqwest::Client, base: &str, workspace: &PathBuf, runs: usize) {
     let prompt = "bench [[scenario:stream:5]]";
     let floor = response_floor::serve(workspace.clone()).await;
@@ -323,12 +336,19 @@ async fn responses_figures(client: &reqwest::Client, base: &str, workspace: &Pat
     served_stream(client, &raw_floor, prompt).await;
     let (mut direct, mut served, mut floored, mut raw) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    // In turns, run by run, so the three see the same machine.
-    for _ in 0..runs {
-        direct.push(direct_stream(workspace, prompt));
-        served.push(served_stream(client, base, prompt).await);
-        floored.push(served_stream(client, &floor, prompt).await);
-        raw.push(served_stream(client, &raw_floor, prompt).await);
+    // In turns, run by run, so the four see the same machine, each run in its own order:
+    // what runs right after the direct run (a blocking child on one of the runtime's two
+    // threads) starts colder than what follows a served run, and a fixed order (or one
+    // turned round, which keeps who follows whom) always put svc there.
+    for run in 0..runs {
+        for which in order_of_run(run) {
+            match which {
+                0 => direct.push(direct_stream(workspace, prompt)),
+                1 => served.push(served_stream(client, base, prompt).await),
+                2 => floored.push(served_stream(client, &floor, prompt).await),
+                _ => raw.push(served_stream(client, &raw_floor, prompt).await),
+            }
+        }
     }
     let medians = |runs: &[(f64, f64)]| {
         (
