@@ -4,6 +4,8 @@
 
 use super::Command;
 use nix::libc;
+use nix::sched::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
+use nix::unistd::Pid;
 use std::ffi::{CString, c_char};
 use std::io;
 use std::os::fd::RawFd;
@@ -69,11 +71,11 @@ impl<'a> Plan<'a> {
 #[derive(Clone, Copy)]
 struct Placement {
     /// The parent's CPUs but the one its thread runs on.
-    away: libc::cpu_set_t,
+    away: CpuSet,
     /// The parent's CPUs, which the child would have had.
-    whole: libc::cpu_set_t,
+    whole: CpuSet,
     /// The CPU the parent's thread runs on, alone.
-    here: libc::cpu_set_t,
+    here: CpuSet,
 }
 
 impl Placement {
@@ -83,24 +85,13 @@ impl Placement {
         if !command.apart || command.steps.enter.is_some() {
             return None;
         }
-        // SAFETY: `cpu_set_t` is plain bits; the calls fill or read the sets given.
-        #[allow(unsafe_code)]
-        unsafe {
-            let mut whole: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut whole) != 0 {
-                return None;
-            }
-            let here = usize::try_from(libc::sched_getcpu()).ok()?;
-            let mut away = whole;
-            libc::CPU_CLR(here, &mut away);
-            let mut only = std::mem::zeroed();
-            libc::CPU_SET(here, &mut only);
-            (libc::CPU_COUNT(&away) > 0).then_some(Placement {
-                away,
-                whole,
-                here: only,
-            })
-        }
+        let whole = sched_getaffinity(Pid::from_raw(0)).ok()?;
+        let cpu = sched_getcpu().ok()?;
+        let mut away = whole;
+        away.unset(cpu).ok()?;
+        let mut here = CpuSet::new();
+        here.set(cpu).ok()?;
+        (away != CpuSet::new()).then_some(Placement { away, whole, here })
     }
 
     /// In the child, first: onto the other CPUs (a refusal leaves it where it is).
@@ -126,14 +117,11 @@ impl Placement {
     }
 }
 
-/// `sched_setaffinity` of the calling thread: a system call only, on a set made before the
-/// clone. A refusal leaves the thread where it may run already: only speed is at stake.
-fn set_cpus(cpus: &libc::cpu_set_t) {
-    // SAFETY: the call reads the set given.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), cpus);
-    }
+/// `sched_setaffinity` of the calling thread: a system call only (nix's wrapper allocates
+/// nothing, so the child may make it), on a set made before the clone. A refusal leaves
+/// the thread where it may run already: only speed is at stake.
+fn set_cpus(cpus: &CpuSet) {
+    let _ = sched_setaffinity(Pid::from_raw(0), cpus);
 }
 
 /// The child's stack, with a page that faults below it, so an overflow ends the child

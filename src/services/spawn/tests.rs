@@ -219,16 +219,11 @@ async fn spawns_at_once_on_several_threads_never_share_a_stack() {
 
 /// The CPUs `pid` may run on (0: this thread).
 fn cpus(pid: i32) -> Vec<usize> {
-    // SAFETY: `cpu_set_t` is plain bits, filled by the call.
-    #[allow(unsafe_code)]
-    unsafe {
-        let mut set: nix::libc::cpu_set_t = std::mem::zeroed();
-        let size = std::mem::size_of::<nix::libc::cpu_set_t>();
-        assert_eq!(nix::libc::sched_getaffinity(pid, size, &mut set), 0);
-        (0..nix::libc::CPU_SETSIZE as usize)
-            .filter(|cpu| nix::libc::CPU_ISSET(*cpu, &set))
-            .collect()
-    }
+    use nix::sched::{CpuSet, sched_getaffinity};
+    let set = sched_getaffinity(nix::unistd::Pid::from_raw(pid)).unwrap();
+    (0..CpuSet::count())
+        .filter(|cpu| set.is_set(*cpu).unwrap_or(false))
+        .collect()
 }
 
 /// The child is kept off its parent's CPU only until it has exec'd: a child left with
