@@ -23,8 +23,10 @@
 //! back to the file service's streaming reader. HTTP/1 answers one request at a time per
 //! connection, so a connection holds at most one file. A file that shrinks under `sendfile`
 //! ends the answer with an error, as the reader does; placeholder bytes without a file are an
-//! error too, never zeros on the wire. `sendfile` of cached pages is a copy in the kernel; of
-//! a cold file it reads the disk on the runtime's thread, at most [`MAX_SEND`] bytes per call.
+//! error too, never zeros on the wire. `sendfile` of cached pages is a copy in the kernel. An
+//! answer longer than [`MAX_SEND`] is sent from a thread of its own ([`send`]), which neither
+//! goes back through the runtime each time the socket's buffer fills nor reads a cold file
+//! on a thread other connections share; a shorter one inline, on the runtime's thread.
 
 use crate::services::files::ReadFile;
 use axum::body::Body;
@@ -66,7 +68,15 @@ struct Job {
     file: File,
     offset: i64,
     left: u64,
+    /// The thread sending it, once a large answer's first bytes are offered ([`send`]).
+    sender: Option<send::Sender>,
+    /// No thread could be had: the answer goes out inline to its end.
+    inline: bool,
 }
+
+/// Answers longer than this go out from a thread of their own ([`send`]); shorter ones
+/// usually fit in one inline `sendfile`, which a thread's start would only delay.
+const THREAD_FROM: u64 = MAX_SEND as u64;
 
 /// One connection's file slot, shared by its [`Stream`] and the handlers of its requests.
 #[derive(Debug, Clone, Default)]
@@ -94,6 +104,8 @@ impl FileChannel {
             file,
             offset,
             left: len,
+            sender: None,
+            inline: false,
         });
         let chunks = (0..len.div_ceil(PLACEHOLDER_LEN as u64)).map(move |i| {
             let n = (len - i * PLACEHOLDER_LEN as u64).min(PLACEHOLDER_LEN as u64) as usize;
@@ -307,20 +319,28 @@ impl Stream {
                 "a file answer is longer than its file",
             )));
         }
-        match ready!(poll_sendfile(
-            &self.tcp,
-            cx,
-            &job.file,
-            &mut job.offset,
-            want
-        )) {
-            Ok(0) => {
-                *slot = None;
-                Poll::Ready(Err(io::Error::new(
+        if job.sender.is_none() && !job.inline && job.left > THREAD_FROM {
+            let socket = std::os::fd::AsFd::as_fd(&self.tcp);
+            job.sender = send::Sender::start(socket, &job.file, job.offset, job.left);
+            job.inline = job.sender.is_none();
+        }
+        let sent = match job.sender.as_mut() {
+            Some(sender) => ready!(sender.poll_send(cx, want)),
+            None => match ready!(poll_sendfile(
+                &self.tcp,
+                cx,
+                &job.file,
+                &mut job.offset,
+                want
+            )) {
+                Ok(0) => Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "the file shrank while it was sent",
-                )))
-            }
+                )),
+                other => other,
+            },
+        };
+        match sent {
             Ok(n) => {
                 #[cfg(test)]
                 SENT_HERE.set(SENT_HERE.get() + n as u64);
@@ -330,7 +350,12 @@ impl Stream {
                 }
                 Poll::Ready(Ok(n))
             }
-            Err(e) => Poll::Ready(Err(e)),
+            // The answer is over: hyper closes the connection (a sending thread is told,
+            // as the job goes).
+            Err(e) => {
+                *slot = None;
+                Poll::Ready(Err(e))
+            }
         }
     }
 }
@@ -446,9 +471,15 @@ impl AsyncWrite for Stream {
 }
 
 impl Drop for Stream {
-    /// The slot lets go of the socket before it is closed.
+    /// The slot lets go of the socket before it is closed, and a file still being sent
+    /// stops (its thread holds a descriptor of the socket of its own).
     fn drop(&mut self) {
         self.channel.direct.close();
+        self.channel
+            .job
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
     }
 }
 
@@ -463,6 +494,8 @@ pub(crate) mod drain;
 pub(crate) mod http1;
 /// The pipe both splices go through.
 mod pipe;
+/// A large file answer's own sending thread.
+mod send;
 /// A file answer whose bytes come from another socket (the `rest` provider's remote).
 mod socket;
 #[cfg(test)]

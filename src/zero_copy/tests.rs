@@ -20,7 +20,7 @@ pub(crate) fn pattern(len: usize) -> Vec<u8> {
 }
 
 /// A connected pair: our stream on one end, a plain socket on the other.
-async fn pair() -> (Stream, TcpStream) {
+pub(super) async fn pair() -> (Stream, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let peer = TcpStream::connect(listener.local_addr().unwrap())
         .await

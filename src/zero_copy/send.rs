@@ -1,0 +1,265 @@
+//! The sending side of a large file answer: a thread of the answer's own calls `sendfile(2)`
+//! in a loop, exactly as a program that only sends a file would. On the runtime a
+//! non-blocking `sendfile` stops each time the socket's buffer fills (4 MiB at most on
+//! Linux's loopback) and the connection goes back through the reactor and hyper before the
+//! next call; on a fast loopback those round trips cost a GET 10-20% of its floor (one
+//! blocking `sendfile` per file, `benches/files.rs`). A cold file's pages are also read
+//! from the disk here rather than on a thread that other connections share.
+//!
+//! hyper still frames the answer: the thread sends only the placeholder bytes hyper has
+//! offered (its allowance), so nothing hyper writes itself (a chunk's header, the next
+//! answer) can be overtaken, and the runtime learns how far the thread has got once it has
+//! sent all of that (one wake-up per offered chunk, not per buffer's worth).
+//!
+//! The socket stays non-blocking for the runtime; the thread waits for room with `poll(2)`
+//! and looks every [`LOOK_AGAIN`] ms whether the answer was dropped. A dropped answer whose
+//! bytes were not all sent shuts the socket down at once (its framing is lost anyway): the
+//! client sees the end at once and the thread leaves its wait; so a client that stops
+//! reading holds the thread only as long as it holds the connection. At most
+//! [`MAX_SENDERS`] threads send at once; past that, and for answers that fit in one call,
+//! the stream sends inline as before.
+
+use futures::task::AtomicWaker;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use std::fs::File;
+use std::io;
+use std::net::{Shutdown, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// How long (ms) the thread waits for room or for an allowance before it looks whether its
+/// answer was dropped.
+const LOOK_AGAIN: u16 = 200;
+
+/// Sending threads at most at once, in the whole process: past them an answer is sent
+/// inline (slower on a fast loopback, never refused).
+pub(super) const MAX_SENDERS: usize = 64;
+
+/// Bytes one `sendfile` call of the thread asks for at most (Linux sends at most
+/// 0x7ffff000 per call anyway).
+const ONE_CALL: u64 = 1 << 30;
+
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// What the thread and the connection's stream share.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Bytes of the answer hyper has offered so far: the thread sends no further.
+    allowed: AtomicU64,
+    /// Bytes the thread has sent so far.
+    sent: AtomicU64,
+    failed: AtomicBool,
+    error: Mutex<Option<io::Error>>,
+    /// The answer was dropped: the thread stops.
+    abandoned: AtomicBool,
+    /// The connection's stream, waiting for the thread to send what hyper offered.
+    stream: AtomicWaker,
+}
+
+impl Shared {
+    fn stop(&self, error: io::Error) {
+        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+        self.failed.store(true, Ordering::SeqCst);
+        self.stream.wake();
+    }
+
+    /// The thread's error, as often as asked.
+    fn error(&self) -> io::Error {
+        let error = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        match error.as_ref() {
+            Some(e) => e
+                .raw_os_error()
+                .map(io::Error::from_raw_os_error)
+                .unwrap_or_else(|| io::Error::new(e.kind(), e.to_string())),
+            None => io::Error::other("the file answer's sending thread stopped"),
+        }
+    }
+
+    /// Ready with the bytes sent beyond `reported`, or the thread's error.
+    fn state(&self, reported: u64) -> Option<io::Result<u64>> {
+        let sent = self.sent.load(Ordering::SeqCst);
+        if sent > reported {
+            return Some(Ok(sent - reported));
+        }
+        self.failed
+            .load(Ordering::SeqCst)
+            .then(|| Err(self.error()))
+    }
+}
+
+/// The stream's end of a sending thread.
+#[derive(Debug)]
+pub(super) struct Sender {
+    shared: Arc<Shared>,
+    thread: std::thread::Thread,
+    /// Bytes the stream has handed back to hyper as written.
+    reported: u64,
+    len: u64,
+    /// The thread's own descriptor of the socket, to shut it down when the answer is
+    /// dropped half sent.
+    socket: Arc<TcpStream>,
+}
+
+impl Sender {
+    /// A thread that sends `len` bytes of `file` from `offset` to `socket` as hyper offers
+    /// them; `None` when [`MAX_SENDERS`] already run or no thread can start (the caller
+    /// sends inline).
+    pub(super) fn start(
+        socket: BorrowedFd<'_>,
+        file: &File,
+        offset: i64,
+        len: u64,
+    ) -> Option<Sender> {
+        if RUNNING.fetch_add(1, Ordering::SeqCst) >= MAX_SENDERS {
+            RUNNING.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        let started = (|| {
+            let socket = Arc::new(TcpStream::from(socket.try_clone_to_owned()?));
+            let file = file.try_clone()?;
+            let shared = Arc::new(Shared::default());
+            let (theirs, their_socket) = (shared.clone(), socket.clone());
+            let handle = std::thread::Builder::new()
+                .name("svc-send".into())
+                .spawn(move || {
+                    let _counted = Counted;
+                    run(&their_socket, &file, offset, len, &theirs);
+                })?;
+            io::Result::Ok(Sender {
+                shared,
+                thread: handle.thread().clone(),
+                reported: 0,
+                len,
+                socket,
+            })
+        })();
+        match started {
+            Ok(sender) => Some(sender),
+            Err(e) => {
+                RUNNING.fetch_sub(1, Ordering::SeqCst);
+                tracing::debug!("no thread for a file answer, sent inline: {e}");
+                None
+            }
+        }
+    }
+
+    /// hyper offers `want` more placeholder bytes: ready with how many of them the thread
+    /// has sent (at least one), or with its error.
+    pub(super) fn poll_send(
+        &mut self,
+        cx: &mut Context<'_>,
+        want: usize,
+    ) -> Poll<io::Result<usize>> {
+        let offered = (self.reported + want as u64).min(self.len);
+        if self.shared.allowed.fetch_max(offered, Ordering::SeqCst) < offered {
+            self.thread.unpark();
+        }
+        let state = match self.shared.state(self.reported) {
+            Some(state) => state,
+            None => {
+                self.shared.stream.register(cx.waker());
+                // Looked at again: the thread may have moved on between the look and the
+                // register.
+                match self.shared.state(self.reported) {
+                    Some(state) => state,
+                    None => return Poll::Pending,
+                }
+            }
+        };
+        Poll::Ready(state.map(|beyond| {
+            let n = beyond.min(want as u64);
+            self.reported += n;
+            n as usize
+        }))
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        self.shared.abandoned.store(true, Ordering::SeqCst);
+        if self.reported < self.len {
+            // A body cut short cannot be framed again: end the connection now rather than
+            // when the thread next looks.
+            let _ = self.socket.shutdown(Shutdown::Both);
+        }
+        self.thread.unpark();
+    }
+}
+
+/// Counts the thread out of [`RUNNING`] however it ends.
+struct Counted;
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn run(socket: &TcpStream, file: &File, mut offset: i64, len: u64, shared: &Shared) {
+    let _told_if_it_panics = StopOnPanic(shared);
+    let mut sent = 0u64;
+    while sent < len && !shared.abandoned.load(Ordering::SeqCst) {
+        let allowed = shared.allowed.load(Ordering::SeqCst);
+        if sent >= allowed {
+            std::thread::park_timeout(Duration::from_millis(LOOK_AGAIN.into()));
+            continue;
+        }
+        let want = (allowed - sent).min(ONE_CALL) as usize;
+        match nix::sys::sendfile::sendfile64(socket, file, Some(&mut offset), want) {
+            Ok(0) => {
+                shared.stop(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the file shrank while it was sent",
+                ));
+                return;
+            }
+            Ok(n) => {
+                sent += n as u64;
+                shared.sent.store(sent, Ordering::SeqCst);
+                // The stream waits only for all it offered: wake it then, not per call.
+                if sent >= shared.allowed.load(Ordering::SeqCst) {
+                    shared.stream.wake();
+                }
+            }
+            Err(nix::errno::Errno::EAGAIN) => {
+                if let Err(e) = wait_for_room(socket.as_fd()) {
+                    shared.stop(e);
+                    return;
+                }
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => {
+                shared.stop(e.into());
+                return;
+            }
+        }
+    }
+}
+
+fn wait_for_room(socket: BorrowedFd<'_>) -> io::Result<()> {
+    let mut room = [PollFd::new(socket, PollFlags::POLLOUT)];
+    match poll(&mut room, PollTimeout::from(LOOK_AGAIN)) {
+        Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Stops the answer if the thread unwinds (it has no panicking path today): the stream then
+/// fails with an error instead of waiting for bytes that never go out.
+struct StopOnPanic<'a>(&'a Shared);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0
+                .stop(io::Error::other("the file answer's sending thread stopped"));
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "send_tests.rs"]
+mod tests;
