@@ -32,6 +32,9 @@ use std::task::{Context, Poll};
 /// How long (ms) the thread waits for the socket before it looks whether it was abandoned.
 const LOOK_AGAIN: u16 = 200;
 
+/// Bytes landed between two wakes of an upload that follows the thread (`upload::Bypass`).
+const FOLLOWER_RUN: u64 = 8 * 1024 * 1024;
+
 /// How far the drain thread has got, shared with the connection's stream.
 #[derive(Debug, Default)]
 pub(crate) struct Drain {
@@ -50,6 +53,8 @@ pub(crate) struct Drain {
     /// own: hyper may still read once after the upload stopped asking it, and a
     /// registration of that read must not take the upload's place.
     follower: AtomicWaker,
+    /// The offset at which the follower was last woken (only the thread touches it).
+    followed: AtomicU64,
 }
 
 impl Drain {
@@ -119,7 +124,15 @@ impl Drain {
 
     fn landed(&self, offset: u64) {
         self.landed.store(offset, Ordering::Release);
-        self.wake();
+        self.stream.wake();
+        // The follower only counts placed bytes on to the writer (which takes them in runs
+        // of 16 MiB): a wake of its task per batch (a socket's worth, often 64-256 KiB)
+        // took a core from the thread and the sender for nothing. The end and a failure
+        // always wake it.
+        if offset >= self.followed.load(Ordering::Relaxed) + FOLLOWER_RUN {
+            self.followed.store(offset, Ordering::Relaxed);
+            self.follower.wake();
+        }
     }
 
     fn end(&self) {
@@ -176,6 +189,7 @@ impl DrainHandle {
             return Ok(());
         };
         self.drain.landed.store(offset, Ordering::Release);
+        self.drain.followed.store(offset, Ordering::Relaxed);
         let drain = self.drain.clone();
         #[cfg(test)]
         if REFUSE_NEXT_START.with(|refuse| refuse.replace(false)) {

@@ -158,3 +158,58 @@ fn the_thread_ends_when_its_handle_is_dropped_while_the_peer_stalls() {
         std::thread::sleep(Duration::from_millis(1));
     }
 }
+
+/// Counts its wakes.
+#[derive(Default)]
+struct Wakes(std::sync::atomic::AtomicUsize);
+
+impl futures::task::ArcWake for Wakes {
+    fn wake_by_ref(this: &Arc<Self>) {
+        this.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Waits as the upload that follows the thread does; how often it was woken since.
+fn follow(drain: &Drain, wakes: &Arc<Wakes>, offset: u64) -> usize {
+    let waker = futures::task::waker(wakes.clone());
+    let before = wakes.0.load(Ordering::SeqCst);
+    let _ = drain.poll_followed_beyond(&mut Context::from_waker(&waker), offset);
+    wakes.0.load(Ordering::SeqCst) - before
+}
+
+#[test]
+fn the_follower_is_woken_per_run_of_landed_bytes_not_per_batch() {
+    let drain = Drain::default();
+    let wakes = Arc::new(Wakes::default());
+    assert!(follow(&drain, &wakes, 0) == 0);
+    // Batches of a socket's worth: none wakes the follower until a run has landed.
+    let batch = 256 * 1024;
+    let mut at = 0;
+    while at + batch < FOLLOWER_RUN {
+        at += batch;
+        drain.landed(at);
+    }
+    assert_eq!(
+        wakes.0.load(Ordering::SeqCst),
+        0,
+        "woken before a run landed"
+    );
+    drain.landed(FOLLOWER_RUN);
+    assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+    // The end wakes it whatever has landed since.
+    follow(&drain, &wakes, FOLLOWER_RUN);
+    drain.landed(FOLLOWER_RUN + 1);
+    assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+    drain.end();
+    assert_eq!(wakes.0.load(Ordering::SeqCst), 2);
+    // The stream's side (hyper's filler, the client's progress) is still woken per batch.
+    let drain = Drain::default();
+    let waker = futures::task::waker(wakes.clone());
+    assert!(
+        drain
+            .poll_beyond(&mut Context::from_waker(&waker), 0)
+            .is_pending()
+    );
+    drain.landed(batch);
+    assert_eq!(wakes.0.load(Ordering::SeqCst), 3);
+}

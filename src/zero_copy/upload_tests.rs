@@ -387,8 +387,9 @@ async fn past_bypass_from_a_read_of_hyper_never_takes_the_upload_s_wake_up() {
         &mut buf,
     );
     assert!(matches!(read, Some(Poll::Pending)), "{read:?}");
-    // More of the body: the thread places it and must wake the upload, not only hyper.
-    tokio::io::AsyncWriteExt::write_all(&mut peer, &[7; 4096])
+    // The rest of the body (the thread wakes the upload per run of landed bytes and at the
+    // end): the thread places it and must wake the upload, not only hyper.
+    tokio::io::AsyncWriteExt::write_all(&mut peer, &vec![7; len as usize - 64])
         .await
         .unwrap();
     for _ in 0..500 {
