@@ -76,7 +76,7 @@ struct Job {
 
 /// Answers longer than this go out from a thread of their own ([`send`]); shorter ones
 /// usually fit in one inline `sendfile`, which a thread's start would only delay.
-const THREAD_FROM: u64 = MAX_SEND as u64;
+pub(crate) const THREAD_FROM: u64 = MAX_SEND as u64;
 
 /// One connection's file slot, shared by its [`Stream`] and the handlers of its requests.
 #[derive(Debug, Clone, Default)]
@@ -494,8 +494,8 @@ pub(crate) mod drain;
 pub(crate) mod http1;
 /// The pipe both splices go through.
 mod pipe;
-/// A large file answer's own sending thread.
-mod send;
+/// A large file answer's own sending thread; the engine's client sends an upload with it.
+pub(crate) mod send;
 /// A file answer whose bytes come from another socket (the `rest` provider's remote).
 mod socket;
 #[cfg(test)]

@@ -14,7 +14,8 @@ use super::raw::{self, Request, broken};
 use super::types::{EntryInfo, Progress};
 use super::{Client, transport::Build};
 use crate::zero_copy::drain::DrainHandle;
-use crate::zero_copy::poll_sendfile;
+use crate::zero_copy::send::Sender;
+use crate::zero_copy::{THREAD_FROM, poll_sendfile};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -308,6 +309,30 @@ async fn send_range(
     upto: u64,
     progress: Option<&Progress>,
 ) -> Result<i64, Unsent> {
+    // A large body from a thread of its own, as the engine's file answers go
+    // (`zero_copy::send`): it does not go back through the runtime each time the socket's
+    // buffer fills. Else (a short body, no thread to be had) inline, as below.
+    let left = upto.saturating_sub(at as u64);
+    if left > THREAD_FROM
+        && let Some(mut sender) = Sender::start(stream.as_fd(), file, at, left)
+    {
+        let mut sent = 0u64;
+        while sent < left {
+            let want = usize::try_from(left - sent).unwrap_or(usize::MAX);
+            let n = std::future::poll_fn(|cx| {
+                if stream.poll_read_ready(cx).is_ready() {
+                    return Poll::Ready(Err(Unsent::Answered));
+                }
+                sender.poll_send(cx, want).map_err(sending_failed)
+            })
+            .await?;
+            sent += n as u64;
+            if let Some(p) = progress {
+                p(n as u64);
+            }
+        }
+        return Ok(upto as i64);
+    }
     while (at as u64) < upto {
         let want = usize::try_from(upto - at as u64).unwrap_or(usize::MAX);
         let n = std::future::poll_fn(|cx| {
@@ -316,10 +341,7 @@ async fn send_range(
             if stream.poll_read_ready(cx).is_ready() {
                 return Poll::Ready(Err(Unsent::Answered));
             }
-            poll_sendfile(stream, cx, file, &mut at, want).map_err(|e| match is_socket_error(&e) {
-                true => Unsent::Socket(e),
-                false => Unsent::Local(e),
-            })
+            poll_sendfile(stream, cx, file, &mut at, want).map_err(sending_failed)
         })
         .await?;
         if n == 0 {
@@ -330,6 +352,16 @@ async fn send_range(
         }
     }
     Ok(at)
+}
+
+fn sending_failed(e: io::Error) -> Unsent {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        return changed(); // the sending thread found the file shorter
+    }
+    match is_socket_error(&e) {
+        true => Unsent::Socket(e),
+        false => Unsent::Local(e),
+    }
 }
 
 fn changed() -> Unsent {

@@ -334,3 +334,31 @@ async fn a_download_without_a_length_is_taken_through_the_stream() {
     drop(file);
     assert!(std::fs::read(&out).unwrap() == bytes);
 }
+
+#[tokio::test]
+async fn a_file_that_shrinks_while_it_goes_up_is_a_local_error_not_a_short_file() {
+    let fx = fake(Mode::Store).await;
+    let dir = tempfile::tempdir().unwrap();
+    // Large enough for the sending thread, and cut while it sends.
+    let (path, _) = source(dir.path(), 32 * 1024 * 1024);
+    let cut = std::sync::atomic::AtomicBool::new(false);
+    let target = path.clone();
+    let progress: Progress = Arc::new(move |_| {
+        if !cut.swap(true, Ordering::SeqCst) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .unwrap();
+            file.set_len(20 * 1024 * 1024).unwrap();
+        }
+    });
+    let upload = Upload::File(path);
+    let e = soon(
+        fx.client
+            .write_file("sb", "x", &upload, WriteOptions::default(), Some(progress)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(e, ClientError::Io { .. }), "{e}");
+    assert!(e.to_string().contains("changed size"), "{e}");
+}

@@ -1,4 +1,5 @@
-//! The sending side of a large file answer: a thread of the answer's own calls `sendfile(2)`
+//! The sending side of a large file answer (and of the engine's client's upload,
+//! `client::raw_files`): a thread of the answer's own calls `sendfile(2)`
 //! in a loop, exactly as a program that only sends a file would. On the runtime a
 //! non-blocking `sendfile` stops each time the socket's buffer fills (4 MiB at most on
 //! Linux's loopback) and the connection goes back through the reactor and hyper before the
@@ -13,7 +14,7 @@
 //!
 //! The socket stays non-blocking for the runtime; the thread waits for room with `poll(2)`
 //! and looks every [`LOOK_AGAIN`] ms whether the answer was dropped. A dropped answer whose
-//! bytes were not all sent shuts the socket down at once (its framing is lost anyway): the
+//! bytes were not all sent shuts the socket's sending side at once (its framing is lost anyway): the
 //! client sees the end at once and the thread leaves its wait; so a client that stops
 //! reading holds the thread only as long as it holds the connection. At most
 //! [`MAX_SENDERS`] threads send at once; past that, and for answers that fit in one call,
@@ -38,9 +39,9 @@ const LOOK_AGAIN: u16 = 200;
 /// inline (slower on a fast loopback, never refused).
 pub(super) const MAX_SENDERS: usize = 64;
 
-/// Bytes one `sendfile` call of the thread asks for at most (Linux sends at most
-/// 0x7ffff000 per call anyway).
-const ONE_CALL: u64 = 1 << 30;
+/// Bytes one `sendfile` call of the thread asks for at most: the waiter hears of progress
+/// at least this often (a client's progress bar), as well as when all it offered is sent.
+const ONE_CALL: u64 = 8 * 1024 * 1024;
 
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 
@@ -90,9 +91,9 @@ impl Shared {
     }
 }
 
-/// The stream's end of a sending thread.
+/// The waiting end of a sending thread (a connection's stream, the engine's client).
 #[derive(Debug)]
-pub(super) struct Sender {
+pub(crate) struct Sender {
     shared: Arc<Shared>,
     thread: std::thread::Thread,
     /// Bytes the stream has handed back to hyper as written.
@@ -107,7 +108,7 @@ impl Sender {
     /// A thread that sends `len` bytes of `file` from `offset` to `socket` as hyper offers
     /// them; `None` when [`MAX_SENDERS`] already run or no thread can start (the caller
     /// sends inline).
-    pub(super) fn start(
+    pub(crate) fn start(
         socket: BorrowedFd<'_>,
         file: &File,
         offset: i64,
@@ -148,7 +149,7 @@ impl Sender {
 
     /// hyper offers `want` more placeholder bytes: ready with how many of them the thread
     /// has sent (at least one), or with its error.
-    pub(super) fn poll_send(
+    pub(crate) fn poll_send(
         &mut self,
         cx: &mut Context<'_>,
         want: usize,
@@ -181,9 +182,10 @@ impl Drop for Sender {
     fn drop(&mut self) {
         self.shared.abandoned.store(true, Ordering::SeqCst);
         if self.reported < self.len {
-            // A body cut short cannot be framed again: end the connection now rather than
-            // when the thread next looks.
-            let _ = self.socket.shutdown(Shutdown::Both);
+            // A body cut short cannot be framed again: end the sending side now rather
+            // than when the thread next looks (the peer sees the end; an answer it sent
+            // first can still be read).
+            let _ = self.socket.shutdown(Shutdown::Write);
         }
         self.thread.unpark();
     }
@@ -200,7 +202,7 @@ impl Drop for Counted {
 
 fn run(socket: &TcpStream, file: &File, mut offset: i64, len: u64, shared: &Shared) {
     let _told_if_it_panics = StopOnPanic(shared);
-    let mut sent = 0u64;
+    let (mut sent, mut woken) = (0u64, 0u64);
     while sent < len && !shared.abandoned.load(Ordering::SeqCst) {
         let allowed = shared.allowed.load(Ordering::SeqCst);
         if sent >= allowed {
@@ -219,8 +221,10 @@ fn run(socket: &TcpStream, file: &File, mut offset: i64, len: u64, shared: &Shar
             Ok(n) => {
                 sent += n as u64;
                 shared.sent.store(sent, Ordering::SeqCst);
-                // The stream waits only for all it offered: wake it then, not per call.
-                if sent >= shared.allowed.load(Ordering::SeqCst) {
+                // The stream waits for all it offered: wake it then, or per call's worth
+                // ([`ONE_CALL`]), not per buffer's worth.
+                if sent >= shared.allowed.load(Ordering::SeqCst) || sent >= woken + ONE_CALL {
+                    woken = sent;
                     shared.stream.wake();
                 }
             }
