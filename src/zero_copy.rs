@@ -492,6 +492,8 @@ pub(crate) mod drain;
 /// The HTTP/1.1 framing around a body the engine's client or the `rest` provider moves
 /// with `sendfile` or `splice` itself.
 pub(crate) mod http1;
+/// A thread's error for every waiter.
+mod kept_error;
 /// The pipe both splices go through.
 mod pipe;
 /// A large file answer's own sending thread; the engine's client sends an upload with it.

@@ -17,6 +17,7 @@
 //! `rest` provider passes an upload's body on to its remote engine socket to socket, the
 //! bytes never in the process's memory.
 
+use super::kept_error::KeptError;
 use super::pipe::Pipe;
 use futures::task::AtomicWaker;
 use nix::fcntl::{SpliceFFlags, splice};
@@ -25,8 +26,8 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 /// How long (ms) the thread waits for the socket before it looks whether it was abandoned.
@@ -44,7 +45,7 @@ pub(crate) struct Drain {
     over: AtomicBool,
     failed: AtomicBool,
     /// Why the drain stopped (the disk's or the socket's error).
-    error: Mutex<Option<io::Error>>,
+    error: KeptError,
     /// Nobody waits any more (the handle was dropped): the thread stops.
     abandoned: AtomicBool,
     /// The connection's stream, waiting to hand hyper filler.
@@ -105,19 +106,12 @@ impl Drain {
 
     /// The drain's error, as often as asked.
     pub(super) fn error(&self) -> io::Error {
-        let error = self.error.lock().unwrap_or_else(|e| e.into_inner());
-        match error.as_ref() {
-            Some(e) => e
-                .raw_os_error()
-                .map(io::Error::from_raw_os_error)
-                .unwrap_or_else(|| io::Error::new(e.kind(), e.to_string())),
-            None => io::Error::other("the upload's write into the file failed"),
-        }
+        self.error.told("the upload's write into the file failed")
     }
 
     /// The drain is over with `error`: every wait ends with it.
     fn stop(&self, error: io::Error) {
-        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+        self.error.keep(error);
         self.failed.store(true, Ordering::Release);
         self.wake();
     }

@@ -20,14 +20,15 @@
 //! [`MAX_SENDERS`] threads send at once; past that, and for answers that fit in one call,
 //! the stream sends inline as before.
 
+use super::kept_error::KeptError;
 use futures::task::AtomicWaker;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use std::fs::File;
 use std::io;
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -53,7 +54,7 @@ struct Shared {
     /// Bytes the thread has sent so far.
     sent: AtomicU64,
     failed: AtomicBool,
-    error: Mutex<Option<io::Error>>,
+    error: KeptError,
     /// The answer was dropped: the thread stops.
     abandoned: AtomicBool,
     /// The connection's stream, waiting for the thread to send what hyper offered.
@@ -62,21 +63,14 @@ struct Shared {
 
 impl Shared {
     fn stop(&self, error: io::Error) {
-        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+        self.error.keep(error);
         self.failed.store(true, Ordering::SeqCst);
         self.stream.wake();
     }
 
     /// The thread's error, as often as asked.
     fn error(&self) -> io::Error {
-        let error = self.error.lock().unwrap_or_else(|e| e.into_inner());
-        match error.as_ref() {
-            Some(e) => e
-                .raw_os_error()
-                .map(io::Error::from_raw_os_error)
-                .unwrap_or_else(|| io::Error::new(e.kind(), e.to_string())),
-            None => io::Error::other("the file answer's sending thread stopped"),
-        }
+        self.error.told("the file answer's sending thread stopped")
     }
 
     /// Ready with the bytes sent beyond `reported`, or the thread's error.
