@@ -68,15 +68,19 @@ struct Job {
     file: File,
     offset: i64,
     left: u64,
-    /// The thread sending it, once a large answer's first bytes are offered ([`send`]).
-    sender: Option<send::Sender>,
-    /// No thread could be had: the answer goes out inline to its end.
-    inline: bool,
+    /// Who sends it: decided at hyper's first offer of its bytes.
+    sending: Sending,
 }
 
-/// Answers longer than this go out from a thread of their own ([`send`]); shorter ones
-/// usually fit in one inline `sendfile`, which a thread's start would only delay.
-pub(crate) const THREAD_FROM: u64 = MAX_SEND as u64;
+#[derive(Debug)]
+enum Sending {
+    /// Nothing offered yet.
+    Undecided,
+    /// A thread of its own ([`send`]: a large answer).
+    Thread(send::Sender),
+    /// The connection's stream, on the runtime (a short answer, or no thread to be had).
+    Inline,
+}
 
 /// One connection's file slot, shared by its [`Stream`] and the handlers of its requests.
 #[derive(Debug, Clone, Default)]
@@ -104,8 +108,7 @@ impl FileChannel {
             file,
             offset,
             left: len,
-            sender: None,
-            inline: false,
+            sending: Sending::Undecided,
         });
         let chunks = (0..len.div_ceil(PLACEHOLDER_LEN as u64)).map(move |i| {
             let n = (len - i * PLACEHOLDER_LEN as u64).min(PLACEHOLDER_LEN as u64) as usize;
@@ -319,14 +322,14 @@ impl Stream {
                 "a file answer is longer than its file",
             )));
         }
-        if job.sender.is_none() && !job.inline && job.left > THREAD_FROM {
+        if let Sending::Undecided = job.sending {
             let socket = std::os::fd::AsFd::as_fd(&self.tcp);
-            job.sender = send::Sender::start(socket, &job.file, job.offset, job.left);
-            job.inline = job.sender.is_none();
+            job.sending = send::Sender::start(socket, &job.file, job.offset, job.left)
+                .map_or(Sending::Inline, Sending::Thread);
         }
-        let sent = match job.sender.as_mut() {
-            Some(sender) => ready!(sender.poll_send(cx, want)),
-            None => match ready!(poll_sendfile(
+        let sent = match &mut job.sending {
+            Sending::Thread(sender) => ready!(sender.poll_send(cx, want)),
+            Sending::Undecided | Sending::Inline => match ready!(poll_sendfile(
                 &self.tcp,
                 cx,
                 &job.file,

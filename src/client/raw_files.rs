@@ -14,8 +14,8 @@ use super::raw::{self, Request, broken};
 use super::types::{EntryInfo, Progress};
 use super::{Client, transport::Build};
 use crate::zero_copy::drain::DrainHandle;
+use crate::zero_copy::poll_sendfile;
 use crate::zero_copy::send::Sender;
-use crate::zero_copy::{THREAD_FROM, poll_sendfile};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -311,28 +311,8 @@ async fn send_range(
 ) -> Result<i64, Unsent> {
     // A large body from a thread of its own, as the engine's file answers go
     // (`zero_copy::send`): it does not go back through the runtime each time the socket's
-    // buffer fills. Else (a short body, no thread to be had) inline, as below.
-    let left = upto.saturating_sub(at as u64);
-    if left > THREAD_FROM
-        && let Some(mut sender) = Sender::start(stream.as_fd(), file, at, left)
-    {
-        let mut sent = 0u64;
-        while sent < left {
-            let want = usize::try_from(left - sent).unwrap_or(usize::MAX);
-            let n = std::future::poll_fn(|cx| {
-                if stream.poll_read_ready(cx).is_ready() {
-                    return Poll::Ready(Err(Unsent::Answered));
-                }
-                sender.poll_send(cx, want).map_err(sending_failed)
-            })
-            .await?;
-            sent += n as u64;
-            if let Some(p) = progress {
-                p(n as u64);
-            }
-        }
-        return Ok(upto as i64);
-    }
+    // buffer fills. A short one (or with no thread to be had) inline.
+    let mut sender = Sender::start(stream.as_fd(), file, at, upto.saturating_sub(at as u64));
     while (at as u64) < upto {
         let want = usize::try_from(upto - at as u64).unwrap_or(usize::MAX);
         let n = std::future::poll_fn(|cx| {
@@ -341,9 +321,16 @@ async fn send_range(
             if stream.poll_read_ready(cx).is_ready() {
                 return Poll::Ready(Err(Unsent::Answered));
             }
-            poll_sendfile(stream, cx, file, &mut at, want).map_err(sending_failed)
+            match sender.as_mut() {
+                Some(sender) => sender.poll_send(cx, want),
+                None => poll_sendfile(stream, cx, file, &mut at, want),
+            }
+            .map_err(sending_failed)
         })
         .await?;
+        if sender.is_some() {
+            at += n as i64; // the thread moves its own offset
+        }
         if n == 0 {
             return Err(changed());
         }

@@ -17,7 +17,7 @@
 //! `rest` provider passes an upload's body on to its remote engine socket to socket, the
 //! bytes never in the process's memory.
 
-use super::kept_error::KeptError;
+use super::kept_error::{KeptError, OnUnwind};
 use super::pipe::Pipe;
 use futures::task::AtomicWaker;
 use nix::fcntl::{SpliceFFlags, splice};
@@ -116,6 +116,11 @@ impl Drain {
         self.wake();
     }
 
+    /// Held by the thread: stops the drain if it unwinds.
+    fn stopped_if_it_unwinds(&self) -> OnUnwind<impl FnMut() + '_> {
+        OnUnwind(|| self.stop(io::Error::other("the upload's drain thread stopped")))
+    }
+
     fn landed(&self, offset: u64) {
         self.landed.store(offset, Ordering::Release);
         self.stream.wake();
@@ -212,7 +217,7 @@ impl Drop for DrainHandle {
 }
 
 fn run(socket: &OwnedFd, pipe: &Pipe, sink: &Sink, drain: &Drain, mut at: u64, len: u64) {
-    let _told_if_it_panics = StopOnPanic(drain);
+    let _told_if_it_panics = drain.stopped_if_it_unwinds();
     let mut left = len;
     while left > 0 && !drain.abandoned.load(Ordering::Acquire) {
         let want = (left as usize).min(pipe.capacity);
@@ -258,19 +263,6 @@ fn run(socket: &OwnedFd, pipe: &Pipe, sink: &Sink, drain: &Drain, mut at: u64, l
         }
     }
     drain.end();
-}
-
-/// Stops the drain if the thread unwinds (it has no panicking path today): the stream then
-/// fails with an error instead of waiting for bytes that never land.
-struct StopOnPanic<'a>(&'a Drain);
-
-impl Drop for StopOnPanic<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0
-                .stop(io::Error::other("the upload's drain thread stopped"));
-        }
-    }
 }
 
 /// Moves `len` bytes from the pipe into `file` at `offset`. A file that cannot take a

@@ -127,7 +127,7 @@ fn a_drain_thread_that_unwinds_stops_the_drain_rather_than_leave_it_waited_for()
     let drain = Arc::new(Drain::default());
     let thread_drain = drain.clone();
     let unwound = std::thread::spawn(move || {
-        let _guard = StopOnPanic(&thread_drain);
+        let _guard = thread_drain.stopped_if_it_unwinds();
         panic!("a drain thread that unwinds");
     })
     .join();
@@ -137,7 +137,7 @@ fn a_drain_thread_that_unwinds_stops_the_drain_rather_than_leave_it_waited_for()
     // A thread that ends normally leaves the drain as it was.
     let calm = Arc::new(Drain::default());
     let thread_calm = calm.clone();
-    std::thread::spawn(move || drop(StopOnPanic(&thread_calm)))
+    std::thread::spawn(move || drop(thread_calm.stopped_if_it_unwinds()))
         .join()
         .unwrap();
     assert!(calm.state(0).is_none());

@@ -1,5 +1,6 @@
 //! A thread's error, kept to be told to whoever waits on it, as often as asked (an
-//! `io::Error` is not `Clone`): the drain's and the sending thread's.
+//! `io::Error` is not `Clone`): the drain's and the sending thread's; and the guard that
+//! stops such a thread's work if the thread unwinds.
 
 use std::io;
 use std::sync::Mutex;
@@ -22,6 +23,19 @@ impl KeptError {
                 .map(io::Error::from_raw_os_error)
                 .unwrap_or_else(|| io::Error::new(e.kind(), e.to_string())),
             None => io::Error::other(otherwise),
+        }
+    }
+}
+
+/// Runs its closure if the thread unwinds while it is held (the drain and the sending thread
+/// have no panicking path today): whoever waits then gets an error instead of waiting for
+/// bytes that never come.
+pub(super) struct OnUnwind<F: FnMut()>(pub(super) F);
+
+impl<F: FnMut()> Drop for OnUnwind<F> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            (self.0)();
         }
     }
 }

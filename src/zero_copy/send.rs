@@ -20,7 +20,7 @@
 //! [`MAX_SENDERS`] threads send at once; past that, and for answers that fit in one call,
 //! the stream sends inline as before.
 
-use super::kept_error::KeptError;
+use super::kept_error::{KeptError, OnUnwind};
 use futures::task::AtomicWaker;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use std::fs::File;
@@ -35,6 +35,10 @@ use std::time::Duration;
 /// How long (ms) the thread waits for room or for an allowance before it looks whether its
 /// answer was dropped.
 const LOOK_AGAIN: u16 = 200;
+
+/// Bodies longer than this get a thread; shorter ones usually fit in one inline
+/// `sendfile`, which a thread's start would only delay.
+const THREAD_FROM: u64 = super::MAX_SEND as u64;
 
 /// Sending threads at most at once, in the whole process: past them an answer is sent
 /// inline (slower on a fast loopback, never refused).
@@ -99,15 +103,18 @@ pub(crate) struct Sender {
 }
 
 impl Sender {
-    /// A thread that sends `len` bytes of `file` from `offset` to `socket` as hyper offers
-    /// them; `None` when [`MAX_SENDERS`] already run or no thread can start (the caller
-    /// sends inline).
+    /// A thread that sends `len` bytes of `file` from `offset` to `socket` as they are
+    /// offered; `None` (the caller sends inline) for [`THREAD_FROM`] bytes or fewer, when
+    /// [`MAX_SENDERS`] already run, or when no thread can start.
     pub(crate) fn start(
         socket: BorrowedFd<'_>,
         file: &File,
         offset: i64,
         len: u64,
     ) -> Option<Sender> {
+        if len <= THREAD_FROM {
+            return None;
+        }
         if RUNNING.fetch_add(1, Ordering::SeqCst) >= MAX_SENDERS {
             RUNNING.fetch_sub(1, Ordering::SeqCst);
             return None;
@@ -195,7 +202,8 @@ impl Drop for Counted {
 }
 
 fn run(socket: &TcpStream, file: &File, mut offset: i64, len: u64, shared: &Shared) {
-    let _told_if_it_panics = StopOnPanic(shared);
+    let _told_if_it_panics =
+        OnUnwind(|| shared.stop(io::Error::other("the file answer's sending thread stopped")));
     let (mut sent, mut woken) = (0u64, 0u64);
     while sent < len && !shared.abandoned.load(Ordering::SeqCst) {
         let allowed = shared.allowed.load(Ordering::SeqCst);
@@ -242,19 +250,6 @@ fn wait_for_room(socket: BorrowedFd<'_>) -> io::Result<()> {
     match poll(&mut room, PollTimeout::from(LOOK_AGAIN)) {
         Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
         Err(e) => Err(e.into()),
-    }
-}
-
-/// Stops the answer if the thread unwinds (it has no panicking path today): the stream then
-/// fails with an error instead of waiting for bytes that never go out.
-struct StopOnPanic<'a>(&'a Shared);
-
-impl Drop for StopOnPanic<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0
-                .stop(io::Error::other("the file answer's sending thread stopped"));
-        }
     }
 }
 

@@ -35,8 +35,10 @@ async fn offer(stream: &mut Stream, len: usize) -> Result<usize, (usize, std::io
 /// answer each hold a strong one).
 fn sender_of(stream: &Stream) -> Option<Weak<super::Shared>> {
     let job = stream.channel.job.lock().unwrap();
-    let sender = job.as_ref()?.sender.as_ref()?;
-    Some(std::sync::Arc::downgrade(&sender.shared))
+    match &job.as_ref()?.sending {
+        super::super::Sending::Thread(sender) => Some(std::sync::Arc::downgrade(&sender.shared)),
+        _ => None,
+    }
 }
 
 #[tokio::test]
