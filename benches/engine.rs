@@ -11,7 +11,10 @@
 //! - `commands/run` of `true` versus spawning `true` directly (p50 and p99); isolated target:
 //!   under 1.5 ms added; the isolated run also against its own floor, `nsenter` into the
 //!   sandbox's machine running `true` (what entering costs any engine). Both run isolated
-//!   and with `isolation: none`, same run.
+//!   and with `isolation: none`, same run. Floor over HTTP, each round beside them: a bare
+//!   axum server on a 2-worker runtime of its own answering a POST by spawning `true` with
+//!   `tokio::process`, read by a reqwest client (what any engine reached over loopback HTTP
+//!   adds to the spawn on this machine; what svc adds over it is its own).
 //! - time to the first `stdout` event of `commands/stream` of `echo hi`, versus spawning
 //!   `echo hi` and reading its first byte.
 //! - live sandboxes, a curve at 10 and 100 idle isolated sandboxes (each entered once): a
@@ -37,6 +40,11 @@ mod procfs;
 mod raw_client;
 #[path = "support/relay.rs"]
 mod relay;
+#[path = "support/server.rs"]
+#[allow(dead_code)]
+mod server;
+#[path = "support/spawn_server.rs"]
+mod spawn_server;
 // Shared with the other benches; this one uses only part of it.
 #[allow(dead_code)]
 mod support;
@@ -172,9 +180,14 @@ async fn commands(client: &Client, state: &Path, rounds: u64, creates: u64, isol
     let sandbox = client.create(&kind(isolation)).await.unwrap();
     let id = sandbox.sandbox_id;
     let enter = isolated.then(|| nsenter_args(state, &id));
-    let (mut via, mut floor, mut entered) = (Vec::new(), Vec::new(), Vec::new());
+    let (bare_base, bare_client) = (spawn_server::start(), spawn_server::client());
+    let (mut via, mut floor, mut entered, mut bare) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         floor.push(ms(spawn_and_wait("true", &[]).await));
+        bare.push(ms(
+            spawn_server::run_once(&bare_client, &bare_base, "true").await
+        ));
         if let Some(args) = &enter {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             entered.push(ms(spawn_and_wait("nsenter", &args).await));
@@ -185,6 +198,7 @@ async fn commands(client: &Client, state: &Path, rounds: u64, creates: u64, isol
         via.push(ms(started.elapsed()));
     }
     let (p50, f50) = (median(via.clone()), median(floor.clone()));
+    let b50 = median(bare.clone());
     if !entered.is_empty() {
         let e50 = median(entered.clone());
         println!(
@@ -209,6 +223,14 @@ async fn commands(client: &Client, state: &Path, rounds: u64, creates: u64, isol
         } else {
             String::new()
         }
+    );
+    println!(
+        "[{label}] floor over HTTP: bare axum spawning `true` per POST (its own 2-worker \
+         runtime, a reqwest client): p50 {b50:.2} ms, p99 {:.2} ms ({:+.2} ms over the direct \
+         spawn); commands/run over it p50 {:+.2} ms",
+        percentile(bare, 0.99),
+        b50 - f50,
+        p50 - b50
     );
 
     let (mut via, mut floor) = (Vec::new(), Vec::new());
