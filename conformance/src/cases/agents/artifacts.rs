@@ -1,7 +1,7 @@
 //! Artifacts, traces and subagents of a session (issue 3).
 
 use super::support::sessions::{
-    Api, RUNTIMES, check_id, check_list, event_data, expect_missing, id_of, spath,
+    Api, RUNTIMES, on_each_runtime, check_id, check_list, event_data, expect_missing, id_of, spath,
 };
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{Context, anyhow, ensure};
@@ -175,10 +175,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_artifacts_list", "agents_artifacts_get", "agents_artifacts_content", "agents_artifacts_delete"],
             codes: ["resource_not_found"],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    artifact(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, artifact).await
             },
         },
         case! {
@@ -285,10 +282,7 @@ pub fn cases() -> Vec<Case> {
             ],
             codes: ["resource_not_found"],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    subagent(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, subagent).await
             },
         },
         case! {

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::support::sessions::{
-    Api, RUNTIMES, event_data, expect_error_param, pre_redact, read_to_end, spath, types,
+    Api, on_each_runtime, event_data, expect_error_param, pre_redact, read_to_end, spath, types,
 };
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
@@ -341,10 +341,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_events_stream", "agents_sessions_events_create"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    live(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, live).await
             },
         },
         case! {
@@ -355,10 +352,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_events_stream"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    replay_all(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, replay_all).await
             },
         },
         case! {
@@ -369,10 +363,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_events_stream"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    replay_property(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, replay_property).await
             },
         },
         case! {
@@ -383,10 +374,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_events_stream", "agents_sessions_events_create"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    failed_and_cancelled(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, failed_and_cancelled).await
             },
         },
         case! {
@@ -397,10 +385,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_events_stream"],
             codes: ["agents.events_dropped"],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    gap(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, gap).await
             },
         },
         case! {
@@ -452,10 +437,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_events_stream", "agents_sessions_events_create"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    many_followers(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, many_followers).await
             },
         },
     ]

@@ -1,6 +1,6 @@
 //! Events in: POST /v1/agents/sessions/{id}/events (issue 3).
 
-use super::support::sessions::{Api, RUNTIMES, assistant_text, id_of, spath};
+use super::support::sessions::{Api, on_each_runtime, assistant_text, id_of, spath};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};
@@ -99,10 +99,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_create", "agents_sessions_turns_list", "agents_sessions_items_list"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    input_at_create(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, input_at_create).await
             },
         },
         case! {
@@ -113,10 +110,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_events_create", "agents_sessions_turns_list", "agents_sessions_turns_items_list"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    input_shapes(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, input_shapes).await
             },
         },
         case! {

@@ -1,7 +1,7 @@
 //! Items mapping of runtime output, per fake scenario (issue 3). `mcp_call` is
 //! not covered: a session cannot name an MCP server yet (`agent.tools` must be []).
 
-use super::support::sessions::{Api, RUNTIMES, assistant_text, check_item, of_type, pre_redact};
+use super::support::sessions::{Api, on_each_runtime, assistant_text, check_item, of_type, pre_redact};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};
@@ -130,10 +130,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_items_list"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    reasoning(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, reasoning).await
             },
         },
         case! {
@@ -144,10 +141,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_items_list"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    command(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, command).await
             },
         },
         case! {
@@ -158,10 +152,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_items_list"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    tool(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, tool).await
             },
         },
         case! {
@@ -191,10 +182,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_items_list"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    snapshot(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, snapshot).await
             },
         },
     ]

@@ -7,7 +7,7 @@ use super::definitions::create_def;
 use super::support::responses::{
     RESPONSES, body, check_response, create, expect_response, output_text,
 };
-use super::support::sessions::{Api, RUNTIMES, expect_error_param, id_of, pre_redact};
+use super::support::sessions::{Api, RUNTIMES, on_each_runtime, expect_error_param, id_of, pre_redact};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};
@@ -163,10 +163,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_responses_create"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    sync_create(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, sync_create).await
             },
         },
         case! {

@@ -5,7 +5,7 @@ use super::support::responses::{
     MISSING_RESP, RESPONSES, body, check_response, create, input_items, output_text, post_empty,
     rpath,
 };
-use super::support::sessions::{Api, RUNTIMES, expect_error_param, expect_missing, id_of};
+use super::support::sessions::{Api, RUNTIMES, on_each_runtime, expect_error_param, expect_missing, id_of};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};
@@ -221,10 +221,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_responses_create"],
             codes: ["agents.previous_response_not_latest", "resource_not_found"],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    continuation(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, continuation).await
             },
         },
         case! {

@@ -7,7 +7,7 @@ use super::support::responses::{
     RESPONSES, body, check_message, check_response, create, output_text, post_empty, replay, rpath,
     seqs, stream_create,
 };
-use super::support::sessions::{Api, RUNTIMES, expect_error_param, id_of, read_to_end, types};
+use super::support::sessions::{Api, on_each_runtime, expect_error_param, id_of, read_to_end, types};
 use crate::{Case, Ctx, case, profiles};
 use anyhow::{anyhow, ensure};
 use serde_json::{Value, json};
@@ -324,10 +324,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_responses_create"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    streamed(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, streamed).await
             },
         },
         case! {
@@ -338,10 +335,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_responses_create", "agents_responses_get"],
             codes: ["agents.events_dropped"],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    replay_gap(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, replay_gap).await
             },
         },
         case! {
@@ -352,10 +346,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_responses_create", "agents_responses_get"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    replay_property(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, replay_property).await
             },
         },
         case! {
@@ -383,10 +374,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_responses_create", "agents_responses_cancel", "agents_responses_get"],
             codes: ["agents.not_cancellable"],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    background_cancel(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, background_cancel).await
             },
         },
         case! {
@@ -397,10 +385,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_responses_create", "agents_responses_cancel"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    live_cancel(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, live_cancel).await
             },
         },
         case! {

@@ -1,7 +1,7 @@
 //! Turns: completion, resume, queueing, cancel, crash and failure (issue 3).
 
 use super::support::sessions::{
-    Api, RUNTIMES, assistant_text, check_id, check_item, check_turn, check_usage, expect_missing,
+    Api, RUNTIMES, on_each_runtime, assistant_text, check_id, check_item, check_turn, check_usage, expect_missing,
     id_of, pre_redact, spath,
 };
 use crate::{Case, Ctx, case, profiles};
@@ -261,10 +261,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_create", "agents_sessions_turns_list", "agents_sessions_items_list", "agents_sessions_get"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    completes(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, completes).await
             },
         },
         case! {
@@ -275,10 +272,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_events_create", "agents_sessions_turns_items_list"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    resumes(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, resumes).await
             },
         },
         case! {
@@ -289,10 +283,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_events_create", "agents_sessions_turns_list", "agents_sessions_turns_items_list"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    queues(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, queues).await
             },
         },
         case! {
@@ -315,10 +306,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_create", "agents_sessions_turns_list", "agents_sessions_get", "agents_sessions_events_create"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    crashes(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, crashes).await
             },
         },
         case! {
@@ -329,10 +317,7 @@ pub fn cases() -> Vec<Case> {
             endpoints: ["agents_sessions_create", "agents_sessions_turns_list"],
             codes: [],
             run: |ctx| async move {
-                for rt in RUNTIMES {
-                    fails(&ctx, rt).await?;
-                }
-                Ok(())
+                on_each_runtime(&ctx, fails).await
             },
         },
         case! {

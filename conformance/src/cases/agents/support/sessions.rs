@@ -14,6 +14,18 @@ pub use super::checks::*;
 
 /// The two implemented runtimes; every case that runs a turn runs on both.
 pub const RUNTIMES: [&str; 2] = ["rt-one", "rt-two"];
+
+/// Runs `check` on each runtime in turn; the first failure is the case's. A failure names
+/// its runtime, as a case body's own messages do (`{rt}: ...`).
+pub async fn on_each_runtime(
+    ctx: &Ctx,
+    check: impl AsyncFn(&Ctx, &'static str) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    for rt in RUNTIMES {
+        check(ctx, rt).await.map_err(|e| e.context(format!("on {rt}")))?;
+    }
+    Ok(())
+}
 pub const SESSIONS: &str = "/v1/agents/sessions";
 /// How long a short scripted turn may take to settle.
 pub const SETTLE: Duration = Duration::from_secs(15);
