@@ -71,6 +71,24 @@ pub fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// How a floor spawns `program`, as any supervisor has to: its own group, a clean
+/// environment with a plain `PATH`, no stdin, piped output.
+pub fn floor_command(
+    program: &str,
+    args: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    command
+}
+
 /// The floor of a command run: spawning `program` directly and waiting for it, as any
 /// supervisor has to (its own group, a clean environment, piped output). Where this
 /// process keeps trees (the process bench, as `svc serve`), the child is counted as its own,
@@ -78,16 +96,7 @@ pub fn ms(d: std::time::Duration) -> f64 {
 pub async fn spawn_and_wait(program: &str, args: &[&str]) -> std::time::Duration {
     let started = std::time::Instant::now();
     let birth = svc::services::supervisor::trees::Birth::begin();
-    let child = tokio::process::Command::new(program)
-        .args(args)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .process_group(0)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = floor_command(program, args).spawn().unwrap();
     let _own = birth.map(|birth| birth.born(child.id().unwrap()));
     let out = child.wait_with_output().await.unwrap();
     assert!(out.status.success());

@@ -1,9 +1,9 @@
-//! The floor of a command run over HTTP: a bare axum server that answers a POST by spawning
-//! the program (as [`spawn_and_wait`](super::spawn_and_wait) does) and answering its exit
-//! code as JSON, on a runtime of its own as the engine has (two workers, its own thread), read
-//! by a reqwest client set up as the engine's client is. What any engine reached over loopback
-//! HTTP costs per command on this machine: the round trip, the body read and written, the
-//! spawn; what svc adds beyond it is its own.
+//! The floor of a command run over HTTP: a bare axum server that answers a POST by
+//! spawning the program (as [`spawn_and_wait`](crate::support::spawn_and_wait) does) and
+//! answering its exit code as JSON, on a runtime of its own as the engine has (two workers,
+//! its own thread), read by a reqwest client set up as the engine's client is. What any
+//! engine reached over loopback HTTP costs per command on this machine: the round trip, the
+//! body read and written, the spawn; what svc adds beyond it is its own.
 
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -20,14 +20,7 @@ struct Ran {
 }
 
 async fn run(axum::Json(body): axum::Json<Run>) -> axum::Json<Ran> {
-    let out = tokio::process::Command::new(&body.cmd)
-        .args(&body.args)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .process_group(0)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+    let out = crate::support::floor_command(&body.cmd, &body.args)
         .output()
         .await
         .unwrap();
@@ -48,7 +41,7 @@ pub fn start() -> String {
             .unwrap();
         runtime.block_on(async move {
             let app = axum::Router::new().route("/run", axum::routing::post(run));
-            tx.send(super::server::serve_bare(app).await).unwrap();
+            tx.send(crate::server::serve_bare(app).await).unwrap();
             std::future::pending::<()>().await;
         });
     });
