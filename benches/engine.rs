@@ -125,7 +125,19 @@ fn met(ok: bool) -> &'static str {
     if ok { "met" } else { "NOT met" }
 }
 
-async fn commands(client: &Client, state: &Path, rounds: u64, creates: u64, isolation: Isolation) {
+/// The floor over HTTP ([`spawn_server`]): its base URL and the client that reads it.
+struct HttpFloor {
+    base: String,
+    client: reqwest::Client,
+}
+
+async fn commands(
+    client: &Client,
+    state: &Path,
+    (rounds, creates): (u64, u64),
+    isolation: Isolation,
+    http_floor: &HttpFloor,
+) {
     let label = match isolation {
         Isolation::Namespaces => "isolated",
         Isolation::None => "isolation none",
@@ -180,14 +192,16 @@ async fn commands(client: &Client, state: &Path, rounds: u64, creates: u64, isol
     let sandbox = client.create(&kind(isolation)).await.unwrap();
     let id = sandbox.sandbox_id;
     let enter = isolated.then(|| nsenter_args(state, &id));
-    let (bare_base, bare_client) = (spawn_server::start(), spawn_server::client());
     let (mut via, mut floor, mut entered, mut bare) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         floor.push(ms(spawn_and_wait("true", &[]).await));
-        bare.push(ms(
-            spawn_server::run_once(&bare_client, &bare_base, "true").await
-        ));
+        bare.push(ms(spawn_server::run_once(
+            &http_floor.client,
+            &http_floor.base,
+            "true",
+        )
+        .await));
         if let Some(args) = &enter {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             entered.push(ms(spawn_and_wait("nsenter", &args).await));
@@ -645,15 +659,20 @@ fn main() {
         cold_start(arg_quick("--starts", 10, 1)).await;
         let state = tempfile::tempdir().unwrap();
         let client = client(state.path());
-        commands(
-            &client,
-            state.path(),
-            rounds,
-            creates,
-            Isolation::Namespaces,
-        )
-        .await;
-        commands(&client, state.path(), rounds, creates, Isolation::None).await;
+        let http_floor = HttpFloor {
+            base: spawn_server::start(),
+            client: spawn_server::client(),
+        };
+        for isolation in [Isolation::Namespaces, Isolation::None] {
+            commands(
+                &client,
+                state.path(),
+                (rounds, creates),
+                isolation,
+                &http_floor,
+            )
+            .await;
+        }
         live_sandboxes(&client, &curve(&[10, 100]), creates).await;
         let copies = arg_quick("--copies", 3, 1);
         files(&client, mib, copies).await;

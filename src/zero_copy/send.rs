@@ -50,6 +50,9 @@ const ONE_CALL: u64 = 8 * 1024 * 1024;
 
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 
+/// What a waiter is told when the thread stopped without an error of its own.
+const STOPPED: &str = "the file answer's sending thread stopped";
+
 /// What the thread and the connection's stream share.
 #[derive(Debug, Default)]
 struct Shared {
@@ -74,7 +77,12 @@ impl Shared {
 
     /// The thread's error, as often as asked.
     fn error(&self) -> io::Error {
-        self.error.told("the file answer's sending thread stopped")
+        self.error.told(STOPPED)
+    }
+
+    /// Held by the thread: stops the answer if it unwinds.
+    fn stopped_if_it_unwinds(&self) -> OnUnwind<impl FnMut() + '_> {
+        OnUnwind(|| self.stop(io::Error::other(STOPPED)))
     }
 
     /// Ready with the bytes sent beyond `reported`, or the thread's error.
@@ -115,10 +123,7 @@ impl Sender {
         if len <= THREAD_FROM {
             return None;
         }
-        if RUNNING.fetch_add(1, Ordering::SeqCst) >= MAX_SENDERS {
-            RUNNING.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
+        let counted = Counted::take(&RUNNING, MAX_SENDERS)?;
         let started = (|| {
             let socket = Arc::new(TcpStream::from(socket.try_clone_to_owned()?));
             let file = file.try_clone()?;
@@ -127,7 +132,7 @@ impl Sender {
             let handle = std::thread::Builder::new()
                 .name("svc-send".into())
                 .spawn(move || {
-                    let _counted = Counted;
+                    let _counted = counted;
                     run(&their_socket, &file, offset, len, &theirs);
                 })?;
             io::Result::Ok(Sender {
@@ -141,7 +146,7 @@ impl Sender {
         match started {
             Ok(sender) => Some(sender),
             Err(e) => {
-                RUNNING.fetch_sub(1, Ordering::SeqCst);
+                // The place taken is given back with the closure that held it.
                 tracing::debug!("no thread for a file answer, sent inline: {e}");
                 None
             }
@@ -184,26 +189,37 @@ impl Drop for Sender {
         self.shared.abandoned.store(true, Ordering::SeqCst);
         if self.reported < self.len {
             // A body cut short cannot be framed again: end the sending side now rather
-            // than when the thread next looks (the peer sees the end; an answer it sent
-            // first can still be read).
+            // than when the thread next looks (the peer sees the end). Reading is left to
+            // the socket's owner, which may still read an answer the peer sent first.
             let _ = self.socket.shutdown(Shutdown::Write);
         }
         self.thread.unpark();
     }
 }
 
-/// Counts the thread out of [`RUNNING`] however it ends.
-struct Counted;
+/// One of the `max` places of `running`, held by a thread and given back however it ends
+/// (or when the thread never starts).
+struct Counted(&'static AtomicUsize);
+
+impl Counted {
+    /// A place, or `None` when all `max` are taken.
+    fn take(running: &'static AtomicUsize, max: usize) -> Option<Counted> {
+        if running.fetch_add(1, Ordering::SeqCst) >= max {
+            running.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(Counted(running))
+    }
+}
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        RUNNING.fetch_sub(1, Ordering::SeqCst);
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
 fn run(socket: &TcpStream, file: &File, mut offset: i64, len: u64, shared: &Shared) {
-    let _told_if_it_panics =
-        OnUnwind(|| shared.stop(io::Error::other("the file answer's sending thread stopped")));
+    let _told_if_it_panics = shared.stopped_if_it_unwinds();
     let (mut sent, mut woken) = (0u64, 0u64);
     while sent < len && !shared.abandoned.load(Ordering::SeqCst) {
         let allowed = shared.allowed.load(Ordering::SeqCst);

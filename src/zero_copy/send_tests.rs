@@ -147,3 +147,21 @@ async fn a_client_that_never_reads_holds_no_thread_once_the_answer_is_dropped() 
     .await;
     assert!(drained.is_ok(), "the client never saw the connection end");
 }
+
+#[test]
+fn past_the_cap_no_place_is_given_and_a_place_dropped_is_free_again() {
+    // A counter of the test's own: the process's RUNNING is shared with every other test.
+    static RUNNING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    use std::sync::atomic::Ordering::SeqCst;
+    let first = super::Counted::take(&RUNNING, 2).expect("a place under the cap");
+    let second = super::Counted::take(&RUNNING, 2).expect("the last place");
+    assert!(
+        super::Counted::take(&RUNNING, 2).is_none(),
+        "a third place past a cap of 2"
+    );
+    assert_eq!(RUNNING.load(SeqCst), 2, "a refused take counts nothing");
+    drop(first);
+    let again = super::Counted::take(&RUNNING, 2).expect("the place given back");
+    drop((second, again));
+    assert_eq!(RUNNING.load(SeqCst), 0, "every place is given back");
+}
