@@ -13,6 +13,11 @@
 //! would. Each follower's reader is started, its buffer allocated, before the POST: a
 //! client's own set-up is not the server's cost (an earlier version spawned the readers
 //! and zeroed 64 MiB of buffers after the clock started, which the figures then included).
+//! Each follower stays connected until every one has seen its frame, and every server's
+//! stream stays open after the frame: until the fourteenth session each follower hung up
+//! as soon as it saw the frame, so svc and bare axum handled a thousand closes while still
+//! writing to the rest (the physical floor, which closed its own sockets, did not), and the
+//! figures measured that storm as much as the fan-out.
 
 use futures::StreamExt;
 use std::time::Instant;
@@ -28,6 +33,12 @@ pub struct Target {
     /// The request that makes the frame (not sent until awaited).
     pub trigger: reqwest::RequestBuilder,
 }
+
+/// A follower's connection, held open until the round's end.
+type Held = Box<dyn Send>;
+
+/// The pause after a round's followers hang up, for the server to close their connections.
+const SETTLE_MS: u64 = 100;
 
 /// Which client follows.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -63,9 +74,16 @@ pub async fn round(target: Target, followers: Followers, count: usize) -> Vec<f6
                 };
                 ready_tx.send(()).unwrap();
                 let mut seen = Vec::with_capacity(readers.len());
+                let mut held = Vec::with_capacity(readers.len());
                 for reader in readers {
-                    seen.push(reader.await.unwrap());
+                    let (at, connection) = reader.await.unwrap();
+                    seen.push(at);
+                    held.push(connection);
                 }
+                // Every follower stays connected until all have been seen, as a live
+                // follower would: a follower that hung up on its frame made the server
+                // handle its close while it still wrote to the others.
+                drop(held);
                 seen
             })
     });
@@ -76,6 +94,8 @@ pub async fn round(target: Target, followers: Followers, count: usize) -> Vec<f6
     let seen = tokio::task::spawn_blocking(move || clients.join().unwrap())
         .await
         .unwrap();
+    // The thousand closes are the server's to handle before the next round's clock starts.
+    tokio::time::sleep(std::time::Duration::from_millis(SETTLE_MS)).await;
     seen.into_iter()
         .map(|at| at.saturating_duration_since(started).as_secs_f64() * 1000.0)
         .collect()
@@ -87,7 +107,7 @@ async fn raw_readers(
     authority: &str,
     path: &str,
     count: usize,
-) -> Vec<tokio::task::JoinHandle<Instant>> {
+) -> Vec<tokio::task::JoinHandle<(Instant, Held)>> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut readers = Vec::with_capacity(count);
     for _ in 0..count {
@@ -109,7 +129,7 @@ async fn raw_readers(
             let mut buf = vec![0u8; 16 * 1024];
             loop {
                 if seen.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
-                    return Instant::now();
+                    return (Instant::now(), Box::new(tcp) as Held);
                 }
                 let n = tcp.read(&mut buf).await.unwrap();
                 assert!(n > 0, "stream closed early");
@@ -126,7 +146,7 @@ async fn reqwest_readers(
     authority: &str,
     path: &str,
     count: usize,
-) -> Vec<tokio::task::JoinHandle<Instant>> {
+) -> Vec<tokio::task::JoinHandle<(Instant, Held)>> {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(count)
         .build()
@@ -144,7 +164,7 @@ async fn reqwest_readers(
             while let Some(chunk) = stream.next().await {
                 seen.extend_from_slice(&chunk.unwrap());
                 if seen.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
-                    return Instant::now();
+                    return (Instant::now(), Box::new(stream) as Held);
                 }
             }
             panic!("stream ended before the frame");
@@ -167,12 +187,15 @@ pub async fn floor_server() -> String {
                 let (mut rx, frame) = (rx.clone(), frame.clone());
                 async move {
                     rx.mark_unchanged();
-                    // One frame, then the answer ends: a follower of an earlier round
-                    // is never woken again.
+                    // One frame, then the stream stays open as svc's does (its end would
+                    // be one more write, and more work for a reqwest follower); it waits
+                    // on the watch once, so a follower of an earlier round is never woken
+                    // again.
                     let body = futures::stream::once(async move {
                         let _ = rx.changed().await;
                         Ok::<_, std::convert::Infallible>(frame)
-                    });
+                    })
+                    .chain(futures::stream::pending());
                     (
                         [(http::header::CONTENT_TYPE, "text/event-stream")],
                         axum::body::Body::from_stream(body),
@@ -214,10 +237,14 @@ pub async fn raw_floor_server() -> (String, String) {
     let followers = std::sync::Arc::new(std::sync::Mutex::new(Vec::<tokio::net::TcpStream>::new()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let authority = listener.local_addr().unwrap().to_string();
-    let waiting = followers.clone();
+    // A round's sockets once written, kept open as svc's and bare axum's are until their
+    // followers hang up; closed when the next round's followers connect.
+    let spent = std::sync::Arc::new(std::sync::Mutex::new(Vec::<tokio::net::TcpStream>::new()));
+    let (waiting, closing) = (followers.clone(), spent.clone());
     tokio::spawn(async move {
         loop {
             let (mut tcp, _) = listener.accept().await.unwrap();
+            closing.lock().unwrap().clear();
             let waiting = waiting.clone();
             tokio::spawn(async move {
                 tcp.set_nodelay(true).unwrap();
@@ -239,21 +266,22 @@ pub async fn raw_floor_server() -> (String, String) {
     let app = axum::Router::new().route(
         "/go",
         post(move |axum::extract::Query(go): axum::extract::Query<Go>| {
-            let (followers, frame) = (followers.clone(), frame.clone());
+            let (followers, frame, spent) = (followers.clone(), frame.clone(), spent.clone());
             async move {
                 // A follower reads its head a moment before its socket is listed: wait for
                 // every one of the round's (never more than that moment).
                 while followers.lock().unwrap().len() < go.followers {
                     tokio::task::yield_now().await;
                 }
-                let sockets = std::mem::take(&mut *followers.lock().unwrap());
-                for mut tcp in sockets {
+                let mut sockets = std::mem::take(&mut *followers.lock().unwrap());
+                for tcp in &mut sockets {
                     // An empty socket buffer takes 572 bytes at once; the await is a fallback.
                     let sent = tcp.try_write(&frame).unwrap_or(0);
                     if sent < frame.len() {
                         tcp.write_all(&frame[sent..]).await.unwrap();
                     }
                 }
+                *spent.lock().unwrap() = sockets;
             }
         }),
     );
