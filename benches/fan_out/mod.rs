@@ -237,14 +237,10 @@ pub async fn raw_floor_server() -> (String, String) {
     let followers = std::sync::Arc::new(std::sync::Mutex::new(Vec::<tokio::net::TcpStream>::new()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let authority = listener.local_addr().unwrap().to_string();
-    // A round's sockets once written, kept open as svc's and bare axum's are until their
-    // followers hang up; closed when the next round's followers connect.
-    let spent = std::sync::Arc::new(std::sync::Mutex::new(Vec::<tokio::net::TcpStream>::new()));
-    let (waiting, closing) = (followers.clone(), spent.clone());
+    let waiting = followers.clone();
     tokio::spawn(async move {
         loop {
             let (mut tcp, _) = listener.accept().await.unwrap();
-            closing.lock().unwrap().clear();
             let waiting = waiting.clone();
             tokio::spawn(async move {
                 tcp.set_nodelay(true).unwrap();
@@ -266,7 +262,7 @@ pub async fn raw_floor_server() -> (String, String) {
     let app = axum::Router::new().route(
         "/go",
         post(move |axum::extract::Query(go): axum::extract::Query<Go>| {
-            let (followers, frame, spent) = (followers.clone(), frame.clone(), spent.clone());
+            let (followers, frame) = (followers.clone(), frame.clone());
             async move {
                 // A follower reads its head a moment before its socket is listed: wait for
                 // every one of the round's (never more than that moment).
@@ -281,7 +277,13 @@ pub async fn raw_floor_server() -> (String, String) {
                         tcp.write_all(&frame[sent..]).await.unwrap();
                     }
                 }
-                *spent.lock().unwrap() = sockets;
+                // Each socket is closed when its follower hangs up (at the round's end), as
+                // svc and bare axum close theirs, not while the others are being written.
+                tokio::spawn(async move {
+                    for mut tcp in sockets {
+                        let _ = tcp.read(&mut [0u8; 1]).await;
+                    }
+                });
             }
         }),
     );
