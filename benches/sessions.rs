@@ -11,7 +11,8 @@
 //!   the `turn.created` frame. Raw-socket subscribers as a curve, 100, 1,000 and 5,000
 //!   (`--subscribers N` for one point), reqwest subscribers at 1,000 (or N); median of
 //!   `--rounds N` (default 5) rounds per point, each beside its floors (bare axum waking as
-//!   many streams, and one task writing the frame to as many raw sockets, `fan_out/mod.rs`).
+//!   many streams, the same also starting the turn's runtime as svc's POST does, and one
+//!   task writing the frame to as many raw sockets, `fan_out/mod.rs`).
 //! - memory: heap growth over idle sessions (counting allocator), per session, at 1,000 and
 //!   10,000 sessions (`--sessions N` for one point).
 //!
@@ -50,6 +51,24 @@ use support::{
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
+
+/// The p50 and p99 of each round at one point, for their medians over the rounds.
+#[derive(Default)]
+struct Rounds {
+    p50s: Vec<f64>,
+    p99s: Vec<f64>,
+}
+
+impl Rounds {
+    fn push(&mut self, times: Vec<f64>) {
+        self.p50s.push(percentile(times.clone(), 0.50));
+        self.p99s.push(percentile(times, 0.99));
+    }
+
+    fn medians(self) -> (f64, f64) {
+        (median(self.p50s), median(self.p99s))
+    }
+}
 
 fn direct_turn(workspace: &PathBuf) -> f64 {
     let started = Instant::now();
@@ -159,7 +178,7 @@ fn main() {
 
         // The 2-core VM's scheduler makes single rounds noisy: median of the rounds.
         let rounds = arg_quick("--rounds", 5, 1).max(1) as usize;
-        let floor = fan_out::floor_server().await;
+        let floor = fan_out::floor_server(&workspace).await;
         let (raw_floor, raw_trigger) = fan_out::raw_floor_server().await;
         let raw = fan_out_points.iter().map(|&n| (Followers::RawSocket, n));
         for (followers, count) in raw.chain([(Followers::Reqwest, subscribers)]) {
@@ -173,10 +192,8 @@ fn main() {
                 );
                 continue;
             }
-            // svc and the floor in turns, round by round, so both see the same machine.
-            let (mut p50s, mut p99s, mut floor_p50s, mut floor_p99s) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-            let (mut raw_p50s, mut raw_p99s) = (Vec::new(), Vec::new());
+            // svc and the floors in turns, round by round, so all see the same machine.
+            let (mut svc, mut bare, mut bare_turn, mut raw) = Default::default();
             for _ in 0..rounds {
                 let id = create(&client, &base).await;
                 let target = fan_out::Target {
@@ -186,29 +203,27 @@ fn main() {
                         .post(format!("{base}/v1/agents/sessions/{id}/events"))
                         .json(&serde_json::json!({"input": "fan-out"})),
                 };
-                let times = fan_out::round(target, followers, count).await;
-                p50s.push(percentile(times.clone(), 0.50));
-                p99s.push(percentile(times, 0.99));
-                let target = fan_out::Target {
-                    authority: floor.trim_start_matches("http://").to_owned(),
-                    path: "/events".to_owned(),
-                    trigger: client.post(format!("{floor}/go")),
-                };
-                let times = fan_out::round(target, followers, count).await;
-                floor_p50s.push(percentile(times.clone(), 0.50));
-                floor_p99s.push(percentile(times, 0.99));
+                Rounds::push(&mut svc, fan_out::round(target, followers, count).await);
+                for (go, into) in [("go", &mut bare), ("go-with-turn", &mut bare_turn)] {
+                    let target = fan_out::Target {
+                        authority: floor.trim_start_matches("http://").to_owned(),
+                        path: "/events".to_owned(),
+                        trigger: client.post(format!("{floor}/{go}")),
+                    };
+                    Rounds::push(into, fan_out::round(target, followers, count).await);
+                }
                 let target = fan_out::Target {
                     authority: raw_floor.clone(),
                     path: "/events".to_owned(),
                     trigger: client.post(format!("{raw_trigger}?followers={count}")),
                 };
-                let times = fan_out::round(target, followers, count).await;
-                raw_p50s.push(percentile(times.clone(), 0.50));
-                raw_p99s.push(percentile(times, 0.99));
+                Rounds::push(&mut raw, fan_out::round(target, followers, count).await);
             }
-            let worst = p99s.iter().cloned().fold(0.0, f64::max);
-            let (p50, p99) = (median(p50s), median(p99s));
-            let (floor_p50, floor_p99) = (median(floor_p50s), median(floor_p99s));
+            let worst = svc.p99s.iter().cloned().fold(0.0, f64::max);
+            let (p50, p99) = svc.medians();
+            let (floor_p50, floor_p99) = bare.medians();
+            let (turn_p50, turn_p99) = bare_turn.medians();
+            let (raw_p50, raw_p99) = raw.medians();
             println!(
                 "SSE fan-out to {count} {kind} subscribers, median of {rounds} rounds: p50 {p50:.2} ms, p99 {p99:.2} ms (worst round p99 {worst:.2} ms)  (target p99 < 20 ms at 1,000)",
             );
@@ -217,7 +232,11 @@ fn main() {
                 p50 - floor_p50,
                 p99 - floor_p99
             );
-            let (raw_p50, raw_p99) = (median(raw_p50s), median(raw_p99s));
+            println!(
+                "  floor with the turn's runtime, the same bare axum also starting rt-one as svc's POST does: p50 {turn_p50:.2} ms, p99 {turn_p99:.2} ms; svc adds p50 {:+.2} ms, p99 {:+.2} ms",
+                p50 - turn_p50,
+                p99 - turn_p99
+            );
             println!(
                 "  physical floor, one task writing the frame to {count} raw sockets (no HTTP framework), same followers: p50 {raw_p50:.2} ms, p99 {raw_p99:.2} ms",
             );

@@ -5,7 +5,9 @@
 //! The floor is a bare axum server with one route whose body waits on a watch and then
 //! yields one fixed frame of the size of svc's (572 bytes), and one route that sends on the
 //! watch: what any tokio/hyper server pays to wake a thousand streams and write to them,
-//! with nothing of svc's. Under it the physical floor ([`raw_floor_server`]): no HTTP
+//! with nothing of svc's; and the same route starting the turn's runtime as svc's POST
+//! does (rt-one, its output read to the end), the work of the trigger without svc's
+//! writing. Under them the physical floor ([`raw_floor_server`]): no HTTP
 //! framework, one task writing the frame to every socket in a loop. All are followed by the
 //! same clients in the same way.
 //!
@@ -174,8 +176,11 @@ async fn reqwest_readers(
     readers
 }
 
-/// The floor: a bare axum server on this runtime; its base URL.
-pub async fn floor_server() -> String {
+/// The floor: a bare axum server on this runtime; its base URL. `/go` wakes the streams;
+/// `/go-with-turn` also starts the runtime a turn in `workspace` would (see
+/// [`start_runtime`]), the work svc's POST does beside the frame.
+pub async fn floor_server(workspace: &std::path::Path) -> String {
+    let workspace = workspace.to_path_buf();
     use axum::routing::{get, post};
     let (tx, rx) = tokio::sync::watch::channel(0u64);
     let tx = std::sync::Arc::new(tx);
@@ -205,14 +210,47 @@ pub async fn floor_server() -> String {
         )
         .route(
             "/go",
-            post(move || {
+            post({
                 let tx = tx.clone();
+                move || {
+                    let tx = tx.clone();
+                    async move {
+                        tx.send_modify(|n| *n += 1);
+                    }
+                }
+            }),
+        )
+        .route(
+            "/go-with-turn",
+            post(move || {
+                let (tx, workspace) = (tx.clone(), workspace.clone());
                 async move {
                     tx.send_modify(|n| *n += 1);
+                    start_runtime(&workspace);
                 }
             }),
         );
     crate::server::serve_bare(app).await
+}
+
+/// What svc's POST starts beside its frame: rt-one on a prompt in `workspace`, its output
+/// read to the end by a task of its own (as a turn's worker reads it), on the server's
+/// runtime. The followers' frame is sent first, as svc tells `turn.created` first.
+fn start_runtime(workspace: &std::path::Path) {
+    let mut child = tokio::process::Command::new("rt-one")
+        .args(["exec", "--json", "--skip-git-repo-check", "-C"])
+        .arg(workspace)
+        .arg("fan-out")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("rt-one on PATH");
+    let mut out = child.stdout.take().expect("a piped stdout");
+    tokio::spawn(async move {
+        let mut lines = Vec::new();
+        let _ = tokio::io::AsyncReadExt::read_to_end(&mut out, &mut lines).await;
+        let _ = child.wait().await;
+    });
 }
 
 /// An SSE frame the size of svc's `turn.created` (572 bytes), ending in the needle's event.
