@@ -70,12 +70,20 @@ impl Rounds {
     }
 }
 
-fn direct_turn(workspace: &PathBuf) -> f64 {
-    let started = Instant::now();
-    let out = Command::new("rt-one")
+/// rt-one run on `prompt` in `workspace` as svc runs it for a turn (the fake copies the
+/// Codex CLI's `exec` argv): the direct turn, and what the fan-out's floor with a turn starts.
+pub fn rt_one_turn(workspace: &std::path::Path, prompt: &str) -> Command {
+    let mut command = Command::new("rt-one");
+    command
         .args(["exec", "--json", "--skip-git-repo-check", "-C"])
         .arg(workspace)
-        .arg("bench prompt")
+        .arg(prompt);
+    command
+}
+
+fn direct_turn(workspace: &std::path::Path) -> f64 {
+    let started = Instant::now();
+    let out = rt_one_turn(workspace, "bench prompt")
         .output()
         .expect("rt-one on PATH: run `just bench`, which builds the fake runtimes");
     assert!(

@@ -237,10 +237,7 @@ pub async fn floor_server(workspace: &std::path::Path) -> String {
 /// read to the end by a task of its own (as a turn's worker reads it), on the server's
 /// runtime. The followers' frame is sent first, as svc tells `turn.created` first.
 fn start_runtime(workspace: &std::path::Path) {
-    let mut child = tokio::process::Command::new("rt-one")
-        .args(["exec", "--json", "--skip-git-repo-check", "-C"])
-        .arg(workspace)
-        .arg("fan-out")
+    let mut child = tokio::process::Command::from(crate::rt_one_turn(workspace, "fan-out"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
