@@ -208,13 +208,20 @@ async fn engine_client_commands_files_and_terminal() {
         ..CommandBody::default()
     };
     c.run(id, &body).await.unwrap();
-    let sleeper = c
-        .processes(id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|p| p.cmd.contains("sleep 300"))
-        .expect("the background sleep is listed");
+    // Polled: the run ends when its shell does, and the child the shell forked may still be
+    // in its `execve`, where `/proc/<pid>/cmdline` reads empty for an instant.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let sleeper = loop {
+        let listed = c.processes(id).await.unwrap();
+        if let Some(p) = listed.iter().find(|p| p.cmd.contains("sleep 300")) {
+            break p.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the background sleep is listed: {listed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     c.signal(id, sleeper.pid, 15).await.unwrap();
 
     // Terminal: bytes both ways, a resize, the end when the shell exits.
@@ -234,9 +241,12 @@ async fn engine_client_commands_files_and_terminal() {
     })
     .await;
     let text = String::from_utf8_lossy(&seen);
+    // The exit code tells a shell that ended early (a signal: 128 + it) from output lost.
+    let exit = t.exit_code();
     assert!(read.is_ok(), "the terminal did not end: {text}");
-    assert!(text.contains("mark-42"), "{text}");
-    assert!(text.contains("40 120"), "{text}");
+    assert!(text.contains("mark-42"), "exit {exit:?}: {text:?}");
+    assert!(text.contains("40 120"), "exit {exit:?}: {text:?}");
+    assert_eq!(exit, Some(0), "{text:?}");
 
     c.kill(id).await.unwrap();
 }
