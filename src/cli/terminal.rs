@@ -2,7 +2,7 @@
 //! (every key goes to the sandbox's shell, Ctrl-C included) and always comes back: the
 //! mode is restored by a guard's `Drop`, on the normal exit, on an error and on a panic. The
 //! window size is sent at the start and again on every SIGWINCH; the command exits when the
-//! shell does.
+//! shell does, with the shell's exit status (as `ssh` and `docker exec` do).
 
 use super::say::{report, stdin_chunks};
 use crate::client::{Client, ClientError};
@@ -55,10 +55,19 @@ fn window_size() -> Option<(u32, u32)> {
 }
 
 pub async fn run(client: &Client, args: TerminalArgs) -> ExitCode {
-    report(session(client, &args).await)
+    match session(client, &args).await {
+        Ok(status) => ExitCode::from(status),
+        Err(e) => report(Err(e)),
+    }
 }
 
-async fn session(client: &Client, args: &TerminalArgs) -> Result<(), ClientError> {
+/// The shell's exit code as `svc`'s status: 0 when the engine did not say (or this
+/// command was ended by a signal first), 1 for a code out of a status's range.
+fn status_of(exit_code: Option<i32>) -> u8 {
+    exit_code.map_or(0, |code| u8::try_from(code).unwrap_or(1))
+}
+
+async fn session(client: &Client, args: &TerminalArgs) -> Result<u8, ClientError> {
     let size = window_size();
     let terminal = client
         .terminal(
@@ -93,7 +102,7 @@ async fn session(client: &Client, args: &TerminalArgs) -> Result<(), ClientError
                 }
                 Some(Err(e)) => return Err(e),
                 // The shell has exited.
-                None => return Ok(()),
+                None => return Ok(status_of(reader.exit_code())),
             },
             chunk = input.recv(), if input_open => match chunk {
                 Some(bytes) => writer.send(bytes).await?,
@@ -110,5 +119,5 @@ async fn session(client: &Client, args: &TerminalArgs) -> Result<(), ClientError
         }
     }
     let _ = writer.close().await;
-    Ok(())
+    Ok(0)
 }

@@ -6,7 +6,7 @@
 use super::Client;
 use super::error::{ApiError, ClientError, ClientResult};
 use super::transport::is_provider_auth;
-use crate::wire::{CONNECTION_HEADER, Descriptor, TerminalControl};
+use crate::wire::{CONNECTION_HEADER, Descriptor, TerminalControl, TerminalExit};
 use bytes::Bytes;
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
@@ -22,9 +22,11 @@ pub const DEFAULT_COLS: u32 = 80;
 pub const DEFAULT_ROWS: u32 = 24;
 pub const DEFAULT_SHELL: &str = "/bin/bash";
 
-/// An open terminal. `recv` answers `None` once the shell has exited.
+/// An open terminal. `recv` answers `None` once the shell has exited; `exit_code` then
+/// says how.
 pub struct Terminal {
     socket: Socket,
+    exit: Exit,
 }
 
 pub struct TerminalWriter {
@@ -33,7 +35,12 @@ pub struct TerminalWriter {
 
 pub struct TerminalReader {
     stream: SplitStream<Socket>,
+    exit: Exit,
 }
+
+/// The shell's exit code, from the close frame's reason `{"exit_code":N}` (spec 4.4); unset
+/// until the socket closed, and when the engine did not say (a close without that reason).
+type Exit = Option<i32>;
 
 impl Client {
     /// Opens a terminal of `cols` x `rows` running `shell` (defaults 80, 24, `/bin/bash`)
@@ -56,7 +63,7 @@ impl Client {
         let socket = self
             .with_recovery(|engine| async move { self.open(&engine, id, query).await })
             .await?;
-        Ok(Terminal { socket })
+        Ok(Terminal { socket, exit: None })
     }
 
     /// One upgrade; the error says whether a new engine might take it (a 401, a refused
@@ -110,9 +117,11 @@ fn resize_frame(cols: u32, rows: u32) -> Message {
     Message::text(text)
 }
 
-/// The next bytes of the terminal, `None` when it has ended.
+/// The next bytes of the terminal, `None` when it has ended (and `exit` then holds the
+/// shell's exit code, when the close frame gave one).
 async fn next_output(
     stream: &mut (impl StreamExt<Item = Result<Message, tungstenite::Error>> + Unpin),
+    exit: &mut Exit,
 ) -> Option<ClientResult<Bytes>> {
     loop {
         match stream.next().await? {
@@ -125,7 +134,12 @@ async fn next_output(
                 }
                 return Some(Ok(Bytes::copy_from_slice(text.as_bytes())));
             }
-            Ok(Message::Close(_)) => return None,
+            Ok(Message::Close(frame)) => {
+                *exit = frame
+                    .and_then(|f| serde_json::from_str::<TerminalExit>(&f.reason).ok())
+                    .map(|e| e.exit_code);
+                return None;
+            }
             // Pings are answered by the socket itself.
             Ok(_) => continue,
             Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
@@ -152,7 +166,13 @@ impl Terminal {
     }
 
     pub async fn recv(&mut self) -> Option<ClientResult<Bytes>> {
-        next_output(&mut self.socket).await
+        next_output(&mut self.socket, &mut self.exit).await
+    }
+
+    /// How the shell exited (a signal as 128 + its number), once `recv` answered `None`;
+    /// `None` before, or when the engine closed without saying.
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit
     }
 
     pub async fn close(mut self) -> ClientResult<()> {
@@ -162,7 +182,13 @@ impl Terminal {
     /// A writer and a reader that can be used from two tasks.
     pub fn split(self) -> (TerminalWriter, TerminalReader) {
         let (sink, stream) = self.socket.split();
-        (TerminalWriter { sink }, TerminalReader { stream })
+        (
+            TerminalWriter { sink },
+            TerminalReader {
+                stream,
+                exit: self.exit,
+            },
+        )
     }
 }
 
@@ -188,7 +214,12 @@ impl TerminalWriter {
 
 impl TerminalReader {
     pub async fn recv(&mut self) -> Option<ClientResult<Bytes>> {
-        next_output(&mut self.stream).await
+        next_output(&mut self.stream, &mut self.exit).await
+    }
+
+    /// As [`Terminal::exit_code`].
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit
     }
 }
 
@@ -202,5 +233,42 @@ mod tests {
             panic!("a text frame")
         };
         assert_eq!(text.as_str(), r#"{"type":"resize","cols":120,"rows":40}"#);
+    }
+
+    fn closed_with(reason: &str) -> Message {
+        Message::Close(Some(tungstenite::protocol::CloseFrame {
+            code: tungstenite::protocol::frame::coding::CloseCode::Normal,
+            reason: reason.into(),
+        }))
+    }
+
+    /// Output up to the close, then the exit code the close frame's reason gave.
+    async fn ended(frames: Vec<Message>) -> (Vec<u8>, Exit) {
+        let mut stream = futures::stream::iter(frames.into_iter().map(Ok));
+        let mut exit = None;
+        let mut output = Vec::new();
+        while let Some(chunk) = next_output(&mut stream, &mut exit).await {
+            output.extend_from_slice(&chunk.unwrap());
+        }
+        (output, exit)
+    }
+
+    #[tokio::test]
+    async fn the_close_frame_gives_the_shells_exit_code() {
+        let out = Message::Binary(Bytes::from_static(b"out"));
+        assert_eq!(
+            ended(vec![out.clone(), closed_with(r#"{"exit_code":3}"#)]).await,
+            (b"out".to_vec(), Some(3))
+        );
+        assert_eq!(
+            ended(vec![closed_with(r#"{"exit_code":137}"#)]).await.1,
+            Some(137)
+        );
+        // A close that does not say (no frame, another reason) leaves it unknown.
+        assert_eq!(ended(vec![out.clone(), Message::Close(None)]).await.1, None);
+        assert_eq!(
+            ended(vec![closed_with("the shell has exited")]).await.1,
+            None
+        );
     }
 }

@@ -494,6 +494,43 @@ fn engine_sandbox_exec_exits_with_the_commands_code() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("E2009"));
 }
 
+/// As `ssh` and `docker exec` do: the shell's exit code is `svc`'s (stdin a pipe here, so
+/// no raw mode; its end leaves the shell to exit by itself).
+#[test]
+fn engine_sandbox_terminal_exits_with_the_shells_code() {
+    let fx = Fixture::new();
+    let id = fx.create();
+    for (line, want) in [("exit 3\n", 3), ("echo hi-$((6*7)); exit\n", 0)] {
+        let mut child = fx
+            .svc(["sandbox", "terminal", &id, "--shell", "/bin/sh"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(line.as_bytes())
+            .unwrap();
+        let status = wait_child(&mut child, Duration::from_secs(30));
+        if status.is_none() {
+            sigkill(child.id());
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(want),
+            "{line:?}: {}",
+            transcript(&out)
+        );
+        if want == 0 {
+            assert!(String::from_utf8_lossy(&out.stdout).contains("hi-42"));
+        }
+    }
+}
+
 #[test]
 fn engine_sandbox_exec_streams_output_as_it_comes() {
     let fx = Fixture::new();
