@@ -497,6 +497,8 @@ pub(crate) mod drain;
 pub(crate) mod http1;
 /// A thread's error for every waiter.
 mod kept_error;
+/// The socket's low-water mark while a drain waits on it.
+mod low_water;
 /// The pipe both splices go through.
 mod pipe;
 /// A large file answer's own sending thread; the engine's client sends an upload with it.

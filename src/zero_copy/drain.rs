@@ -18,6 +18,7 @@
 //! bytes never in the process's memory.
 
 use super::kept_error::{KeptError, OnUnwind};
+use super::low_water::{BATCH, LowWater};
 use super::pipe::Pipe;
 use futures::task::AtomicWaker;
 use nix::fcntl::{SpliceFFlags, splice};
@@ -216,8 +217,30 @@ impl Drop for DrainHandle {
     }
 }
 
-fn run(socket: &OwnedFd, pipe: &Pipe, sink: &Sink, drain: &Drain, mut at: u64, len: u64) {
+fn run(socket: &OwnedFd, pipe: &Pipe, sink: &Sink, drain: &Drain, at: u64, len: u64) {
     let _told_if_it_panics = drain.stopped_if_it_unwinds();
+    let mut low_water = LowWater::new(socket.as_fd());
+    let moved = take(socket, pipe, sink, drain, &mut low_water, at, len);
+    // Put back before the end is told: the runtime may read the socket as soon as it
+    // learns the drain is over.
+    drop(low_water);
+    match moved {
+        Ok(()) => drain.end(),
+        Err(e) => drain.stop(e),
+    }
+}
+
+/// Moves the body's `len` next bytes (fewer if the peer ends it early) from the socket to
+/// the sink, telling the drain how far they landed.
+fn take(
+    socket: &OwnedFd,
+    pipe: &Pipe,
+    sink: &Sink,
+    drain: &Drain,
+    low_water: &mut LowWater<'_>,
+    mut at: u64,
+    len: u64,
+) -> io::Result<()> {
     let mut left = len;
     while left > 0 && !drain.abandoned.load(Ordering::Acquire) {
         let want = (left as usize).min(pipe.capacity);
@@ -233,36 +256,27 @@ fn run(socket: &OwnedFd, pipe: &Pipe, sink: &Sink, drain: &Drain, mut at: u64, l
         ) {
             Ok(0) => break, // the peer ended the body early: hyper sees it short
             Ok(n) => {
-                let moved = match sink {
-                    Sink::File(file) => drain_into(pipe, file, at, n),
-                    Sink::Socket(out) => pass_on(pipe, out, n, drain),
-                };
-                if let Err(e) = moved {
-                    drain.stop(e);
-                    return;
+                match sink {
+                    Sink::File(file) => drain_into(pipe, file, at, n)?,
+                    Sink::Socket(out) => pass_on(pipe, out, n, drain)?,
                 }
                 at += n as u64;
                 left -= n as u64;
                 drain.landed(at);
             }
             Err(nix::errno::Errno::EAGAIN) => {
+                low_water.wait_for(left.min(BATCH as u64) as usize);
                 let mut ready = [PollFd::new(socket.as_fd(), PollFlags::POLLIN)];
                 match poll(&mut ready, PollTimeout::from(LOOK_AGAIN)) {
                     Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                    Err(e) => {
-                        drain.stop(e.into());
-                        return;
-                    }
+                    Err(e) => return Err(e.into()),
                 }
             }
             Err(nix::errno::Errno::EINTR) => {}
-            Err(e) => {
-                drain.stop(e.into());
-                return;
-            }
+            Err(e) => return Err(e.into()),
         }
     }
-    drain.end();
+    Ok(())
 }
 
 /// Moves `len` bytes from the pipe into `file` at `offset`. A file that cannot take a

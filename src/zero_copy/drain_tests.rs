@@ -50,6 +50,33 @@ fn the_body_lands_at_its_offset_and_what_follows_stays_in_the_socket() {
     assert_eq!(&next, b"GET /next");
 }
 
+/// A waiting drain asks for a batch (`low_water`), never more than is due, and the socket
+/// is as the runtime left it (mark 1) by the time the drain says it is over.
+#[test]
+fn a_waiting_drain_asks_for_a_batch_and_puts_the_mark_back_before_it_is_over() {
+    use super::super::low_water::{BATCH, tests::mark};
+    let (socket, mut peer) = pair();
+    let len = 4 * 1024 * 1024;
+    let mut handle = DrainHandle::new(tempfile::tempfile().unwrap());
+    handle.start(socket.as_fd(), 0, len as u64).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while mark(&socket) != BATCH as i32 {
+        assert!(Instant::now() < deadline, "the waiting drain set no mark");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    peer.write_all(&vec![1u8; len - 100]).unwrap();
+    while mark(&socket) != 100 {
+        assert!(
+            Instant::now() < deadline,
+            "the last 100 bytes were not asked for alone"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    peer.write_all(&[2u8; 100]).unwrap();
+    assert_eq!(outcome(&handle.drain).unwrap(), len as u64);
+    assert_eq!(mark(&socket), 1);
+}
+
 #[test]
 fn a_socket_sink_gets_the_body_in_order_and_what_follows_stays_in_the_source() {
     let (socket, mut peer) = pair();
