@@ -68,7 +68,7 @@ enum SandboxCommand {
     /// Copy a file into or out of a sandbox: one side is `ID:PATH`, the other a local path
     /// or `-` (stdin or stdout).
     Cp(CpArgs),
-    /// An interactive terminal in a sandbox; exits when its shell does.
+    /// An interactive terminal in a sandbox; exits when its shell does, with its exit code.
     Terminal(TerminalArgs),
 }
 
