@@ -11,7 +11,7 @@
 //! refused request, a broken stream), with the reason on stderr, so that a failure of
 //! `svc` never reads as the command's success or as its own exit code 1.
 
-use super::say::{parse_pair, stdin_chunks};
+use super::say::{parse_pair, status_of, stdin_chunks};
 use crate::client::{Client, ClientError, CommandEvent};
 use crate::wire::CommandBody;
 use clap::Args;
@@ -81,8 +81,7 @@ fn exit_status(exit_code: i32, timed_out: bool) -> u8 {
     if timed_out {
         return EXIT_TIMED_OUT;
     }
-    // Out of a status's range: still a failure, never 0.
-    u8::try_from(exit_code).unwrap_or(1)
+    status_of(exit_code)
 }
 
 pub async fn run(client: &Client, args: ExecArgs) -> ExitCode {

@@ -23,6 +23,12 @@ pub(super) fn parse_pair(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// A child's exit code as `svc`'s own status: one out of a status's range is still a
+/// failure, never 0.
+pub(super) fn status_of(exit_code: i32) -> u8 {
+    u8::try_from(exit_code).unwrap_or(1)
+}
+
 /// Any failure of a sandbox command: its message on stderr, exit 1.
 pub(super) fn report(result: Result<(), crate::client::ClientError>) -> ExitCode {
     match result {

@@ -4,7 +4,7 @@
 //! window size is sent at the start and again on every SIGWINCH; the command exits when the
 //! shell does, with the shell's exit status (as `ssh` and `docker exec` do).
 
-use super::say::{report, stdin_chunks};
+use super::say::{report, status_of, stdin_chunks};
 use crate::client::{Client, ClientError};
 use clap::Args;
 use nix::sys::termios::{SetArg, Termios, cfmakeraw, tcgetattr, tcsetattr};
@@ -61,12 +61,6 @@ pub async fn run(client: &Client, args: TerminalArgs) -> ExitCode {
     }
 }
 
-/// The shell's exit code as `svc`'s status: 0 when the engine did not say (or this
-/// command was ended by a signal first), 1 for a code out of a status's range.
-fn status_of(exit_code: Option<i32>) -> u8 {
-    exit_code.map_or(0, |code| u8::try_from(code).unwrap_or(1))
-}
-
 async fn session(client: &Client, args: &TerminalArgs) -> Result<u8, ClientError> {
     let size = window_size();
     let terminal = client
@@ -101,8 +95,8 @@ async fn session(client: &Client, args: &TerminalArgs) -> Result<u8, ClientError
                         .map_err(|e| ClientError::io("cannot write to stdout", e))?;
                 }
                 Some(Err(e)) => return Err(e),
-                // The shell has exited.
-                None => return Ok(status_of(reader.exit_code())),
+                // The shell has exited: its code is ours (0 when the engine did not say).
+                None => return Ok(reader.exit_code().map_or(0, status_of)),
             },
             chunk = input.recv(), if input_open => match chunk {
                 Some(bytes) => writer.send(bytes).await?,

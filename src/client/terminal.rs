@@ -135,9 +135,7 @@ async fn next_output(
                 return Some(Ok(Bytes::copy_from_slice(text.as_bytes())));
             }
             Ok(Message::Close(frame)) => {
-                *exit = frame
-                    .and_then(|f| serde_json::from_str::<TerminalExit>(&f.reason).ok())
-                    .map(|e| e.exit_code);
+                *exit = frame.and_then(|f| TerminalExit::from_reason(&f.reason));
                 return None;
             }
             // Pings are answered by the socket itself.

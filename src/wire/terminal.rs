@@ -47,6 +47,21 @@ pub struct TerminalExit {
     pub exit_code: i32,
 }
 
+impl TerminalExit {
+    /// The close frame's reason saying that the shell exited with `exit_code`.
+    pub fn reason(exit_code: i32) -> String {
+        serde_json::to_string(&TerminalExit { exit_code }).unwrap_or_default()
+    }
+
+    /// The exit code a close frame's `reason` gives; `None` for any other reason (an
+    /// engine that did not know how the shell ended).
+    pub fn from_reason(reason: &str) -> Option<i32> {
+        serde_json::from_str::<TerminalExit>(reason)
+            .ok()
+            .map(|e| e.exit_code)
+    }
+}
+
 /// The one text frame a terminal client sends: `{type: "resize", cols, rows}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]

@@ -98,9 +98,7 @@ async fn serve(socket: WebSocket, io: TerminalIo, _open: OpenGuard) {
         }
         // The reason says how the shell ended, when the provider knows.
         let reason = match exit.await {
-            Some(exit_code) => {
-                serde_json::to_string(&TerminalExit { exit_code }).unwrap_or_default()
-            }
+            Some(exit_code) => TerminalExit::reason(exit_code),
             None => "the shell has exited".to_owned(),
         };
         Some((1000, reason))

@@ -148,8 +148,7 @@ async fn read(
             Some(Ok(Message::Binary(bytes))) => bytes,
             Some(Ok(Message::Text(text))) => Bytes::copy_from_slice(text.as_bytes()),
             Some(Ok(Message::Close(Some(frame)))) => {
-                let exit = serde_json::from_str::<TerminalExit>(&frame.reason).ok();
-                let _ = exited.send(exit.map(|e| e.exit_code));
+                let _ = exited.send(TerminalExit::from_reason(&frame.reason));
                 return;
             }
             Some(Ok(Message::Close(None)) | Err(_)) | None => return,
