@@ -186,6 +186,41 @@ fn the_thread_ends_when_its_handle_is_dropped_while_the_peer_stalls() {
     }
 }
 
+/// The attack on the mark: a peer that sends less than it and stalls. Its bytes still land
+/// within one look (the wait times out and takes what is there), and when the upload is
+/// given up the thread ends with the socket's mark back at 1, so nothing the runtime reads
+/// next is held back.
+#[test]
+fn a_peer_under_the_mark_that_stalls_still_lands_and_leaves_the_mark_at_1() {
+    use super::super::low_water::{BATCH, tests::mark};
+    let (socket, mut peer) = pair();
+    let mut handle = DrainHandle::new(tempfile::tempfile().unwrap());
+    handle.start(socket.as_fd(), 0, 1024 * 1024).unwrap();
+    peer.write_all(&[5u8; 1000]).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while handle.drain.landed.load(Ordering::Acquire) < 1000 {
+        assert!(
+            Instant::now() < deadline,
+            "bytes under the mark never landed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    while mark(&socket) != BATCH as i32 {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled drain waits without a mark"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let drain = handle.drain.clone();
+    drop(handle);
+    while Arc::strong_count(&drain) > 1 {
+        assert!(Instant::now() < deadline, "the drain thread never ended");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(mark(&socket), 1);
+}
+
 /// Counts its wakes.
 #[derive(Default)]
 struct Wakes(std::sync::atomic::AtomicUsize);

@@ -38,7 +38,7 @@ pub(super) const BATCH: usize = 256 * 1024;
 pub(super) struct LowWater<'a> {
     socket: BorrowedFd<'a>,
     /// The mark set last (1: the kernel's default, as found).
-    set: usize,
+    set: i32,
 }
 
 impl<'a> LowWater<'a> {
@@ -49,7 +49,7 @@ impl<'a> LowWater<'a> {
     /// Asks the next wait to end only once `bytes` are queued (at least 1). A refusal
     /// leaves the mark as it was: the wait then ends earlier, which is only slower.
     pub(super) fn wait_for(&mut self, bytes: usize) {
-        let bytes = bytes.clamp(1, i32::MAX as usize);
+        let bytes = i32::try_from(bytes.max(1)).unwrap_or(i32::MAX);
         if bytes != self.set && set(self.socket, bytes) {
             self.set = bytes;
         }
@@ -64,8 +64,7 @@ impl Drop for LowWater<'_> {
     }
 }
 
-fn set(socket: BorrowedFd<'_>, bytes: usize) -> bool {
-    let bytes = i32::try_from(bytes).unwrap_or(i32::MAX);
+fn set(socket: BorrowedFd<'_>, bytes: i32) -> bool {
     nix::sys::socket::setsockopt(&socket, RcvLowat, &bytes).is_ok()
 }
 
